@@ -1,0 +1,301 @@
+/**
+ * The one route model. Every source (Ingress, Gateway API, later policies) is translated into these
+ * types, and the data plane compiles them into a RouteTable. Plain readonly data only: no classes,
+ * RegExp objects or functions, so a model can be dumped as YAML, diffed in golden tests and compared.
+ */
+
+/** Where a piece of the model came from, so logs, metrics and statuses can name it. */
+export interface SourceRef {
+  /** Kubernetes kind of the source object, e.g. `Ingress`, `HTTPRoute`, `Gateway`. */
+  readonly kind: string;
+  /** Namespace of the source object ("" for cluster-scoped objects). */
+  readonly namespace: string;
+  /** Name of the source object. */
+  readonly name: string;
+}
+
+/** The whole configuration the data plane serves. */
+export interface GatewayModel {
+  /** Every listener to open, each with the virtual hosts it serves. */
+  readonly listeners: readonly Listener[];
+  /** Every upstream the routes point at, keyed by `Backend.id`. Routes refer to backends by id so that
+   * endpoint churn changes one entry, not every route. */
+  readonly backends: Readonly<Record<string, Backend>>;
+}
+
+/** Protocol a listener speaks to clients. */
+export type ListenerProtocol = "HTTP" | "HTTPS";
+
+/** One socket the gateway accepts traffic on, and what it serves there. */
+export interface Listener {
+  /** Stable name: `default/http`, `default/https` for Ingress, `gateway/<ns>/<name>/<listener>` for Gateways. */
+  readonly name: string;
+  /** Address to bind; "" means the process-wide `--bind` address. */
+  readonly address: string;
+  /** Port the listener binds and the port clients see (used for redirects and Host checks). */
+  readonly port: number;
+  /** Client-facing protocol. */
+  readonly protocol: ListenerProtocol;
+  /** TLS termination settings; present only when `protocol` is `HTTPS`. */
+  readonly tls?: ListenerTLS;
+  /** The object that asked for this listener (a Gateway, or the gateway itself for the defaults). */
+  readonly source: SourceRef;
+  /** Virtual hosts in no particular order; the compiler indexes them by hostname. */
+  readonly virtualHosts: readonly VirtualHost[];
+}
+
+/** Certificates for an HTTPS listener, picked by SNI. */
+export interface ListenerTLS {
+  /** Certificates offered on this listener; SNI picks by `hostnames`, the first is the fallback. */
+  readonly certificates: readonly TLSCertificate[];
+}
+
+/** One certificate and key, with the names it is valid for. */
+export interface TLSCertificate {
+  /** The Secret (or generated default) this came from. */
+  readonly source: SourceRef;
+  /** DNS names to serve this certificate for (SNI); may contain one leading `*.` wildcard. */
+  readonly hostnames: readonly string[];
+  /** PEM certificate chain. */
+  readonly certPem: string;
+  /** PEM private key. Redacted by `dumpModel`. */
+  readonly keyPem: string;
+}
+
+/**
+ * How a virtual host's name is matched against the request's Host (port stripped, lower-cased).
+ * - `Exact`: the names are equal.
+ * - `WildcardOneLabel`: `*.foo.com` matches `bar.foo.com` only (Ingress semantics).
+ * - `WildcardAnyLabels`: `*.foo.com` matches `bar.foo.com` and `a.bar.foo.com` (Gateway API semantics).
+ * - `Any`: every host (Ingress rules without a host, HTTPRoutes without hostnames).
+ * Lookup order is Exact, then the longest wildcard suffix, then Any. A request that selects a virtual
+ * host never falls through to a less specific one, even when none of its routes match (listener isolation).
+ */
+export type HostMatchType = "Exact" | "WildcardOneLabel" | "WildcardAnyLabels" | "Any";
+
+/** The routes served for one hostname pattern on one listener. */
+export interface VirtualHost {
+  /** `foo.com`, `*.foo.com` or `*` (with `match: Any`). Always lower-case. */
+  readonly hostname: string;
+  /** How `hostname` is matched. */
+  readonly match: HostMatchType;
+  /** Routes in precedence order: the first whose match succeeds serves the request. */
+  readonly routes: readonly Route[];
+}
+
+/** One match and what to do with requests that satisfy it. */
+export interface Route {
+  /** Stable unique name, e.g. `ingress/ns/name/rule/0/path/0` or `httproute/ns/name/rule/0/match/0`. */
+  readonly name: string;
+  /** The object this route was translated from. */
+  readonly source: SourceRef;
+  /** Conditions a request must meet (all of them). */
+  readonly match: RouteMatch;
+  /** Filters applied in order before the action (header edits, rewrites, mirrors, CORS). */
+  readonly filters: readonly Filter[];
+  /** What finally answers the request. */
+  readonly action: RouteAction;
+  /** Time limits; absent fields take the gateway's defaults. */
+  readonly timeouts?: RouteTimeouts;
+  /** Retry policy for forwarded requests; absent means no retries. */
+  readonly retry?: RetryPolicy;
+}
+
+/** Conditions on a request; all present conditions must hold. */
+export interface RouteMatch {
+  /** Path condition, on the normalised path (no query). */
+  readonly path: PathMatch;
+  /** HTTP method (upper-case), if restricted. */
+  readonly method?: string;
+  /** Header conditions; names lower-case. */
+  readonly headers: readonly HeaderMatch[];
+  /** Query parameter conditions; names case-sensitive. */
+  readonly queryParams: readonly QueryParamMatch[];
+}
+
+/**
+ * - `Exact`: the path equals `value` (case-sensitive, trailing slash significant).
+ * - `Prefix`: element-wise prefix: `/foo` matches `/foo`, `/foo/` and `/foo/bar`, never `/foobar`;
+ *   a trailing slash in `value` is ignored (`/foo/` behaves as `/foo`).
+ * - `RegularExpression`: `value` must match the whole path (anchored), evaluated by a linear-time engine.
+ */
+export interface PathMatch {
+  readonly type: "Exact" | "Prefix" | "RegularExpression";
+  readonly value: string;
+}
+
+/** A header condition. `Exact` compares the value case-sensitively; `RegularExpression` is anchored. */
+export interface HeaderMatch {
+  readonly type: "Exact" | "RegularExpression";
+  /** Lower-case header name. */
+  readonly name: string;
+  readonly value: string;
+}
+
+/** A query parameter condition; the first value of the parameter is compared. */
+export interface QueryParamMatch {
+  readonly type: "Exact" | "RegularExpression";
+  readonly name: string;
+  readonly value: string;
+}
+
+/** Time limits in milliseconds. */
+export interface RouteTimeouts {
+  /** Whole request, from receipt to the end of the response headers; 504 when exceeded. */
+  readonly requestMs?: number;
+  /** One attempt to a backend, from connect to response headers; 504 when exceeded. */
+  readonly backendRequestMs?: number;
+}
+
+/** Retry forwarded requests that fail in one of the listed ways. */
+export interface RetryPolicy {
+  /** Attempts after the first. */
+  readonly attempts: number;
+  /** Upstream statuses that trigger a retry (e.g. 502, 503, 504). */
+  readonly codes: readonly number[];
+  /** Wait between attempts. */
+  readonly backoffMs: number;
+}
+
+/** What answers a request once a route matched. */
+export type RouteAction = ForwardAction | RedirectAction | DirectResponseAction;
+
+/** Proxy to one of the weighted backends. */
+export interface ForwardAction {
+  readonly kind: "Forward";
+  /** Candidates; one is picked per request by weight. A backend with weight 0 is never picked. */
+  readonly backends: readonly WeightedBackend[];
+}
+
+/** Answer with a redirect built from the request (Gateway API RequestRedirect, ingress-nginx ssl-redirect). */
+export interface RedirectAction {
+  readonly kind: "Redirect";
+  /** New scheme; absent keeps the request's. */
+  readonly scheme?: "http" | "https";
+  /** New host; absent keeps the request's host. */
+  readonly hostname?: string;
+  /** New port; absent derives it from the scheme change or keeps the listener's port. */
+  readonly port?: number;
+  /** New path; absent keeps the request's path. */
+  readonly path?: PathModifier;
+  /** 301, 302, 303, 307 or 308. */
+  readonly statusCode: number;
+}
+
+/** Answer directly without contacting a backend (e.g. 500 when every backend weight is 0). */
+export interface DirectResponseAction {
+  readonly kind: "DirectResponse";
+  readonly status: number;
+  /** Plain-text body. */
+  readonly body?: string;
+}
+
+/** A backend chosen by weight, with filters that apply only when it is picked. */
+export interface WeightedBackend {
+  /** Key into `GatewayModel.backends`. */
+  readonly backendId: string;
+  /** Relative weight, >= 0. */
+  readonly weight: number;
+  /** Filters applied only for requests sent to this backend. */
+  readonly filters: readonly Filter[];
+}
+
+/** Protocol spoken to the upstream. */
+export type BackendProtocol = "http" | "h2c" | "websocket";
+
+/** An upstream: one Service port, resolved to pod endpoints. */
+export interface Backend {
+  /** `<namespace>/<service>:<port>` with the Service port number. */
+  readonly id: string;
+  /** The Service this backend is. */
+  readonly service: { readonly namespace: string; readonly name: string; readonly port: number };
+  /** From the Service port's appProtocol; `http` by default. */
+  readonly protocol: BackendProtocol;
+  /** Endpoints traffic goes to: the ready ones, or the serving-but-terminating ones if none are ready. */
+  readonly endpoints: readonly Endpoint[];
+  /** Why the backend cannot serve, when it cannot: requests to it get 503. */
+  readonly problem?: "ServiceNotFound" | "PortNotFound" | "NoReadyEndpoints";
+}
+
+/** One pod address and port. */
+export interface Endpoint {
+  /** IP address (v4 or v6, no brackets). */
+  readonly address: string;
+  /** Target port on the pod. */
+  readonly port: number;
+  /** Pod name from the EndpointSlice's targetRef, when known (logs only). */
+  readonly pod?: string;
+}
+
+/** How a path is replaced (redirects and rewrites). */
+export interface PathModifier {
+  /** `ReplaceFullPath` replaces the whole path; `ReplacePrefixMatch` replaces the matched prefix only. */
+  readonly type: "ReplaceFullPath" | "ReplacePrefixMatch";
+  readonly value: string;
+}
+
+/** Request and response transformations, applied in order. */
+export type Filter =
+  | RequestHeaderModifierFilter
+  | ResponseHeaderModifierFilter
+  | URLRewriteFilter
+  | RequestMirrorFilter
+  | CORSFilter;
+
+/** Header edits: `set` replaces, `add` appends, `remove` deletes. Names are lower-case. */
+export interface HeaderEdits {
+  readonly set: readonly { readonly name: string; readonly value: string }[];
+  readonly add: readonly { readonly name: string; readonly value: string }[];
+  readonly remove: readonly string[];
+}
+
+/** Edit the headers sent upstream. */
+export interface RequestHeaderModifierFilter {
+  readonly kind: "RequestHeaderModifier";
+  readonly edits: HeaderEdits;
+}
+
+/** Edit the headers sent to the client. */
+export interface ResponseHeaderModifierFilter {
+  readonly kind: "ResponseHeaderModifier";
+  readonly edits: HeaderEdits;
+}
+
+/** Rewrite the Host and/or path sent upstream. */
+export interface URLRewriteFilter {
+  readonly kind: "URLRewrite";
+  readonly hostname?: string;
+  readonly path?: PathModifier;
+}
+
+/** Send a copy of the request to another backend and ignore its answer. */
+export interface RequestMirrorFilter {
+  readonly kind: "RequestMirror";
+  /** Key into `GatewayModel.backends`. */
+  readonly backendId: string;
+  /** Share of requests mirrored, 0–100 (fractions allowed). */
+  readonly percent: number;
+}
+
+/** Answer CORS preflights and decorate responses (Gateway API HTTPCORSFilter). */
+export interface CORSFilter {
+  readonly kind: "CORS";
+  readonly allowOrigins: readonly string[];
+  readonly allowMethods: readonly string[];
+  readonly allowHeaders: readonly string[];
+  readonly exposeHeaders: readonly string[];
+  readonly allowCredentials: boolean;
+  readonly maxAgeSeconds: number;
+}
+
+/** Something wrong with an input object, found by a source or by translation. */
+export interface Problem {
+  /** The object at fault. */
+  readonly object: SourceRef;
+  /** Short machine-readable reason, e.g. `InvalidPath`, `BackendNotFound`, `Conflict`. */
+  readonly reason: string;
+  /** Human-readable explanation naming the offending field and value. */
+  readonly message: string;
+  /** `error`: the object (or the named part) was left out; `warning`: served, but worth knowing. */
+  readonly severity: "error" | "warning";
+}

@@ -1,0 +1,57 @@
+import type { z } from "zod";
+import type { ResourceSnapshot } from "../snapshot.ts";
+import { endpointSlice, secret, service } from "./core.ts";
+import { ingress, ingressClass } from "./networking.ts";
+
+/** Each kind we read: its schema and the snapshot field its objects go into. */
+export const knownKinds = {
+  IngressClass: { schema: ingressClass, field: "ingressClasses" },
+  Ingress: { schema: ingress, field: "ingresses" },
+  Service: { schema: service, field: "services" },
+  EndpointSlice: { schema: endpointSlice, field: "endpointSlices" },
+  Secret: { schema: secret, field: "secrets" },
+} as const satisfies Record<string, { schema: z.ZodType; field: keyof ResourceSnapshot }>;
+
+export type KnownKind = keyof typeof knownKinds;
+
+export function isKnownKind(kind: unknown): kind is KnownKind {
+  return typeof kind === "string" && Object.hasOwn(knownKinds, kind);
+}
+
+/** Result of validating one raw object. */
+export type ParsedObject =
+  | { readonly ok: true; readonly kind: KnownKind; readonly object: unknown }
+  | { readonly ok: false; readonly kind: string; readonly name: string; readonly reason: string };
+
+/**
+ * Validate one raw object (from YAML or the API). Never throws: a bad object comes back with a reason
+ * naming the offending field paths, e.g. `spec.rules[0].http.paths[0].pathtype: unknown field`.
+ */
+export function parseObject(
+  raw: unknown,
+): ParsedObject | { readonly ok: false; readonly unknownKind: string } {
+  const rec = (raw ?? {}) as Record<string, unknown>;
+  const kind = rec.kind;
+  const meta = (rec.metadata ?? {}) as Record<string, unknown>;
+  const name = `${typeof meta.namespace === "string" ? `${meta.namespace}/` : ""}${String(meta.name ?? "?")}`;
+  if (!isKnownKind(kind)) return { ok: false, unknownKind: String(kind ?? "(no kind)") };
+  const result = knownKinds[kind].schema.safeParse(raw);
+  if (result.success) return { ok: true, kind, object: result.data };
+  const reason = result.error.issues
+    .slice(0, 5)
+    .map((issue) => `${formatPath(issue.path)}: ${describeIssue(issue)}`)
+    .join("; ");
+  return { ok: false, kind, name, reason };
+}
+
+function describeIssue(issue: z.core.$ZodIssue): string {
+  if (issue.code === "unrecognized_keys")
+    return `unknown field(s) ${issue.keys.map((k) => `"${k}"`).join(", ")}`;
+  return issue.message;
+}
+
+function formatPath(path: readonly PropertyKey[]): string {
+  let out = "";
+  for (const part of path) out += typeof part === "number" ? `[${part}]` : `${out ? "." : ""}${String(part)}`;
+  return out || "(root)";
+}
