@@ -1,0 +1,136 @@
+/**
+ * The benchmark route set, written twice from one description: as Kubernetes manifests for Gatehouse and
+ * as an equivalent nginx.conf, so both proxies route the same hosts and paths to the same upstream.
+ */
+import { stringify } from "yaml";
+
+export interface RouteSet {
+  readonly hosts: readonly string[];
+  readonly paths: readonly string[];
+}
+
+export function routeSet(hostCount: number, pathsPerHost: number): RouteSet {
+  return {
+    hosts: Array.from({ length: hostCount }, (_, i) => `host-${i}.bench.test`),
+    paths: Array.from({ length: pathsPerHost }, (_, i) => `/p${i}`),
+  };
+}
+
+/** Ingresses (one per host, one Prefix path per route) + one Service + its EndpointSlice. */
+export function manifests(set: RouteSet, upstreamPort: number): string {
+  const docs: unknown[] = [
+    {
+      apiVersion: "networking.k8s.io/v1",
+      kind: "IngressClass",
+      metadata: { name: "gatehouse" },
+      spec: { controller: "gatehouse.dev/ingress-controller" },
+    },
+    {
+      apiVersion: "v1",
+      kind: "Service",
+      metadata: { name: "backend", namespace: "bench" },
+      spec: { ports: [{ name: "http", port: 80, targetPort: upstreamPort }] },
+    },
+    {
+      apiVersion: "discovery.k8s.io/v1",
+      kind: "EndpointSlice",
+      metadata: {
+        name: "backend-1",
+        namespace: "bench",
+        labels: { "kubernetes.io/service-name": "backend" },
+      },
+      addressType: "IPv4",
+      endpoints: [{ addresses: ["127.0.0.1"], conditions: { ready: true } }],
+      ports: [{ name: "http", port: upstreamPort }],
+    },
+  ];
+  set.hosts.forEach((host, i) => {
+    docs.push({
+      apiVersion: "networking.k8s.io/v1",
+      kind: "Ingress",
+      metadata: { name: `bench-${i}`, namespace: "bench" },
+      spec: {
+        ingressClassName: "gatehouse",
+        rules: [
+          {
+            host,
+            http: {
+              paths: set.paths.map((path) => ({
+                path,
+                pathType: "Prefix",
+                backend: { service: { name: "backend", port: { number: 80 } } },
+              })),
+            },
+          },
+        ],
+      },
+    });
+  });
+  return docs.map((d) => stringify(d)).join("---\n");
+}
+
+/** nginx with the same routes, upstream keep-alive, no access log: the configuration a tuned ingress uses. */
+export function nginxConf(
+  set: RouteSet,
+  opts: { port: number; upstreamPort: number; workers: number; prefix: string },
+) {
+  const locations = set.paths
+    .map(
+      (p) => `      location ${p} {
+        proxy_pass http://backend;
+      }`,
+    )
+    .join("\n");
+  const servers = set.hosts
+    .map(
+      (h) => `    server {
+      listen 127.0.0.1:${opts.port};
+      server_name ${h};
+${locations}
+    }`,
+    )
+    .join("\n");
+  return `worker_processes ${opts.workers};
+pid ${opts.prefix}/nginx.pid;
+error_log ${opts.prefix}/error.log warn;
+events { worker_connections 4096; }
+http {
+  access_log off;
+  client_body_temp_path ${opts.prefix}/body;
+  proxy_temp_path ${opts.prefix}/proxy;
+  fastcgi_temp_path ${opts.prefix}/fastcgi;
+  uwsgi_temp_path ${opts.prefix}/uwsgi;
+  scgi_temp_path ${opts.prefix}/scgi;
+  server_names_hash_bucket_size 128;
+  proxy_http_version 1.1;
+  proxy_set_header Connection "";
+  proxy_set_header Host $host;
+  proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
+  upstream backend {
+    server 127.0.0.1:${opts.upstreamPort};
+    keepalive 128;
+  }
+  server {
+    listen 127.0.0.1:${opts.port} default_server;
+    return 404;
+  }
+${servers}
+}
+`;
+}
+
+/** A wrk Lua script that cycles through every host × path, so lookups are not all the same route. */
+export function wrkScript(set: RouteSet): string {
+  const hosts = set.hosts.map((h) => `"${h}"`).join(",");
+  const paths = set.paths.map((p) => `"${p}/x"`).join(",");
+  return `local hosts = {${hosts}}
+local paths = {${paths}}
+local i = 0
+request = function()
+  i = i + 1
+  local h = hosts[(i % #hosts) + 1]
+  local p = paths[(math.floor(i / #hosts) % #paths) + 1]
+  return wrk.format("GET", p, { ["Host"] = h })
+end
+`;
+}

@@ -1,0 +1,120 @@
+import type { Server } from "bun";
+import type { ServeConfig } from "../config/config.ts";
+import type { Problem } from "../model/types.ts";
+import { type AdminState, createAdminApp } from "../observability/admin.ts";
+import { logger, setLogLevel } from "../observability/logger.ts";
+import { GatewayServer } from "../proxy/server.ts";
+import { type FolderLoad, FolderSource } from "../sources/file/index.ts";
+import type { ResourceSnapshot } from "../sources/snapshot.ts";
+import { translate } from "../translate/translate.ts";
+
+const log = logger.child({ component: "serve" });
+
+/** A running gateway: what `gatehouse serve` starts and tests drive in-process. */
+export interface RunningGateway {
+  readonly proxy: GatewayServer;
+  readonly admin: Server<undefined>;
+  readonly state: AdminState;
+  /** Resolves after the next snapshot has been applied (tests use it to wait for a reload). */
+  nextApply(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/**
+ * Start order: admin listener first (so probes answer while we load), then the source's first load,
+ * translate, and the proxy listeners; from then on each source change is translated and swapped in.
+ * A translation problem never stops serving: the objects at fault are left out and logged.
+ */
+export async function startGateway(config: ServeConfig): Promise<RunningGateway> {
+  setLogLevel(config["log-level"]);
+  const state: AdminState = { ready: false, model: undefined, problems: [] };
+  const admin = Bun.serve({
+    port: config["admin-port"],
+    hostname: config.bind,
+    fetch: createAdminApp(state).fetch,
+  });
+  const proxy = new GatewayServer({
+    bind: config.bind,
+    defaultUpstreamTimeoutMs: config["upstream-timeout-ms"],
+  });
+  let waiters: (() => void)[] = [];
+  let logged = new Set<string>();
+  // Applies are serialised so a slow listener start cannot interleave with the next snapshot.
+  let chain: Promise<void> = Promise.resolve();
+
+  const apply = (snapshot: ResourceSnapshot) => {
+    chain = chain.then(async () => {
+      const started = performance.now();
+      const { model, problems } = translate(snapshot, {
+        httpPort: config["http-port"],
+        httpsPort: config["https-port"],
+        ingressClass: config["ingress-class"],
+        ingressController: config["ingress-controller"],
+        watchIngressWithoutClass: config["watch-ingress-without-class"],
+      });
+      logged = logNewProblems(problems, logged);
+      try {
+        await proxy.apply(model);
+        state.model = model;
+        state.problems = problems;
+        state.ready = true;
+        log.info("config applied", {
+          listeners: model.listeners.length,
+          routes: model.listeners.reduce(
+            (n, l) => n + l.virtualHosts.reduce((m, v) => m + v.routes.length, 0),
+            0,
+          ),
+          problems: problems.length,
+          ms: Math.round(performance.now() - started),
+        });
+      } catch (err) {
+        // E.g. a port already in use: keep serving what we had, say so loudly.
+        log.error("config not applied; the previous one keeps serving", { error: err as Error });
+      }
+      const done = waiters;
+      waiters = [];
+      for (const w of done) w();
+    });
+  };
+
+  if (config.kube) throw new Error("--kube arrives with the Kubernetes source; use --dir for now");
+  const source = new FolderSource(config.dir as string, (load: FolderLoad) => apply(load.snapshot), {
+    debounceMs: config["debounce-ms"],
+  });
+  await source.start();
+  await chain;
+  if (!state.ready) {
+    source.stop();
+    await proxy.stop();
+    admin.stop(true);
+    throw new Error("the first configuration could not be served (see the log above)");
+  }
+
+  return {
+    proxy,
+    admin,
+    state,
+    nextApply: () => new Promise<void>((resolve) => waiters.push(resolve)),
+    async stop() {
+      state.ready = false;
+      source.stop();
+      await chain;
+      await proxy.stop();
+      admin.stop(true);
+    },
+  };
+}
+
+/** Log each problem once while it persists; a fixed problem that comes back is logged again. */
+function logNewProblems(problems: readonly Problem[], seen: Set<string>): Set<string> {
+  const now = new Set<string>();
+  for (const p of problems) {
+    const key = `${p.object.kind}/${p.object.namespace}/${p.object.name}|${p.reason}|${p.message}`;
+    now.add(key);
+    if (seen.has(key)) continue;
+    const fields = { object: `${p.object.kind} ${p.object.namespace}/${p.object.name}`, reason: p.reason };
+    if (p.severity === "error") log.error(p.message, fields);
+    else log.warn(p.message, fields);
+  }
+  return now;
+}

@@ -1,0 +1,28 @@
+import { describe, expect, test } from "bun:test";
+import { ConfigError, envName, parseServeConfig } from "./config.ts";
+
+describe("parseServeConfig", () => {
+  test("defaults", () => {
+    const c = parseServeConfig(["--dir", "examples"], {});
+    expect(c["http-port"]).toBe(8080);
+    expect(c["admin-port"]).toBe(9090);
+    expect(c.bind).toBe("0.0.0.0");
+    expect(c.kube).toBe(false);
+  });
+  test("environment fills what flags leave out; flags win", () => {
+    const env = { GATEHOUSE_HTTP_PORT: "9000", GATEHOUSE_BIND: "127.0.0.1", GATEHOUSE_DIR: "x" };
+    const c = parseServeConfig(["--http-port", "7000"], env);
+    expect(c["http-port"]).toBe(7000);
+    expect(c.bind).toBe("127.0.0.1");
+    expect(c.dir).toBe("x");
+  });
+  test("bad values fail fast naming the flag", () => {
+    expect(() => parseServeConfig(["--dir", "x", "--http-port", "70000"], {})).toThrow(/--http-port/);
+    expect(() => parseServeConfig(["--dir", "x", "--nope"], {})).toThrow(ConfigError);
+    expect(() => parseServeConfig([], {})).toThrow(/--dir DIR/);
+    expect(() => parseServeConfig(["--dir", "x", "--kube"], {})).toThrow(/exclude/);
+  });
+  test("env names", () => {
+    expect(envName("gateway-address-pool")).toBe("GATEHOUSE_GATEWAY_ADDRESS_POOL");
+  });
+});

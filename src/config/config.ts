@@ -1,0 +1,86 @@
+import { parseArgs } from "node:util";
+import { z } from "zod";
+
+/**
+ * Flags of `gatehouse serve`. Every flag can also come from `GATEHOUSE_<NAME>` in the environment
+ * (`--http-port` ↔ `GATEHOUSE_HTTP_PORT`); a flag given on the command line wins over the environment.
+ * Bad values fail fast with a message naming the flag, before anything starts.
+ */
+const port = z.coerce.number().int().min(0).max(65535);
+const bool = z.union([
+  z.boolean(),
+  z.enum(["true", "false", "1", "0"]).transform((v) => v === "true" || v === "1"),
+]);
+
+const serveFlags = z
+  .object({
+    dir: z.string().min(1).optional(),
+    kube: bool.default(false),
+    kubeconfig: z.string().optional(),
+    "http-port": port.default(8080),
+    "https-port": port.default(8443),
+    "admin-port": port.default(9090),
+    bind: z.string().min(1).default("0.0.0.0"),
+    "ingress-class": z.string().min(1).default("gatehouse"),
+    "ingress-controller": z.string().min(1).default("gatehouse.dev/ingress-controller"),
+    "watch-ingress-without-class": bool.default(false),
+    "upstream-timeout-ms": z.coerce.number().int().min(1).default(60_000),
+    "debounce-ms": z.coerce.number().int().min(0).default(100),
+    /** Serving processes sharing the listeners (SO_REUSEPORT); 0 = one per CPU core. */
+    workers: z.coerce.number().int().min(0).max(256).default(0),
+    "log-level": z.enum(["debug", "info", "warn", "error"]).default("info"),
+  })
+  .strict();
+
+export const serveConfigSchema = serveFlags
+  .refine((c) => c.dir !== undefined || c.kube, { message: "give --dir DIR (folder of YAML) or --kube" })
+  .refine((c) => !(c.dir !== undefined && c.kube), { message: "--dir and --kube exclude each other" });
+
+export type ServeConfig = z.infer<typeof serveConfigSchema>;
+
+const booleanFlags = new Set(["kube", "watch-ingress-without-class"]);
+
+/** The CLI options table derived from the schema, so flags and schema cannot drift apart. */
+function optionsTable() {
+  return Object.fromEntries(
+    Object.keys(serveFlags.shape).map((k) => [
+      k,
+      { type: booleanFlags.has(k) ? ("boolean" as const) : ("string" as const) },
+    ]),
+  );
+}
+
+/** Environment variable name for a flag: `http-port` → `GATEHOUSE_HTTP_PORT`. */
+export function envName(flag: string): string {
+  return `GATEHOUSE_${flag.toUpperCase().replaceAll("-", "_")}`;
+}
+
+export class ConfigError extends Error {}
+
+/** Parse flags + environment into a validated config; throws ConfigError with a readable message. */
+export function parseServeConfig(
+  argv: readonly string[],
+  env: Record<string, string | undefined>,
+): ServeConfig {
+  const table = optionsTable();
+  let values: Record<string, unknown>;
+  try {
+    values = parseArgs({ args: [...argv], options: table, strict: true, allowPositionals: false }).values;
+  } catch (err) {
+    throw new ConfigError((err as Error).message);
+  }
+  const merged: Record<string, unknown> = {};
+  for (const key of Object.keys(table)) {
+    const fromEnv = env[envName(key)];
+    if (values[key] !== undefined) merged[key] = values[key];
+    else if (fromEnv !== undefined && fromEnv !== "") merged[key] = fromEnv;
+  }
+  const result = serveConfigSchema.safeParse(merged);
+  if (!result.success) {
+    const msg = result.error.issues
+      .map((i) => (i.path.length ? `--${i.path.join(".")}: ${i.message}` : i.message))
+      .join("; ");
+    throw new ConfigError(msg);
+  }
+  return result.data;
+}

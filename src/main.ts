@@ -1,0 +1,106 @@
+#!/usr/bin/env bun
+/**
+ * Composition root of the `gatehouse` command: `serve` runs the gateway, `translate` prints what a set of
+ * manifests becomes. Stop order on SIGTERM/SIGINT: readiness false, sources stop, listeners close after
+ * in-flight requests finish.
+ */
+import { availableParallelism } from "node:os";
+import { parseArgs } from "node:util";
+import { startGateway } from "./cli/serve.ts";
+import { runTranslate } from "./cli/translate.ts";
+import { ConfigError, parseServeConfig } from "./config/config.ts";
+import { logger } from "./observability/logger.ts";
+
+const usage = `gatehouse — a Gateway API-first ingress gateway
+
+Usage:
+  gatehouse serve --dir DIR [--http-port 8080] [--https-port 8443] [--admin-port 9090] [--bind ADDR]
+                  [--ingress-class gatehouse] [--watch-ingress-without-class] [--upstream-timeout-ms 60000]
+                  [--workers N] [--log-level info]
+  gatehouse translate -f FILE [-f FILE...] [--ingress-class NAME]
+
+Every serve flag can also be set as GATEHOUSE_<FLAG_NAME>, e.g. GATEHOUSE_HTTP_PORT=8080.
+`;
+
+async function main(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  if (command === "serve") {
+    let config: ReturnType<typeof parseServeConfig>;
+    try {
+      config = parseServeConfig(rest, process.env);
+    } catch (err) {
+      if (!(err instanceof ConfigError)) throw err;
+      process.stderr.write(`gatehouse serve: ${err.message}\n\n${usage}`);
+      return 2;
+    }
+    const workers = config.workers === 0 ? availableParallelism() : config.workers;
+    const children = process.env.GATEHOUSE_WORKER_OF ? [] : spawnWorkers(workers - 1, rest);
+    if (process.env.GATEHOUSE_WORKER_OF) exitWithParent(Number(process.env.GATEHOUSE_WORKER_OF));
+    const gateway = await startGateway(config);
+    logger.info("gatehouse serving", { listeners: gateway.proxy.ports(), admin: gateway.admin.port });
+    await new Promise<void>((resolve) => {
+      const stop = () => resolve();
+      process.once("SIGTERM", stop);
+      process.once("SIGINT", stop);
+    });
+    logger.info("stopping");
+    for (const child of children) child.kill("SIGTERM");
+    await Promise.all([gateway.stop(), ...children.map((c) => c.exited)]);
+    return 0;
+  }
+  if (command === "translate") {
+    const { values } = parseArgs({
+      args: rest,
+      options: { file: { type: "string", short: "f", multiple: true }, "ingress-class": { type: "string" } },
+      strict: true,
+    });
+    if (!values.file?.length) {
+      process.stderr.write(`gatehouse translate: give at least one -f FILE\n\n${usage}`);
+      return 2;
+    }
+    return runTranslate(values.file, values["ingress-class"]);
+  }
+  process.stdout.write(usage);
+  return command === undefined || command === "help" || command === "--help" ? 0 : 2;
+}
+
+/**
+ * Extra serving processes: the same command, sharing the traffic ports through SO_REUSEPORT (the kernel
+ * spreads connections across them). Only the first process serves the admin port; each worker watches
+ * the same source on its own, so they converge on the same configuration.
+ */
+function spawnWorkers(count: number, args: readonly string[]): Bun.Subprocess[] {
+  const script = process.argv[1] as string;
+  return Array.from({ length: Math.max(0, count) }, (_, i) =>
+    Bun.spawn([process.execPath, script, "serve", ...args, "--admin-port", "0", "--workers", "1"], {
+      env: { ...process.env, GATEHOUSE_WORKER_OF: String(process.pid), GATEHOUSE_WORKER_ID: String(i + 1) },
+      stdio: ["ignore", "inherit", "inherit"],
+      // A worker that dies takes the whole gateway down rather than leaving it silently degraded.
+      onExit: (_proc, code) => {
+        if (code !== 0 && code !== null) {
+          logger.error("worker exited", { worker: i + 1, code });
+          process.exit(1);
+        }
+      },
+    }),
+  );
+}
+
+/** A worker whose primary died (even by SIGKILL) must not keep serving on its own. */
+function exitWithParent(parentPid: number): void {
+  setInterval(() => {
+    try {
+      process.kill(parentPid, 0);
+    } catch {
+      process.exit(0);
+    }
+  }, 1000).unref();
+}
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (err) => {
+    logger.error("fatal", { error: err instanceof Error ? (err.stack ?? err.message) : String(err) });
+    process.exit(1);
+  },
+);

@@ -1,0 +1,28 @@
+import { Hono } from "hono";
+import { dumpModel } from "../model/dump.ts";
+import type { GatewayModel, Problem } from "../model/types.ts";
+
+/** What the admin endpoints read; the serve command updates it after each apply. */
+export interface AdminState {
+  /** True once the first snapshot has been translated and applied, false again while draining. */
+  ready: boolean;
+  model: GatewayModel | undefined;
+  problems: readonly Problem[];
+}
+
+/**
+ * The admin app, served on `--admin-port` only (never on traffic ports): health, readiness and the
+ * current model. Metrics and the rest arrive with the observability issue.
+ */
+export function createAdminApp(state: AdminState): Hono {
+  const app = new Hono();
+  app.get("/healthz", (c) => c.text("ok\n"));
+  app.get("/readyz", (c) => (state.ready ? c.text("ready\n") : c.text("not ready\n", 503)));
+  app.get("/debug/model", (c) =>
+    c.body(state.model ? dumpModel(state.model) : "# no model applied yet\n", 200, {
+      "content-type": "application/yaml; charset=utf-8",
+    }),
+  );
+  app.get("/debug/problems", (c) => c.json(state.problems));
+  return app;
+}

@@ -1,0 +1,89 @@
+import { connect } from "node:net";
+
+/** One HTTP/1.1 exchange as it happened on the wire, for assertions a fetch() client would hide. */
+export interface RawResponse {
+  /** `HTTP/1.1` from the status line. */
+  readonly proto: string;
+  readonly status: number;
+  /** Header lines in wire order, names as sent. */
+  readonly headerList: readonly (readonly [string, string])[];
+  /** Lower-cased name → values joined with `, `. */
+  readonly headers: Readonly<Record<string, string>>;
+  /** Body with chunked framing removed. */
+  readonly body: string;
+}
+
+export interface RawRequest {
+  readonly host: string;
+  readonly port: number;
+  /** Written verbatim after the method: `/path?q`, or an absolute-form or malformed target on purpose. */
+  readonly target: string;
+  readonly method?: string;
+  /** Header lines in order; no Host is added when one is given here (use `["Host", ""]` for an empty one). */
+  readonly headers?: readonly (readonly [string, string])[];
+  readonly body?: string;
+  readonly timeoutMs?: number;
+}
+
+/**
+ * Send one request on a fresh TCP connection with `Connection: close` and read until the server closes.
+ * Nothing is normalised on the way out, so tests can send exactly the bytes an attacker would.
+ */
+export function rawRequest(req: RawRequest): Promise<RawResponse> {
+  const headers = [...(req.headers ?? [])];
+  if (!headers.some(([n]) => n.toLowerCase() === "host"))
+    headers.unshift(["Host", `${req.host}:${req.port}`]);
+  if (!headers.some(([n]) => n.toLowerCase() === "connection")) headers.push(["Connection", "close"]);
+  if (req.body !== undefined) headers.push(["Content-Length", String(Buffer.byteLength(req.body))]);
+  const head = `${req.method ?? "GET"} ${req.target} HTTP/1.1\r\n${headers.map(([n, v]) => `${n}: ${v}\r\n`).join("")}\r\n`;
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    const socket = connect({ host: req.host, port: req.port }, () => socket.end(head + (req.body ?? "")));
+    socket.setTimeout(req.timeoutMs ?? 10_000, () => socket.destroy(new Error("raw request timed out")));
+    socket.on("data", (c: Buffer) => chunks.push(c));
+    socket.on("error", reject);
+    socket.on("close", () => {
+      try {
+        resolve(parseResponse(Buffer.concat(chunks)));
+      } catch (err) {
+        reject(err);
+      }
+    });
+  });
+}
+
+/** Parse one HTTP/1.1 response; throws on anything that is not one. */
+export function parseResponse(raw: Buffer): RawResponse {
+  const end = raw.indexOf("\r\n\r\n");
+  if (end < 0)
+    throw new Error(`no complete response head in ${raw.length} bytes: ${raw.toString().slice(0, 200)}`);
+  const [statusLine = "", ...lines] = raw.subarray(0, end).toString("latin1").split("\r\n");
+  const m = /^(HTTP\/\d\.\d) (\d{3})/.exec(statusLine);
+  if (!m) throw new Error(`bad status line: ${statusLine}`);
+  const headerList = lines.map((l) => {
+    const i = l.indexOf(":");
+    return [l.slice(0, i), l.slice(i + 1).trim()] as const;
+  });
+  const headers: Record<string, string> = {};
+  for (const [n, v] of headerList) {
+    const k = n.toLowerCase();
+    headers[k] = headers[k] === undefined ? v : `${headers[k]}, ${v}`;
+  }
+  let body = raw.subarray(end + 4);
+  if (headers["transfer-encoding"]?.toLowerCase().includes("chunked")) body = dechunk(body);
+  return { proto: m[1] as string, status: Number(m[2]), headerList, headers, body: body.toString("utf8") };
+}
+
+function dechunk(buf: Buffer): Buffer {
+  const parts: Buffer[] = [];
+  let pos = 0;
+  while (pos < buf.length) {
+    const lineEnd = buf.indexOf("\r\n", pos);
+    if (lineEnd < 0) break;
+    const size = Number.parseInt(buf.subarray(pos, lineEnd).toString(), 16);
+    if (!size) break;
+    parts.push(buf.subarray(lineEnd + 2, lineEnd + 2 + size));
+    pos = lineEnd + 2 + size + 2;
+  }
+  return Buffer.concat(parts);
+}
