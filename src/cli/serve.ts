@@ -81,7 +81,13 @@ export async function startGateway(config: ServeConfig): Promise<RunningGateway>
   const source = new FolderSource(config.dir as string, (load: FolderLoad) => apply(load.snapshot), {
     debounceMs: config["debounce-ms"],
   });
-  await source.start();
+  try {
+    await source.start();
+  } catch (err) {
+    await proxy.stop();
+    admin.stop(true);
+    throw err;
+  }
   await chain;
   if (!state.ready) {
     source.stop();

@@ -1,0 +1,36 @@
+/** The examples folder must load cleanly and translate without problems: `bun start` serves it as is. */
+import { describe, expect, test } from "bun:test";
+import { loadFolder } from "../src/sources/file/index.ts";
+import { translate } from "../src/translate/translate.ts";
+import { startDemoBackends } from "./backends.ts";
+
+describe("examples/", () => {
+  test("loads without errors and translates without problems", async () => {
+    const load = await loadFolder(import.meta.dir);
+    expect(load.errors).toEqual([]);
+    expect(load.skippedKinds).toEqual([]);
+    const { snapshot } = load;
+    expect([snapshot.ingressClasses.length, snapshot.ingresses.length, snapshot.services.length]).toEqual([
+      1, 2, 2,
+    ]);
+    const result = translate(snapshot);
+    expect(result.problems).toEqual([]);
+    const hosts = result.model.listeners.flatMap((l) => l.virtualHosts.map((v) => v.hostname));
+    expect(hosts.sort()).toEqual(["*.apps.localhost", "demo.localhost"]);
+  });
+
+  test("the demo backends answer with their service and pod", async () => {
+    const backends = startDemoBackends([
+      { service: "web", pod: "web-1", port: 0 },
+      { service: "api", pod: "api-1", port: 0 },
+    ]);
+    try {
+      const [web, api] = backends.ports;
+      const body = await (await fetch(`http://127.0.0.1:${api}/api/hello?x=1`)).json();
+      expect(body).toMatchObject({ service: "api", pod: "api-1", path: "/api/hello?x=1" });
+      expect(((await (await fetch(`http://127.0.0.1:${web}/`)).json()) as { pod: string }).pod).toBe("web-1");
+    } finally {
+      backends.stop();
+    }
+  });
+});

@@ -1,0 +1,132 @@
+import { parseAllDocuments } from "yaml";
+import { isKnownKind, type KnownKind, parseObject } from "../schema/index.ts";
+
+/**
+ * Kinds without a namespace. Everything else we read is namespaced and gets `default` when the YAML
+ * leaves the namespace out, as `kubectl apply` would.
+ */
+export const clusterScopedKinds: ReadonlySet<string> = new Set(["IngressClass", "GatewayClass"]);
+
+/** One validated object of a file, with the identity duplicates and last-good fallbacks are keyed on. */
+export interface Entry {
+  readonly kind: KnownKind;
+  /** `kind/namespace/name` (namespace empty for cluster-scoped kinds). */
+  readonly key: string;
+  /** `namespace/name`, or `name` for cluster-scoped kinds: how errors and logs name the object. */
+  readonly name: string;
+  readonly docIndex: number;
+  readonly object: unknown;
+}
+
+/** One document (or `List` item) that could not be used. `key` is set when kind and name were readable. */
+export interface DocProblem {
+  readonly docIndex: number;
+  readonly kind?: string;
+  readonly name?: string;
+  readonly key?: string;
+  readonly reason: string;
+}
+
+/** What one file's text holds; `syntaxError` set means the file as a whole is unusable. */
+export interface FileParse {
+  readonly syntaxError?: string;
+  readonly entries: readonly Entry[];
+  readonly problems: readonly DocProblem[];
+  readonly skipped: readonly { readonly docIndex: number; readonly kind: string }[];
+}
+
+/**
+ * Parse the text of one YAML file: every document (empty ones skipped; `kind: List` expanded into its
+ * `items`) validated with the schemas. A YAML syntax error anywhere makes the whole file unusable, so a
+ * half-saved file never serves half its objects.
+ */
+export function parseFileText(text: string): FileParse {
+  const docs = parseAllDocuments(text, { prettyErrors: true });
+  for (const [i, doc] of docs.entries()) {
+    const err = doc.errors[0];
+    if (err) return { syntaxError: `YAML syntax error in document ${i}: ${firstLine(err.message)}`, ...none };
+  }
+  const entries: Entry[] = [];
+  const problems: DocProblem[] = [];
+  const skipped: { docIndex: number; kind: string }[] = [];
+  for (const [docIndex, doc] of docs.entries()) {
+    if (doc.contents === null) continue;
+    let raw: unknown;
+    try {
+      // A low alias limit refuses "billion laughs" documents instead of expanding them.
+      raw = doc.toJS({ maxAliasCount: 100 });
+    } catch (err) {
+      return {
+        syntaxError: `YAML error in document ${docIndex}: ${firstLine((err as Error).message)}`,
+        ...none,
+      };
+    }
+    if (raw === null || raw === undefined) continue;
+    const rec = raw as Record<string, unknown>;
+    const items = isObject(raw) && rec.kind === "List" ? rec.items : undefined;
+    if (isObject(raw) && rec.kind === "List" && !Array.isArray(items)) {
+      problems.push({ docIndex, kind: "List", reason: "items: a List needs an array of items" });
+      continue;
+    }
+    const objects = Array.isArray(items)
+      ? items.map((o, i) => [o, `items[${i}]: `] as const)
+      : [[raw, ""] as const];
+    for (const [object, where] of objects) {
+      const result = validate(object);
+      if ("skippedKind" in result) skipped.push({ docIndex, kind: result.skippedKind });
+      else if ("problem" in result)
+        problems.push({ docIndex, ...result.problem, reason: where + result.problem.reason });
+      else entries.push({ docIndex, ...result.entry });
+    }
+  }
+  return { entries, problems, skipped };
+}
+
+const none = { entries: [], problems: [], skipped: [] } as const;
+
+type Validated =
+  | { readonly entry: Omit<Entry, "docIndex"> }
+  | { readonly problem: Omit<DocProblem, "docIndex"> }
+  | { readonly skippedKind: string };
+
+function validate(raw: unknown): Validated {
+  if (!isObject(raw)) return { problem: { reason: "(root): not a Kubernetes object (expected a mapping)" } };
+  const kind = raw.kind;
+  if (typeof kind !== "string" || kind === "") return { problem: { reason: "kind: missing" } };
+  if (!isKnownKind(kind)) return { skippedKind: kind };
+  const id = identity(kind, raw.metadata);
+  const parsed = parseObject(raw);
+  if (!parsed.ok) return { problem: { kind, ...id, reason: "reason" in parsed ? parsed.reason : "invalid" } };
+  return {
+    entry: {
+      kind,
+      key: id.key ?? "",
+      name: id.name ?? "",
+      object: withDefaultNamespace(kind, parsed.object),
+    },
+  };
+}
+
+/** Display name and key of an object from its raw metadata, when it has a name. */
+function identity(kind: string, metadata: unknown): { name?: string; key?: string } {
+  if (!isObject(metadata) || typeof metadata.name !== "string" || metadata.name === "") return {};
+  if (clusterScopedKinds.has(kind)) return { name: metadata.name, key: `${kind}//${metadata.name}` };
+  const ns =
+    typeof metadata.namespace === "string" && metadata.namespace !== "" ? metadata.namespace : "default";
+  return { name: `${ns}/${metadata.name}`, key: `${kind}/${ns}/${metadata.name}` };
+}
+
+function withDefaultNamespace(kind: string, object: unknown): unknown {
+  const rec = object as { metadata: { namespace?: string } };
+  if (clusterScopedKinds.has(kind) || rec.metadata.namespace) return object;
+  return { ...rec, metadata: { ...rec.metadata, namespace: "default" } };
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+/** The yaml package's messages end in a code frame; the first line has what and where. */
+function firstLine(message: string): string {
+  return (message.split("\n")[0] ?? message).replace(/:$/, "");
+}
