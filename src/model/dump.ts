@@ -1,0 +1,66 @@
+import { Document, isCollection, isScalar, visit } from "yaml";
+import type { GatewayModel, Problem } from "./types.ts";
+
+/** What `translate` returns, typed structurally so the model layer does not depend on translation. */
+export interface DumpableResult {
+  readonly model: GatewayModel;
+  readonly problems: readonly Problem[];
+}
+
+export const redacted = "<redacted>";
+
+/** Keys whose values are secret and never leave the process in a dump. */
+const secretKeys = new Set(["keyPem"]);
+
+/** Keys printed first, in this order, so each map reads naturally (`kind, namespace, name`); the rest follow alphabetically. */
+const leadingKeys = ["kind", "namespace", "name", "id", "hostname", "type", "object", "reason", "severity"];
+
+/**
+ * The model as YAML for `/debug/model`, `gatehouse translate` and golden files. Map keys in a fixed order
+ * (leadingKeys, then alphabetical), so the text depends only on the content, not on how objects were
+ * built; arrays kept in order (it is meaningful: routes are in precedence order); absent fields left
+ * out; private keys redacted. Maps holding only scalars print on one line, to keep dumps reviewable.
+ */
+export function dumpModel(model: GatewayModel): string {
+  return toYaml(model);
+}
+
+/** `{ model, problems }` as YAML, for `gatehouse translate` and the golden tests. */
+export function dumpTranslateResult(result: DumpableResult): string {
+  return toYaml({ model: result.model, problems: result.problems });
+}
+
+function toYaml(value: unknown): string {
+  // No aliases: a shared object (one SourceRef on many routes) must print in full at each place.
+  const doc = new Document(normalise(value), { aliasDuplicateObjects: false });
+  visit(doc, {
+    Map(_, node) {
+      const leafy = node.items.every(
+        (pair) => isScalar(pair.value) || (isCollection(pair.value) && pair.value.items.length === 0),
+      );
+      if (leafy && node.items.length > 0) node.flow = true;
+    },
+  });
+  return doc.toString({ lineWidth: 0 });
+}
+
+/** A copy with sorted keys, undefined fields dropped and secrets replaced. */
+function normalise(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(normalise);
+  if (value === null || typeof value !== "object") return value;
+  const out: Record<string, unknown> = {};
+  const entries = Object.entries(value as Record<string, unknown>);
+  entries.sort(([a], [b]) => compareKeys(a, b));
+  for (const [key, v] of entries) {
+    if (v === undefined) continue;
+    out[key] = secretKeys.has(key) ? redacted : normalise(v);
+  }
+  return out;
+}
+
+function compareKeys(a: string, b: string): number {
+  const ra = leadingKeys.indexOf(a);
+  const rb = leadingKeys.indexOf(b);
+  if (ra !== rb) return ra === -1 ? 1 : rb === -1 ? -1 : ra - rb;
+  return a < b ? -1 : a > b ? 1 : 0;
+}

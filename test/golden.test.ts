@@ -1,0 +1,44 @@
+/**
+ * Golden tests for translate: each `test/golden/<case>.in.yaml` (Kubernetes objects) must translate to
+ * exactly `<case>.out.yaml`. `UPDATE_GOLDEN=1 bun test test/golden.test.ts` rewrites the .out files;
+ * review them as diffs. See test/golden/README.md.
+ */
+import { expect, test } from "bun:test";
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { dumpTranslateResult } from "../src/model/dump.ts";
+import { type TranslateOptions, translate } from "../src/translate/translate.ts";
+import { loadCase } from "./golden/load.ts";
+
+const dir = join(import.meta.dir, "golden");
+const update = process.env.UPDATE_GOLDEN === "1";
+const cases = readdirSync(dir)
+  .filter((f) => f.endsWith(".in.yaml"))
+  .map((f) => f.slice(0, -".in.yaml".length))
+  .sort();
+
+test("there are golden cases", () => {
+  expect(cases.length).toBeGreaterThanOrEqual(30);
+});
+
+for (const name of cases) {
+  test(`golden ${name}`, () => {
+    const loaded = loadCase(readFileSync(join(dir, `${name}.in.yaml`), "utf8"));
+    const optionsFile = join(dir, `${name}.options.json`);
+    const options: Partial<TranslateOptions> = existsSync(optionsFile)
+      ? JSON.parse(readFileSync(optionsFile, "utf8"))
+      : {};
+    const result = translate(loaded.snapshot, options);
+    const actual = dumpTranslateResult({
+      model: result.model,
+      problems: [...loaded.problems, ...result.problems],
+    });
+    const outFile = join(dir, `${name}.out.yaml`);
+    if (update || !existsSync(outFile)) {
+      writeFileSync(outFile, actual);
+      if (!update) throw new Error(`${name}.out.yaml was missing; written now, review it`);
+      return;
+    }
+    expect(actual).toBe(readFileSync(outFile, "utf8"));
+  });
+}
