@@ -1,0 +1,200 @@
+/**
+ * GatewayModel → RouteTable. Pure and total: nothing in a model makes it throw. What cannot be
+ * compiled is reported in `warnings` and made harmless — a route with a bad regex never matches, a
+ * route with a filter we cannot run answers 500 (and logs why on each hit), never a silent skip.
+ */
+import type { Backend, GatewayModel, Listener, Route, VirtualHost } from "../model/types.ts";
+import { weightedPicker } from "./balancer.ts";
+import { compileFilterChain, type FilterChain, joinChains } from "./filters/chain.ts";
+import { compileAnchored, compileValueMatcher, type ValueMatcher } from "./match/values.ts";
+import { compilePathModifier } from "./path-modifier.ts";
+import {
+  type BackendChoice,
+  type CompiledAction,
+  type CompiledBackend,
+  type CompiledRoute,
+  type CompiledVirtualHost,
+  type ListenerTable,
+  PATH_EXACT,
+  PATH_NEVER,
+  PATH_PREFIX,
+  PATH_REGEX,
+  type RouteTable,
+  type VirtualHostIndex,
+} from "./table.ts";
+
+/** Virtual hosts with at least this many Exact-path routes get a path → routes index. */
+const EXACT_INDEX_MIN = 8;
+
+type Warn = (msg: string) => void;
+
+export function compile(model: GatewayModel): RouteTable {
+  const warnings: string[] = [];
+  const warn: Warn = (m) => warnings.push(m);
+  const backends = new Map<string, CompiledBackend>();
+  for (const [id, b] of Object.entries(model.backends)) backends.set(id, compileBackend(id, b, warn));
+  const ctx: CompileContext = { backends, models: model.backends, warn };
+  const listeners = model.listeners.map((l) => compileListener(l, ctx));
+  return { listeners, warnings };
+}
+
+interface CompileContext {
+  readonly backends: ReadonlyMap<string, CompiledBackend>;
+  readonly models: Readonly<Record<string, Backend>>;
+  readonly warn: Warn;
+}
+
+function compileBackend(id: string, b: Backend, warn: Warn): CompiledBackend {
+  if (b.protocol === "h2c") warn(`backend ${id}: h2c is not supported yet; forwarding over HTTP/1.1`);
+  const bases = b.problem
+    ? []
+    : b.endpoints.map((e) => `http://${e.address.includes(":") ? `[${e.address}]` : e.address}:${e.port}`);
+  const problem = b.problem ?? (bases.length === 0 ? "NoReadyEndpoints" : undefined);
+  return { id, bases, problem, next: 0 };
+}
+
+function compileListener(l: Listener, ctx: CompileContext): ListenerTable {
+  const exact = new Map<string, CompiledVirtualHost>();
+  const oneLabel = new Map<string, CompiledVirtualHost>();
+  const anyLabels = new Map<string, CompiledVirtualHost>();
+  let any: CompiledVirtualHost | undefined;
+  const claim = (map: Map<string, CompiledVirtualHost>, key: string, vh: VirtualHost) => {
+    if (map.has(key)) ctx.warn(`listener ${l.name}: duplicate virtual host ${vh.hostname}; first one kept`);
+    else map.set(key, compileVirtualHost(vh, ctx));
+  };
+  for (const vh of l.virtualHosts) {
+    if (vh.match === "Exact") claim(exact, vh.hostname.toLowerCase(), vh);
+    else if (vh.match === "Any") {
+      if (any) ctx.warn(`listener ${l.name}: more than one catch-all virtual host; first one kept`);
+      else any = compileVirtualHost(vh, ctx);
+    } else if (!vh.hostname.startsWith("*.")) {
+      ctx.warn(`listener ${l.name}: wildcard virtual host ${vh.hostname} does not start with "*."; skipped`);
+    } else
+      claim(vh.match === "WildcardOneLabel" ? oneLabel : anyLabels, vh.hostname.slice(2).toLowerCase(), vh);
+  }
+  const hosts: VirtualHostIndex = { exact, oneLabel, anyLabels, any };
+  const scheme = l.protocol === "HTTPS" ? "https" : "http";
+  return { name: l.name, address: l.address, port: l.port, protocol: l.protocol, scheme, tls: l.tls, hosts };
+}
+
+function compileVirtualHost(vh: VirtualHost, ctx: CompileContext): CompiledVirtualHost {
+  const routes = vh.routes.map((r, i) => compileRoute(r, i, ctx));
+  const exactRoutes = routes.filter((r) => r.pathType === PATH_EXACT);
+  if (exactRoutes.length < EXACT_INDEX_MIN) {
+    return { hostname: vh.hostname, routes, exactIndex: undefined, others: routes };
+  }
+  const exactIndex = new Map<string, CompiledRoute[]>();
+  for (const r of exactRoutes) {
+    const list = exactIndex.get(r.pathValue);
+    if (list) list.push(r);
+    else exactIndex.set(r.pathValue, [r]);
+  }
+  const others = routes.filter((r) => r.pathType !== PATH_EXACT && r.pathType !== PATH_NEVER);
+  return { hostname: vh.hostname, routes, exactIndex, others };
+}
+
+function compileRoute(r: Route, index: number, ctx: CompileContext): CompiledRoute {
+  const dead = (why: string) => ctx.warn(`route ${r.name}: ${why}; it never matches`);
+  let pathType: CompiledRoute["pathType"] = PATH_EXACT;
+  let pathValue = r.match.path.value;
+  let pathRegex: RegExp | undefined;
+  if (r.match.path.type === "Prefix") {
+    pathType = PATH_PREFIX;
+    pathValue = pathValue.replace(/\/+$/, "");
+  } else if (r.match.path.type === "RegularExpression") {
+    pathRegex = compileAnchored(pathValue);
+    pathType = pathRegex ? PATH_REGEX : PATH_NEVER;
+    if (!pathRegex) dead(`path regex ${JSON.stringify(pathValue)} does not compile`);
+  }
+  const headers = compileMatchers(r.match.headers, () => {
+    pathType = PATH_NEVER;
+    dead("a header regex does not compile");
+  });
+  const query = compileMatchers(r.match.queryParams, () => {
+    pathType = PATH_NEVER;
+    dead("a query parameter regex does not compile");
+  });
+  const filters = compileFilterChain(r.filters, ctx.backends, ctx.models, ctx.warn);
+  let action = compileAction(r, filters, ctx);
+  const broken = filters.error ?? prefixModifierProblem(r);
+  if (broken !== undefined) {
+    ctx.warn(`route ${r.name}: ${broken}; it answers 500`);
+    action = { kind: "DirectResponse", status: 500, body: "Internal Server Error\n", error: broken };
+  }
+  return {
+    index,
+    name: r.name,
+    source: r.source,
+    pathType,
+    pathValue,
+    pathRegex,
+    method: r.match.method,
+    headers,
+    query,
+    filters,
+    action,
+    timeouts: r.timeouts,
+    retry: r.retry,
+  };
+}
+
+function compileMatchers(
+  list: readonly Parameters<typeof compileValueMatcher>[0][],
+  onBad: () => void,
+): ValueMatcher[] {
+  const out: ValueMatcher[] = [];
+  for (const m of list) {
+    const c = compileValueMatcher(m);
+    if (c) out.push(c);
+    else onBad();
+  }
+  return out;
+}
+
+function compileAction(r: Route, routeFilters: FilterChain, ctx: CompileContext): CompiledAction {
+  const a = r.action;
+  switch (a.kind) {
+    case "Forward": {
+      const choices = a.backends.map((wb) => {
+        const own = compileFilterChain(wb.filters, ctx.backends, ctx.models, ctx.warn);
+        if (!ctx.backends.has(wb.backendId))
+          ctx.warn(`route ${r.name}: unknown backend ${wb.backendId} (503)`);
+        if (own.error)
+          ctx.warn(`route ${r.name}: backend ${wb.backendId}: ${own.error}; its requests answer 500`);
+        const value: BackendChoice = {
+          backend: ctx.backends.get(wb.backendId),
+          backendId: wb.backendId,
+          filters: joinChains(routeFilters, own),
+        };
+        return { weight: wb.weight, value };
+      });
+      return { kind: "Forward", pick: weightedPicker(choices) };
+    }
+    case "Redirect":
+      return {
+        kind: "Redirect",
+        scheme: a.scheme,
+        hostname: a.hostname,
+        port: a.port,
+        path: a.path === undefined ? undefined : compilePathModifier(a.path),
+        statusCode: a.statusCode,
+      };
+    case "DirectResponse":
+      return { kind: "DirectResponse", status: a.status, body: a.body ?? "" };
+    default: {
+      const why = `unsupported action kind ${JSON.stringify((a as { kind?: unknown }).kind)}`;
+      return { kind: "DirectResponse", status: 500, body: "Internal Server Error\n", error: why };
+    }
+  }
+}
+
+/** ReplacePrefixMatch needs a matched prefix: only Prefix (and, trivially, Exact) paths have one. */
+function prefixModifierProblem(r: Route): string | undefined {
+  if (r.match.path.type !== "RegularExpression") return undefined;
+  const usesPrefix =
+    (r.action.kind === "Redirect" && r.action.path?.type === "ReplacePrefixMatch") ||
+    [...r.filters, ...(r.action.kind === "Forward" ? r.action.backends.flatMap((b) => b.filters) : [])].some(
+      (f) => f.kind === "URLRewrite" && f.path?.type === "ReplacePrefixMatch",
+    );
+  return usesPrefix ? "ReplacePrefixMatch on a regular-expression path match" : undefined;
+}

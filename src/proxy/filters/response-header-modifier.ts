@@ -1,0 +1,9 @@
+/** Gateway API ResponseHeaderModifier on every response the route sends (upstream or generated). */
+import type { ResponseHeaderModifierFilter } from "../../model/types.ts";
+import type { CompiledFilter } from "./chain.ts";
+import { compileHeaderEdits } from "./header-edits.ts";
+
+export function compileResponseHeaderModifier(f: ResponseHeaderModifierFilter): CompiledFilter {
+  const apply = compileHeaderEdits(f.edits);
+  return { response: (_req, headers) => apply(headers) };
+}

@@ -1,0 +1,62 @@
+/**
+ * Header and query-parameter conditions. Regular expressions are compiled once, anchored; that they
+ * run in linear time is the translator's check (it refuses unsafe patterns), not the data plane's.
+ */
+import type { HeaderMatch, QueryParamMatch } from "../../model/types.ts";
+
+export interface ValueMatcher {
+  readonly name: string;
+  /** Exact value, when not a regex. */
+  readonly exact: string | undefined;
+  readonly regex: RegExp | undefined;
+}
+
+/** Compiles one condition; undefined when its regex does not compile (the caller makes the route dead). */
+export function compileValueMatcher(m: HeaderMatch | QueryParamMatch): ValueMatcher | undefined {
+  if (m.type === "Exact") return { name: m.name, exact: m.value, regex: undefined };
+  const regex = compileAnchored(m.value);
+  return regex ? { name: m.name, exact: undefined, regex } : undefined;
+}
+
+/** `^(?:v)$`, or undefined when `v` is not a valid pattern. */
+export function compileAnchored(pattern: string): RegExp | undefined {
+  try {
+    return new RegExp(`^(?:${pattern})$`);
+  } catch {
+    return undefined;
+  }
+}
+
+export function valueMatches(m: ValueMatcher, value: string | null | undefined): boolean {
+  if (value === null || value === undefined) return false;
+  return m.regex === undefined ? value === m.exact : m.regex.test(value);
+}
+
+/**
+ * First value of query parameter `name` in `query` (`""` or `?a=1&b=2`), form-decoded; undefined when
+ * absent. Scans the string instead of building a map: routes with query conditions are few.
+ */
+export function firstQueryValue(query: string, name: string): string | undefined {
+  let pos = 1;
+  while (pos < query.length) {
+    let amp = query.indexOf("&", pos);
+    if (amp < 0) amp = query.length;
+    const eq = query.indexOf("=", pos);
+    const keyEnd = eq >= 0 && eq < amp ? eq : amp;
+    if (keyEnd > pos && formDecode(query.slice(pos, keyEnd)) === name) {
+      return keyEnd === amp ? "" : formDecode(query.slice(keyEnd + 1, amp));
+    }
+    pos = amp + 1;
+  }
+  return undefined;
+}
+
+function formDecode(s: string): string {
+  if (s.indexOf("%") < 0 && s.indexOf("+") < 0) return s;
+  const spaced = s.replaceAll("+", " ");
+  try {
+    return decodeURIComponent(spaced);
+  } catch {
+    return spaced;
+  }
+}

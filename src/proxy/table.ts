@@ -1,0 +1,129 @@
+/**
+ * The compiled form of a GatewayModel: what the data plane reads on every request. Built once per model
+ * by `compile()`, never mutated afterwards except for the balancing counters inside the pickers, and
+ * swapped into a listener with one reference assignment.
+ */
+import type { ListenerProtocol, ListenerTLS, RetryPolicy, RouteTimeouts, SourceRef } from "../model/types.ts";
+import type { FilterChain } from "./filters/chain.ts";
+import type { ValueMatcher } from "./match/values.ts";
+
+/** Every listener of one model, plus what the compiler had to say about it. */
+export interface RouteTable {
+  readonly listeners: readonly ListenerTable[];
+  /** Problems found while compiling (bad regex, duplicate host, unknown filter…); never fatal. */
+  readonly warnings: readonly string[];
+}
+
+/** One listener's routes, indexed by host. */
+export interface ListenerTable {
+  readonly name: string;
+  /** From the model; "" means the server's bind address. */
+  readonly address: string;
+  /** The port clients see; 0 in tests means "whatever was bound". */
+  readonly port: number;
+  readonly protocol: ListenerProtocol;
+  /** `http` or `https`, for X-Forwarded-Proto and redirects. */
+  readonly scheme: "http" | "https";
+  readonly tls: ListenerTLS | undefined;
+  readonly hosts: VirtualHostIndex;
+}
+
+/** Virtual hosts by how they match; see `findVirtualHost`. */
+export interface VirtualHostIndex {
+  readonly exact: ReadonlyMap<string, CompiledVirtualHost>;
+  /** `*.foo.com` (one label) keyed by `foo.com`. */
+  readonly oneLabel: ReadonlyMap<string, CompiledVirtualHost>;
+  /** `*.foo.com` (any number of labels) keyed by `foo.com`. */
+  readonly anyLabels: ReadonlyMap<string, CompiledVirtualHost>;
+  readonly any: CompiledVirtualHost | undefined;
+}
+
+export interface CompiledVirtualHost {
+  readonly hostname: string;
+  /** All routes in precedence order. */
+  readonly routes: readonly CompiledRoute[];
+  /** When set: Exact-path routes by path, and every other route, both in precedence order. */
+  readonly exactIndex: ReadonlyMap<string, readonly CompiledRoute[]> | undefined;
+  readonly others: readonly CompiledRoute[];
+}
+
+export const PATH_EXACT = 0;
+export const PATH_PREFIX = 1;
+export const PATH_REGEX = 2;
+/** A route whose path condition could not be compiled: it never matches. */
+export const PATH_NEVER = 3;
+
+export interface CompiledRoute {
+  /** Position in its virtual host; keeps precedence when merging index candidates. */
+  readonly index: number;
+  readonly name: string;
+  readonly source: SourceRef;
+  readonly pathType: 0 | 1 | 2 | 3;
+  /** Exact: the path. Prefix: the prefix without trailing slash ("" for `/`). */
+  readonly pathValue: string;
+  readonly pathRegex: RegExp | undefined;
+  readonly method: string | undefined;
+  readonly headers: readonly ValueMatcher[];
+  readonly query: readonly ValueMatcher[];
+  /** Route-level filters (all actions). Forward actions carry per-backend chains instead. */
+  readonly filters: FilterChain;
+  readonly action: CompiledAction;
+  readonly timeouts: RouteTimeouts | undefined;
+  readonly retry: RetryPolicy | undefined;
+}
+
+export type CompiledAction = CompiledForward | CompiledRedirect | CompiledDirect;
+
+export interface CompiledForward {
+  readonly kind: "Forward";
+  /** Picks a backend choice by weight; undefined when every weight is 0. */
+  readonly pick: () => BackendChoice | undefined;
+}
+
+/** One weighted backend of a route, with the route's and the backend's filters already concatenated. */
+export interface BackendChoice {
+  /** Undefined when the model names a backend id it does not define (answered with 503). */
+  readonly backend: CompiledBackend | undefined;
+  readonly backendId: string;
+  readonly filters: FilterChain;
+}
+
+export interface CompiledRedirect {
+  readonly kind: "Redirect";
+  readonly scheme: "http" | "https" | undefined;
+  readonly hostname: string | undefined;
+  readonly port: number | undefined;
+  readonly path: CompiledPathModifier | undefined;
+  readonly statusCode: number;
+}
+
+export interface CompiledDirect {
+  readonly kind: "DirectResponse";
+  readonly status: number;
+  readonly body: string;
+  /** Set when the route could not be compiled as written: logged on each hit. */
+  readonly error?: string;
+}
+
+export interface CompiledPathModifier {
+  readonly full: boolean;
+  readonly value: string;
+}
+
+/** An upstream with its endpoints as ready-made URL prefixes. */
+export interface CompiledBackend {
+  readonly id: string;
+  /** `http://10.0.0.1:8080`, `http://[fd00::1]:8080`, … */
+  readonly bases: readonly string[];
+  /** Why it cannot serve; set when `bases` is empty. */
+  readonly problem: string | undefined;
+  /** Round-robin position; the one mutable field, shared by every route using this backend. */
+  next: number;
+}
+
+/** The next endpoint base of a backend, round-robin. Callers check `bases.length` first. */
+export function nextEndpoint(backend: CompiledBackend): string {
+  const i = backend.next;
+  backend.next = i + 1 >= backend.bases.length ? 0 : i + 1;
+  return backend.bases[i] as string;
+}
