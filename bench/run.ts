@@ -44,7 +44,10 @@ async function main(): Promise<void> {
   const directScript = join(work, "direct.lua");
   await writeFile(directScript, 'request = function() return wrk.format("GET", "/p0/x") end\n');
 
-  const workerCounts = [...new Set([1, cores])];
+  // BENCH_WORKERS=1 (or "1,2") limits the worker counts measured; default N=1 and N=cores.
+  const workerCounts = process.env.BENCH_WORKERS
+    ? process.env.BENCH_WORKERS.split(",").map(Number)
+    : [...new Set([1, cores])];
   console.log(
     `machine: ${cores} cores; wrk -t1 -c${connections} -d${seconds}s; ${rounds} round(s); 1000 routes`,
   );

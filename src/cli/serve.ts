@@ -3,6 +3,7 @@ import type { ServeConfig } from "../config/config.ts";
 import type { Problem } from "../model/types.ts";
 import { type AdminState, createAdminApp } from "../observability/admin.ts";
 import { logger, setLogLevel } from "../observability/logger.ts";
+import { GatewayMetrics } from "../observability/metrics.ts";
 import { GatewayServer } from "../proxy/server.ts";
 import { type FolderLoad, FolderSource } from "../sources/file/index.ts";
 import type { ResourceSnapshot } from "../sources/snapshot.ts";
@@ -15,6 +16,7 @@ export interface RunningGateway {
   readonly proxy: GatewayServer;
   readonly admin: Server<undefined>;
   readonly state: AdminState;
+  readonly metrics: GatewayMetrics;
   /** Resolves after the next snapshot has been applied (tests use it to wait for a reload). */
   nextApply(): Promise<void>;
   stop(): Promise<void>;
@@ -28,10 +30,11 @@ export interface RunningGateway {
 export async function startGateway(config: ServeConfig): Promise<RunningGateway> {
   setLogLevel(config["log-level"]);
   const state: AdminState = { ready: false, model: undefined, problems: [] };
+  const metrics = new GatewayMetrics();
   const admin = Bun.serve({
     port: config["admin-port"],
     hostname: config.bind,
-    fetch: createAdminApp(state).fetch,
+    fetch: createAdminApp(state, metrics).fetch,
   });
   const proxy = new GatewayServer({
     bind: config.bind,
@@ -45,19 +48,20 @@ export async function startGateway(config: ServeConfig): Promise<RunningGateway>
   const apply = (snapshot: ResourceSnapshot) => {
     chain = chain.then(async () => {
       const started = performance.now();
-      const { model, problems } = translate(snapshot, {
-        httpPort: config["http-port"],
-        httpsPort: config["https-port"],
-        ingressClass: config["ingress-class"],
-        ingressController: config["ingress-controller"],
-        watchIngressWithoutClass: config["watch-ingress-without-class"],
-      });
-      logged = logNewProblems(problems, logged);
       try {
+        const { model, problems } = translate(snapshot, {
+          httpPort: config["http-port"],
+          httpsPort: config["https-port"],
+          ingressClass: config["ingress-class"],
+          ingressController: config["ingress-controller"],
+          watchIngressWithoutClass: config["watch-ingress-without-class"],
+        });
+        logged = logNewProblems(problems, logged);
         await proxy.apply(model);
         state.model = model;
         state.problems = problems;
         state.ready = true;
+        metrics.configApplied(true, (performance.now() - started) / 1000, model, problems);
         log.info("config applied", {
           listeners: model.listeners.length,
           routes: model.listeners.reduce(
@@ -70,6 +74,7 @@ export async function startGateway(config: ServeConfig): Promise<RunningGateway>
       } catch (err) {
         // E.g. a port already in use: keep serving what we had, say so loudly.
         log.error("config not applied; the previous one keeps serving", { error: err as Error });
+        metrics.configApplied(false, (performance.now() - started) / 1000);
       }
       const done = waiters;
       waiters = [];
@@ -100,6 +105,7 @@ export async function startGateway(config: ServeConfig): Promise<RunningGateway>
     proxy,
     admin,
     state,
+    metrics,
     nextApply: () => new Promise<void>((resolve) => waiters.push(resolve)),
     async stop() {
       state.ready = false;

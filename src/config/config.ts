@@ -24,6 +24,13 @@ const serveFlags = z
     "ingress-class": z.string().min(1).default("gatehouse"),
     "ingress-controller": z.string().min(1).default("gatehouse.dev/ingress-controller"),
     "watch-ingress-without-class": bool.default(false),
+    /** GatewayClasses with this `spec.controllerName` are ours. */
+    "gateway-controller": z.string().min(1).default("gatehouse.dev/gateway-controller"),
+    /** Standalone mode: each Gateway without spec.addresses binds its own address from this CIDR. */
+    "gateway-address-pool": z
+      .string()
+      .regex(/^\d{1,3}(\.\d{1,3}){3}\/\d{1,2}$/, "must be an IPv4 CIDR such as 127.0.1.0/24")
+      .optional(),
     "upstream-timeout-ms": z.coerce.number().int().min(1).default(60_000),
     "debounce-ms": z.coerce.number().int().min(0).default(100),
     /** Serving processes sharing the listeners (SO_REUSEPORT); 0 = one per CPU core. */

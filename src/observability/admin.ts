@@ -1,6 +1,7 @@
 import { Hono } from "hono";
 import { dumpModel } from "../model/dump.ts";
 import type { GatewayModel, Problem } from "../model/types.ts";
+import type { GatewayMetrics } from "./metrics.ts";
 
 /** What the admin endpoints read; the serve command updates it after each apply. */
 export interface AdminState {
@@ -12,9 +13,9 @@ export interface AdminState {
 
 /**
  * The admin app, served on `--admin-port` only (never on traffic ports): health, readiness and the
- * current model. Metrics and the rest arrive with the observability issue.
+ * current model, Prometheus metrics.
  */
-export function createAdminApp(state: AdminState): Hono {
+export function createAdminApp(state: AdminState, metrics: GatewayMetrics): Hono {
   const app = new Hono();
   app.get("/healthz", (c) => c.text("ok\n"));
   app.get("/readyz", (c) => (state.ready ? c.text("ready\n") : c.text("not ready\n", 503)));
@@ -24,5 +25,8 @@ export function createAdminApp(state: AdminState): Hono {
     }),
   );
   app.get("/debug/problems", (c) => c.json(state.problems));
+  app.get("/metrics", async (c) =>
+    c.body(await metrics.text(), 200, { "content-type": metrics.registry.contentType }),
+  );
   return app;
 }

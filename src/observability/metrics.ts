@@ -1,0 +1,202 @@
+/**
+ * Prometheus metrics. prom-client does the registry and the text format; the per-request series are
+ * accumulated in `RouteStatsTable` (plain arrays, no label hashing on the hot path) and read at scrape
+ * time through collector objects. Every label value comes from configuration or a fixed set, never from
+ * what a client sends, so memory is bounded by the configuration.
+ */
+import { X509Certificate } from "node:crypto";
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
+import type { GatewayModel, Problem } from "../model/types.ts";
+import { latencyBuckets, noRoute, RouteStatsTable } from "./route-stats.ts";
+
+type Sample = { labels?: Record<string, string | number>; value: number; metricName?: string };
+
+/** A metric whose samples are produced at scrape time (the shape prom-client's Registry formats). */
+function collector(
+  name: string,
+  help: string,
+  type: "counter" | "gauge" | "histogram",
+  read: () => Sample[],
+) {
+  return {
+    name,
+    help,
+    type,
+    aggregator: "sum" as const,
+    get: async () => ({ name, help, type, values: read(), aggregator: "sum" as const }),
+  };
+}
+
+const classNames = ["other", "1xx", "2xx", "3xx", "4xx", "5xx"];
+
+export class GatewayMetrics {
+  readonly registry = new Registry();
+  readonly routes = new RouteStatsTable();
+  private inflight: () => number = () => 0;
+  private readonly upstreamErrors = new Counter({
+    name: "gatehouse_upstream_errors_total",
+    help: "Forwarding failures by backend and kind (connect: unreachable or reset, timeout: no response in time).",
+    labelNames: ["backend", "kind"] as const,
+    registers: [this.registry],
+  });
+  private readonly applies = new Counter({
+    name: "gatehouse_config_applies_total",
+    help: "Configuration snapshots translated and applied, by result.",
+    labelNames: ["result"] as const,
+    registers: [this.registry],
+  });
+  private readonly applySeconds = new Histogram({
+    name: "gatehouse_config_apply_duration_seconds",
+    help: "Time from a new snapshot to the new route table serving.",
+    buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 5],
+    registers: [this.registry],
+  });
+  private readonly problems = new Gauge({
+    name: "gatehouse_translate_problems",
+    help: "Problems found in the current configuration, by object kind, reason and severity.",
+    labelNames: ["kind", "reason", "severity"] as const,
+    registers: [this.registry],
+  });
+  private readonly certExpiry = new Gauge({
+    name: "gatehouse_tls_certificate_expiry_timestamp_seconds",
+    help: "Expiry (notAfter, Unix seconds) of each certificate served, by listener and source Secret.",
+    labelNames: ["listener", "certificate"] as const,
+    registers: [this.registry],
+  });
+  readonly authFailures = new Counter({
+    name: "gatehouse_auth_failures_total",
+    help: "Requests refused by authentication or authorization, by reason.",
+    labelNames: ["reason"] as const,
+    registers: [this.registry],
+  });
+  readonly rateLimitDecisions = new Counter({
+    name: "gatehouse_ratelimit_decisions_total",
+    help: "Rate limit decisions by policy and decision (allowed, limited, failed_open, failed_closed, shadow).",
+    labelNames: ["policy", "decision"] as const,
+    registers: [this.registry],
+  });
+
+  constructor(options: { processMetrics?: boolean } = {}) {
+    if (options.processMetrics !== false)
+      collectDefaultMetrics({ register: this.registry, prefix: "gatehouse_" });
+    const r = this.routes;
+    this.registry.registerMetric(
+      collector(
+        "gatehouse_requests_total",
+        "Requests answered, by route and status class.",
+        "counter",
+        () => {
+          const out: Sample[] = [];
+          for (const [route, s] of r.entries())
+            s.byClass.forEach((v, i) => {
+              if (v > 0) out.push({ labels: { route, code_class: classNames[i] as string }, value: v });
+            });
+          return out;
+        },
+      ) as never,
+    );
+    this.registry.registerMetric(
+      collector(
+        "gatehouse_request_duration_seconds",
+        "Time from request to response headers, by route.",
+        "histogram",
+        () => {
+          const out: Sample[] = [];
+          for (const [route, s] of r.entries()) {
+            let cumulative = 0;
+            latencyBuckets.forEach((le, i) => {
+              cumulative += s.buckets[i] as number;
+              out.push({
+                metricName: "gatehouse_request_duration_seconds_bucket",
+                labels: { route, le },
+                value: cumulative,
+              });
+            });
+            out.push({
+              metricName: "gatehouse_request_duration_seconds_bucket",
+              labels: { route, le: "+Inf" },
+              value: s.count,
+            });
+            out.push({
+              metricName: "gatehouse_request_duration_seconds_sum",
+              labels: { route },
+              value: s.sum,
+            });
+            out.push({
+              metricName: "gatehouse_request_duration_seconds_count",
+              labels: { route },
+              value: s.count,
+            });
+          }
+          return out;
+        },
+      ) as never,
+    );
+    this.registry.registerMetric(
+      collector(
+        "gatehouse_response_bytes_total",
+        "Response body bytes sent (when the length was known), by route.",
+        "counter",
+        () => [...r.entries()].map(([route, s]) => ({ labels: { route }, value: s.bytes })),
+      ) as never,
+    );
+    this.registry.registerMetric(
+      collector(
+        "gatehouse_inflight_requests",
+        "Requests being served right now, all listeners.",
+        "gauge",
+        () => [{ value: this.inflight() }],
+      ) as never,
+    );
+  }
+
+  /** Count one answered request (hot path). `route` is a configured route name or undefined for none. */
+  request(route: string | undefined, status: number, seconds: number, bytes: number): void {
+    this.routes.record(route ?? noRoute, status, seconds, bytes);
+  }
+
+  upstreamError(backend: string, kind: "connect" | "timeout"): void {
+    this.upstreamErrors.inc({ backend, kind });
+  }
+
+  /** Where the in-flight request count comes from (the proxy's servers). */
+  setInflightSource(read: () => number): void {
+    this.inflight = read;
+  }
+
+  /** Record a configuration apply and refresh what derives from the configuration. */
+  configApplied(ok: boolean, seconds: number, model?: GatewayModel, problems?: readonly Problem[]): void {
+    this.applies.inc({ result: ok ? "success" : "failure" });
+    this.applySeconds.observe(seconds);
+    if (!ok || model === undefined) return;
+    const names = new Set<string>();
+    for (const l of model.listeners)
+      for (const v of l.virtualHosts) for (const rt of v.routes) names.add(rt.name);
+    this.routes.retain(names);
+    this.problems.reset();
+    for (const p of problems ?? [])
+      this.problems.inc({ kind: p.object.kind, reason: p.reason, severity: p.severity });
+    this.certExpiry.reset();
+    for (const l of model.listeners) {
+      for (const c of l.tls?.certificates ?? []) {
+        const expiry = certificateExpiry(c.certPem);
+        const name = `${c.source.namespace}/${c.source.name}`;
+        if (expiry !== undefined) this.certExpiry.set({ listener: l.name, certificate: name }, expiry);
+      }
+    }
+  }
+
+  /** The Prometheus text exposition. */
+  async text(): Promise<string> {
+    return this.registry.metrics();
+  }
+}
+
+/** notAfter of the first certificate in a PEM chain, in Unix seconds; undefined if it does not parse. */
+export function certificateExpiry(pem: string): number | undefined {
+  try {
+    return Math.floor(new Date(new X509Certificate(pem).validTo).getTime() / 1000);
+  } catch {
+    return undefined;
+  }
+}
