@@ -16,7 +16,8 @@ const usage = `gatehouse — a Gateway API-first ingress gateway
 Usage:
   gatehouse serve --dir DIR [--http-port 8080] [--https-port 8443] [--admin-port 9090] [--bind ADDR]
                   [--ingress-class gatehouse] [--watch-ingress-without-class] [--upstream-timeout-ms 60000]
-                  [--workers N] [--log-level info]
+                  [--workers N] [--drain-delay-ms 5000]
+                  [--drain-timeout-ms 30000] [--access-log-sample 1] [--log-level info]
   gatehouse translate -f FILE [-f FILE...] [--ingress-class NAME]
 
 Every serve flag can also be set as GATEHOUSE_<FLAG_NAME>, e.g. GATEHOUSE_HTTP_PORT=8080.
@@ -38,14 +39,17 @@ async function main(argv: string[]): Promise<number> {
     if (process.env.GATEHOUSE_WORKER_OF) exitWithParent(Number(process.env.GATEHOUSE_WORKER_OF));
     const gateway = await startGateway(config);
     logger.info("gatehouse serving", { listeners: gateway.proxy.ports(), admin: gateway.admin.port });
-    await new Promise<void>((resolve) => {
-      const stop = () => resolve();
-      process.once("SIGTERM", stop);
-      process.once("SIGINT", stop);
+    // SIGTERM (Kubernetes) drains with the configured delay; Ctrl-C stops without waiting.
+    const signal = await new Promise<NodeJS.Signals>((resolve) => {
+      process.once("SIGTERM", () => resolve("SIGTERM"));
+      process.once("SIGINT", () => resolve("SIGINT"));
     });
-    logger.info("stopping");
-    for (const child of children) child.kill("SIGTERM");
-    await Promise.all([gateway.stop(), ...children.map((c) => c.exited)]);
+    logger.info("stopping", { signal });
+    for (const child of children) child.kill(signal);
+    await Promise.all([
+      gateway.stop({ delayMs: signal === "SIGTERM" ? config["drain-delay-ms"] : 0 }),
+      ...children.map((c) => c.exited),
+    ]);
     return 0;
   }
   if (command === "translate") {

@@ -19,7 +19,8 @@ export interface RunningGateway {
   readonly metrics: GatewayMetrics;
   /** Resolves after the next snapshot has been applied (tests use it to wait for a reload). */
   nextApply(): Promise<void>;
-  stop(): Promise<void>;
+  /** Graceful stop: not ready → `delayMs` still serving → stop accepting → in-flight finish by `timeoutMs`. */
+  stop(drain?: { delayMs?: number; timeoutMs?: number }): Promise<void>;
 }
 
 /**
@@ -107,11 +108,17 @@ export async function startGateway(config: ServeConfig): Promise<RunningGateway>
     state,
     metrics,
     nextApply: () => new Promise<void>((resolve) => waiters.push(resolve)),
-    async stop() {
+    async stop(drain: { delayMs?: number; timeoutMs?: number } = {}) {
+      // Readiness goes false first so load balancers stop sending; keep serving through the delay, then
+      // stop accepting and give in-flight requests until the deadline.
       state.ready = false;
+      if (drain.delayMs) await Bun.sleep(drain.delayMs);
       source.stop();
       await chain;
-      await proxy.stop();
+      const stopped = proxy.stop();
+      const timeoutMs = drain.timeoutMs ?? config["drain-timeout-ms"];
+      const inTime = await Promise.race([stopped.then(() => true), Bun.sleep(timeoutMs).then(() => false)]);
+      if (!inTime) log.warn("drain deadline reached; closing remaining connections", { timeoutMs });
       admin.stop(true);
     },
   };

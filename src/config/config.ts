@@ -35,6 +35,12 @@ const serveFlags = z
     "debounce-ms": z.coerce.number().int().min(0).default(100),
     /** Serving processes sharing the listeners (SO_REUSEPORT); 0 = one per CPU core. */
     workers: z.coerce.number().int().min(0).max(256).default(0),
+    /** On SIGTERM: how long to keep accepting (readiness already false) so load balancers notice. */
+    "drain-delay-ms": z.coerce.number().int().min(0).default(5_000),
+    /** Then how long in-flight requests may take before connections are closed anyway. */
+    "drain-timeout-ms": z.coerce.number().int().min(0).default(30_000),
+    /** Share of requests written to the access log: 0 = off, 1 = every request. */
+    "access-log-sample": z.coerce.number().min(0).max(1).default(1),
     "log-level": z.enum(["debug", "info", "warn", "error"]).default("info"),
   })
   .strict();
