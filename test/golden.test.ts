@@ -32,6 +32,7 @@ for (const name of cases) {
     const actual = dumpTranslateResult({
       model: result.model,
       problems: [...loaded.problems, ...result.problems],
+      statuses: result.statuses,
     });
     const outFile = join(dir, `${name}.out.yaml`);
     if (update || !existsSync(outFile)) {

@@ -30,7 +30,7 @@ export interface RunningGateway {
  */
 export async function startGateway(config: ServeConfig): Promise<RunningGateway> {
   setLogLevel(config["log-level"]);
-  const state: AdminState = { ready: false, model: undefined, problems: [] };
+  const state: AdminState = { ready: false, model: undefined, problems: [], statuses: [] };
   const metrics = new GatewayMetrics();
   const admin = Bun.serve({
     port: config["admin-port"],
@@ -50,17 +50,20 @@ export async function startGateway(config: ServeConfig): Promise<RunningGateway>
     chain = chain.then(async () => {
       const started = performance.now();
       try {
-        const { model, problems } = translate(snapshot, {
+        const { model, problems, statuses } = translate(snapshot, {
           httpPort: config["http-port"],
           httpsPort: config["https-port"],
           ingressClass: config["ingress-class"],
           ingressController: config["ingress-controller"],
           watchIngressWithoutClass: config["watch-ingress-without-class"],
+          gatewayController: config["gateway-controller"],
+          gatewayAddressPool: config["gateway-address-pool"],
         });
         logged = logNewProblems(problems, logged);
         await proxy.apply(model);
         state.model = model;
         state.problems = problems;
+        state.statuses = statuses;
         state.ready = true;
         metrics.configApplied(true, (performance.now() - started) / 1000, model, problems);
         log.info("config applied", {

@@ -5,6 +5,8 @@ import type { GatewayModel, Problem } from "./types.ts";
 export interface DumpableResult {
   readonly model: GatewayModel;
   readonly problems: readonly Problem[];
+  /** Object statuses (src/status/types.ts ObjectStatus), printed after the problems when there are any. */
+  readonly statuses?: readonly unknown[];
 }
 
 export const redacted = "<redacted>";
@@ -13,7 +15,19 @@ export const redacted = "<redacted>";
 const secretKeys = new Set(["keyPem"]);
 
 /** Keys printed first, in this order, so each map reads naturally (`kind, namespace, name`); the rest follow alphabetically. */
-const leadingKeys = ["kind", "namespace", "name", "id", "hostname", "type", "object", "reason", "severity"];
+const leadingKeys = [
+  "target",
+  "kind",
+  "namespace",
+  "name",
+  "id",
+  "hostname",
+  "type",
+  "status",
+  "object",
+  "reason",
+  "severity",
+];
 
 /**
  * The model as YAML for `/debug/model`, `gatehouse translate` and golden files. Map keys in a fixed order
@@ -25,9 +39,17 @@ export function dumpModel(model: GatewayModel): string {
   return toYaml(model);
 }
 
-/** `{ model, problems }` as YAML, for `gatehouse translate` and the golden tests. */
+/**
+ * `{ model, problems, statuses }` as YAML, for `gatehouse translate` and the golden tests. `statuses` is
+ * left out when empty, so results with no Gateway API objects print as they always did.
+ */
 export function dumpTranslateResult(result: DumpableResult): string {
-  return toYaml({ model: result.model, problems: result.problems });
+  const statuses = result.statuses ?? [];
+  return toYaml({
+    model: result.model,
+    problems: result.problems,
+    ...(statuses.length > 0 ? { statuses } : {}),
+  });
 }
 
 function toYaml(value: unknown): string {

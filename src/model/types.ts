@@ -89,6 +89,9 @@ export interface Route {
   readonly name: string;
   /** The object this route was translated from. */
   readonly source: SourceRef;
+  /** The HTTPRoute rule's `name` (Gateway API named rules, GEP-995), when it has one; for logs and
+   * metrics only. The route `name` keeps the rule index so it stays stable if a name is added. */
+  readonly ruleName?: string;
   /** Conditions a request must meet (all of them). */
   readonly match: RouteMatch;
   /** Filters applied in order before the action (header edits, rewrites, mirrors, CORS). */
@@ -139,7 +142,7 @@ export interface QueryParamMatch {
   readonly value: string;
 }
 
-/** Time limits in milliseconds. */
+/** Time limits in milliseconds. A value of 0 disables that limit (Gateway API `0s`), as the spec asks. */
 export interface RouteTimeouts {
   /** Whole request, from receipt to the end of the response headers; 504 when exceeded. */
   readonly requestMs?: number;
@@ -198,6 +201,14 @@ export interface WeightedBackend {
   readonly weight: number;
   /** Filters applied only for requests sent to this backend. */
   readonly filters: readonly Filter[];
+  /**
+   * Gateway API invalid reference (kind other than Service, cross-namespace without a ReferenceGrant,
+   * Service or port not found, unsupported appProtocol): a request that picks this entry (by weight, like
+   * any other) is answered with this status (500, as the Gateway API requires) and never forwarded.
+   * `backendId` then only names the reference for logs and is not looked up in `GatewayModel.backends`.
+   * Absent for valid references; a valid backend with no ready endpoints still answers 503 via `problem`.
+   */
+  readonly failStatus?: number;
 }
 
 /** Protocol spoken to the upstream. */

@@ -1,6 +1,7 @@
 import { Hono } from "hono";
 import { dumpModel } from "../model/dump.ts";
 import type { GatewayModel, Problem } from "../model/types.ts";
+import type { ObjectStatus } from "../status/types.ts";
 import type { GatewayMetrics } from "./metrics.ts";
 
 /** What the admin endpoints read; the serve command updates it after each apply. */
@@ -9,6 +10,9 @@ export interface AdminState {
   ready: boolean;
   model: GatewayModel | undefined;
   problems: readonly Problem[];
+  /** Status computed for Gateway API objects (in a cluster the leader writes it back; in folder mode
+   * this is the only place to see it). */
+  statuses: readonly ObjectStatus[];
 }
 
 /**
@@ -25,6 +29,7 @@ export function createAdminApp(state: AdminState, metrics: GatewayMetrics): Hono
     }),
   );
   app.get("/debug/problems", (c) => c.json(state.problems));
+  app.get("/debug/status", (c) => c.json(state.statuses));
   app.get("/metrics", async (c) =>
     c.body(await metrics.text(), 200, { "content-type": metrics.registry.contentType }),
   );

@@ -1,4 +1,5 @@
 import type { EndpointSlice, Secret, Service } from "./schema/core.ts";
+import type { Gateway, GatewayClass, HTTPRoute, Namespace, ReferenceGrant } from "./schema/gateway.ts";
 import type { Ingress, IngressClass } from "./schema/networking.ts";
 
 /**
@@ -12,6 +13,13 @@ export interface ResourceSnapshot {
   readonly services: readonly Service[];
   readonly endpointSlices: readonly EndpointSlice[];
   readonly secrets: readonly Secret[];
+  /** Core Namespaces, read only for their labels (Gateway `allowedRoutes.namespaces.selector`). A
+   * namespace with no object here is taken to carry only `kubernetes.io/metadata.name`. */
+  readonly namespaces: readonly Namespace[];
+  readonly gatewayClasses: readonly GatewayClass[];
+  readonly gateways: readonly Gateway[];
+  readonly httpRoutes: readonly HTTPRoute[];
+  readonly referenceGrants: readonly ReferenceGrant[];
 }
 
 /** A snapshot with nothing in it: what the gateway serves before its first source sync. */
@@ -21,4 +29,16 @@ export const emptySnapshot: ResourceSnapshot = {
   services: [],
   endpointSlices: [],
   secrets: [],
+  namespaces: [],
+  gatewayClasses: [],
+  gateways: [],
+  httpRoutes: [],
+  referenceGrants: [],
 };
+
+/** A fresh mutable field → array record with every snapshot field, for sources that fill one. */
+export function emptySnapshotFields(): Record<keyof ResourceSnapshot, unknown[]> {
+  const fields = {} as Record<keyof ResourceSnapshot, unknown[]>;
+  for (const key of Object.keys(emptySnapshot) as (keyof ResourceSnapshot)[]) fields[key] = [];
+  return fields;
+}

@@ -1,8 +1,11 @@
-import type { GatewayModel, Listener, Problem, VirtualHost } from "../model/types.ts";
+import type { Backend, GatewayModel, Listener, Problem, VirtualHost } from "../model/types.ts";
 import type { ResourceSnapshot } from "../sources/snapshot.ts";
+import type { ObjectStatus } from "../status/types.ts";
 import { dropConflicts } from "./conflicts.ts";
 import { hostsWithRootPrefix, placeDefaultBackends } from "./default-backend.ts";
+import { type GatewayAPITranslation, translateGatewayAPI } from "./gateway.ts";
 import { type IngressTranslation, translateIngress } from "./ingress.ts";
+import { dropIngressClashes } from "./ingress-clash.ts";
 import { selectIngresses } from "./ingress-class.ts";
 import { arrayOf, sourceRef } from "./objects.ts";
 import { internalProblem, sortProblems } from "./problems.ts";
@@ -21,6 +24,11 @@ export interface TranslateOptions {
   readonly ingressController: string;
   /** Serve Ingresses that name no class even when none of our IngressClasses is the default. */
   readonly watchIngressWithoutClass: boolean;
+  /** The `spec.controllerName` of GatewayClasses that are ours. */
+  readonly gatewayController: string;
+  /** IPv4 CIDR (`--gateway-address-pool`, e.g. `127.0.1.0/24`) Gateways without `spec.addresses` get an
+   * address from; absent: they bind the process-wide address. See docs/gateway-api.md. */
+  readonly gatewayAddressPool?: string;
 }
 
 export const defaultTranslateOptions: TranslateOptions = {
@@ -29,12 +37,17 @@ export const defaultTranslateOptions: TranslateOptions = {
   ingressClass: "gatehouse",
   ingressController: "gatehouse.dev/ingress-controller",
   watchIngressWithoutClass: false,
+  gatewayController: "gatehouse.dev/gateway-controller",
+  gatewayAddressPool: undefined,
 };
 
 export interface TranslateResult {
   readonly model: GatewayModel;
   /** Sorted by object; each object's problems in the order of its fields. */
   readonly problems: readonly Problem[];
+  /** The `.status` of every GatewayClass and Gateway of ours and every HTTPRoute with a parent of ours:
+   * GatewayClasses, then Gateways, then HTTPRoutes, each sorted by namespace/name. */
+  readonly statuses: readonly ObjectStatus[];
 }
 
 const gatewaySource = { kind: "Gatehouse", namespace: "", name: "default" } as const;
@@ -49,19 +62,17 @@ const gatewaySource = { kind: "Gatehouse", namespace: "", name: "default" } as c
  * 4. default backends placed where no rule serves `Prefix /`, then their conflicts (default-backend.ts);
  * 5. backends resolved through Services and EndpointSlices, routes grouped into virtual hosts and
  *    sorted by precedence (virtual-hosts.ts, backends.ts, sort.ts);
- * 6. the default HTTP listener, always present so the gateway listens even with no routes.
+ * 6. the default HTTP listener, always present so the gateway listens even with no routes;
+ * 7. the Gateway API: GatewayClasses, Gateways, HTTPRoutes into listeners and statuses (gateway.ts);
+ *    where a Gateway listener shares the default listener's address and port, an HTTPRoute claiming an
+ *    Ingress path's host and path wins (ingress-clash.ts). Gateway listeners follow the default one.
  * The HTTPS listener (Ingress `spec.tls`) will be built between steps 5 and 6 from the same hosts.
  */
 export function translate(snapshot: ResourceSnapshot, options?: Partial<TranslateOptions>): TranslateResult {
-  const opts = withDefaults(options);
-  try {
-    return translateSnapshot(snapshot, opts);
-  } catch (err) {
-    return {
-      model: { listeners: [httpListener(opts, [])], backends: {} },
-      problems: [internalProblem(gatewaySource, err)],
-    };
-  }
+  // Each object is translated inside its own try, so a bug triggered by one object costs only that
+  // object. Anything that still escapes is a bug in the whole pass: the caller keeps its last good
+  // model rather than serving an empty one.
+  return translateSnapshot(snapshot, withDefaults(options));
 }
 
 function translateSnapshot(snapshot: ResourceSnapshot, opts: TranslateOptions): TranslateResult {
@@ -86,10 +97,43 @@ function translateSnapshot(snapshot: ResourceSnapshot, opts: TranslateOptions): 
   const defaults = dropConflicts(placeDefaultBackends(translations, hostsWithRootPrefix(rules.kept)));
   const built = buildVirtualHosts([...rules.kept, ...defaults.kept], index);
   problems.push(...rules.problems, ...defaults.problems, ...built.problems);
+  const gw = gatewayAPI(snapshot, index, opts);
+  const clash = dropIngressClashes(httpListener(opts, built.virtualHosts), gw.listeners);
+  problems.push(...gw.problems, ...clash.problems);
   return {
-    model: { listeners: [httpListener(opts, built.virtualHosts)], backends: built.backends },
+    model: {
+      listeners: [clash.listener, ...gw.listeners],
+      backends: mergeBackends(built.backends, gw.backends),
+    },
     problems: sortProblems(problems),
+    statuses: gw.statuses,
   };
+}
+
+/** The Gateway API half; a bug there must not cost the Ingress half (which is already built). */
+function gatewayAPI(
+  snapshot: ResourceSnapshot,
+  index: ReturnType<typeof indexSnapshot>,
+  opts: TranslateOptions,
+): GatewayAPITranslation {
+  try {
+    return translateGatewayAPI(snapshot, index, opts);
+  } catch (err) {
+    const problems = [internalProblem({ kind: "Gatehouse", namespace: "", name: "default" }, err)];
+    return { listeners: [], backends: [], statuses: [], problems };
+  }
+}
+
+/** Ingress backends and Gateway API backends in one map, keys sorted (equal ids are the same Service port). */
+function mergeBackends(
+  ingress: Record<string, Backend>,
+  gateway: readonly Backend[],
+): Record<string, Backend> {
+  const all = new Map<string, Backend>(Object.entries(ingress));
+  for (const b of gateway) if (!all.has(b.id)) all.set(b.id, b);
+  const out: Record<string, Backend> = {};
+  for (const id of [...all.keys()].sort(compareStrings)) out[id] = all.get(id) as Backend;
+  return out;
 }
 
 function httpListener(opts: TranslateOptions, virtualHosts: VirtualHost[]): Listener {

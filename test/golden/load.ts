@@ -6,7 +6,7 @@
 import { parseAllDocuments } from "yaml";
 import type { Problem } from "../../src/model/types.ts";
 import { knownKinds, parseObject } from "../../src/sources/schema/index.ts";
-import type { ResourceSnapshot } from "../../src/sources/snapshot.ts";
+import { emptySnapshotFields, type ResourceSnapshot } from "../../src/sources/snapshot.ts";
 
 export interface LoadedCase {
   readonly snapshot: ResourceSnapshot;
@@ -14,13 +14,7 @@ export interface LoadedCase {
 }
 
 export function loadCase(text: string): LoadedCase {
-  const fields: Record<string, unknown[]> = {
-    ingressClasses: [],
-    ingresses: [],
-    services: [],
-    endpointSlices: [],
-    secrets: [],
-  };
+  const fields: Record<string, unknown[]> = emptySnapshotFields();
   const problems: Problem[] = [];
   parseAllDocuments(text).forEach((doc, i) => {
     if (doc.errors.length > 0) {
@@ -57,7 +51,7 @@ export function loadCase(text: string): LoadedCase {
 function refOf(raw: Record<string, unknown>): Problem["object"] {
   const meta = (raw.metadata ?? {}) as Record<string, unknown>;
   const kind = typeof raw.kind === "string" ? raw.kind : "";
-  const clusterScoped = kind === "IngressClass";
+  const clusterScoped = kind === "IngressClass" || kind === "GatewayClass" || kind === "Namespace";
   const ns = typeof meta.namespace === "string" ? meta.namespace : clusterScoped ? "" : "default";
   return { kind, namespace: ns, name: typeof meta.name === "string" ? meta.name : "" };
 }

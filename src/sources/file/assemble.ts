@@ -1,5 +1,5 @@
 import { knownKinds } from "../schema/index.ts";
-import type { ResourceSnapshot } from "../snapshot.ts";
+import { emptySnapshotFields, type ResourceSnapshot } from "../snapshot.ts";
 import type { Entry, FileParse } from "./documents.ts";
 
 /** Something in the folder that is not (or not fully) served. */
@@ -99,13 +99,7 @@ export function assemble(
   results: readonly FileResult[],
   extraErrors: readonly SourceError[] = [],
 ): { load: FolderLoad; memory: FileMemory } {
-  const fields: Record<keyof ResourceSnapshot, unknown[]> = {
-    ingressClasses: [],
-    ingresses: [],
-    services: [],
-    endpointSlices: [],
-    secrets: [],
-  };
+  const fields = emptySnapshotFields();
   const errors: SourceError[] = [...extraErrors];
   const first = new Map<string, { file: string; docIndex: number }>();
   const memory = new Map<string, readonly Entry[]>();

@@ -5,7 +5,7 @@ import { isKnownKind, type KnownKind, parseObject } from "../schema/index.ts";
  * Kinds without a namespace. Everything else we read is namespaced and gets `default` when the YAML
  * leaves the namespace out, as `kubectl apply` would.
  */
-export const clusterScopedKinds: ReadonlySet<string> = new Set(["IngressClass", "GatewayClass"]);
+export const clusterScopedKinds: ReadonlySet<string> = new Set(["IngressClass", "GatewayClass", "Namespace"]);
 
 /** One validated object of a file, with the identity duplicates and last-good fallbacks are keyed on. */
 export interface Entry {

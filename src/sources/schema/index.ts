@@ -1,6 +1,7 @@
 import type { z } from "zod";
 import type { ResourceSnapshot } from "../snapshot.ts";
 import { endpointSlice, secret, service } from "./core.ts";
+import { gateway, gatewayClass, httpRoute, namespace, referenceGrant } from "./gateway.ts";
 import { ingress, ingressClass } from "./networking.ts";
 
 /** Each kind we read: its schema and the snapshot field its objects go into. */
@@ -10,6 +11,11 @@ export const knownKinds = {
   Service: { schema: service, field: "services" },
   EndpointSlice: { schema: endpointSlice, field: "endpointSlices" },
   Secret: { schema: secret, field: "secrets" },
+  Namespace: { schema: namespace, field: "namespaces" },
+  GatewayClass: { schema: gatewayClass, field: "gatewayClasses" },
+  Gateway: { schema: gateway, field: "gateways" },
+  HTTPRoute: { schema: httpRoute, field: "httpRoutes" },
+  ReferenceGrant: { schema: referenceGrant, field: "referenceGrants" },
 } as const satisfies Record<string, { schema: z.ZodType; field: keyof ResourceSnapshot }>;
 
 export type KnownKind = keyof typeof knownKinds;

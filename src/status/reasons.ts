@@ -1,0 +1,70 @@
+/**
+ * Gateway API condition types and reasons (v1.6.1, `apis/v1/*_types.go`), spelled once so a typo cannot
+ * produce a reason no client understands. Only the ones Gatehouse sets are listed.
+ */
+
+export const gatewayGroup = "gateway.networking.k8s.io";
+
+export const ConditionType = {
+  Accepted: "Accepted",
+  Programmed: "Programmed",
+  ResolvedRefs: "ResolvedRefs",
+  Conflicted: "Conflicted",
+  PartiallyInvalid: "PartiallyInvalid",
+} as const;
+
+export const GatewayClassReason = {
+  Accepted: "Accepted",
+} as const;
+
+export const GatewayReason = {
+  Accepted: "Accepted",
+  ListenersNotValid: "ListenersNotValid",
+  UnsupportedAddress: "UnsupportedAddress",
+  Programmed: "Programmed",
+  Invalid: "Invalid",
+  AddressNotAssigned: "AddressNotAssigned",
+} as const;
+
+export const ListenerReason = {
+  Accepted: "Accepted",
+  PortUnavailable: "PortUnavailable",
+  UnsupportedProtocol: "UnsupportedProtocol",
+  UnsupportedValue: "UnsupportedValue",
+  Programmed: "Programmed",
+  Invalid: "Invalid",
+  ResolvedRefs: "ResolvedRefs",
+  InvalidCertificateRef: "InvalidCertificateRef",
+  InvalidRouteKinds: "InvalidRouteKinds",
+  RefNotPermitted: "RefNotPermitted",
+  NoConflicts: "NoConflicts",
+  HostnameConflict: "HostnameConflict",
+  ProtocolConflict: "ProtocolConflict",
+} as const;
+
+export const RouteReason = {
+  Accepted: "Accepted",
+  NotAllowedByListeners: "NotAllowedByListeners",
+  NoMatchingListenerHostname: "NoMatchingListenerHostname",
+  NoMatchingParent: "NoMatchingParent",
+  UnsupportedValue: "UnsupportedValue",
+  IncompatibleFilters: "IncompatibleFilters",
+  ResolvedRefs: "ResolvedRefs",
+  BackendNotFound: "BackendNotFound",
+  RefNotPermitted: "RefNotPermitted",
+  InvalidKind: "InvalidKind",
+  UnsupportedProtocol: "UnsupportedProtocol",
+} as const;
+
+export type RouteAcceptedFailure =
+  | typeof RouteReason.NotAllowedByListeners
+  | typeof RouteReason.NoMatchingListenerHostname
+  | typeof RouteReason.NoMatchingParent
+  | typeof RouteReason.UnsupportedValue
+  | typeof RouteReason.IncompatibleFilters;
+
+export type RouteRefFailure =
+  | typeof RouteReason.BackendNotFound
+  | typeof RouteReason.RefNotPermitted
+  | typeof RouteReason.InvalidKind
+  | typeof RouteReason.UnsupportedProtocol;
