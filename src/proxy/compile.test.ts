@@ -25,7 +25,7 @@ describe("compile", () => {
     expect(w).toContain("more than one catch-all");
     expect(w).toContain("weird");
     expect(w).toContain("bad-wildcard.example");
-    expect(w).toContain("h2c");
+    expect(w).not.toContain("h2c");
     const weirdRoute = t.listeners[0]?.hosts.any?.routes[0];
     expect(weirdRoute?.action).toMatchObject({ kind: "DirectResponse", status: 500 });
     expect(t.listeners[0]?.hosts.exact.get("a.example")?.routes[0]?.name).toBe("ok");
@@ -69,5 +69,32 @@ describe("compile", () => {
       kind: "DirectResponse",
       status: 500,
     });
+  });
+
+  test("an invalid reference keeps its weight, carries its status and is never looked up", () => {
+    const t = compile(
+      model(
+        [
+          listener([
+            vhost("*", [
+              route("r", match("/"), {
+                kind: "Forward",
+                backends: [
+                  { backendId: "ok", weight: 1, filters: [] },
+                  { backendId: "other-ns/svc:80", weight: 1, filters: [], failStatus: 500 },
+                ],
+              }),
+            ]),
+          ]),
+        ],
+        [backend("ok", [1234]), backend("h2", [1], { protocol: "h2c" })],
+      ),
+    );
+    const a = t.listeners[0]?.hosts.any?.routes[0]?.action;
+    if (a?.kind !== "Forward") throw new Error("not a forward");
+    const picks = [a.pick(), a.pick()];
+    expect(picks.map((p) => p?.failStatus).sort()).toEqual([500, undefined]);
+    expect(picks.find((p) => p?.failStatus)?.backend).toBeUndefined();
+    expect(t.warnings.join()).not.toContain("other-ns/svc:80");
   });
 });

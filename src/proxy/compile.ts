@@ -32,7 +32,7 @@ export function compile(model: GatewayModel): RouteTable {
   const warnings: string[] = [];
   const warn: Warn = (m) => warnings.push(m);
   const backends = new Map<string, CompiledBackend>();
-  for (const [id, b] of Object.entries(model.backends)) backends.set(id, compileBackend(id, b, warn));
+  for (const [id, b] of Object.entries(model.backends)) backends.set(id, compileBackend(id, b));
   const ctx: CompileContext = { backends, models: model.backends, warn };
   const listeners = model.listeners.map((l) => compileListener(l, ctx));
   return { listeners, warnings };
@@ -44,13 +44,12 @@ interface CompileContext {
   readonly warn: Warn;
 }
 
-function compileBackend(id: string, b: Backend, warn: Warn): CompiledBackend {
-  if (b.protocol === "h2c") warn(`backend ${id}: h2c is not supported yet; forwarding over HTTP/1.1`);
+function compileBackend(id: string, b: Backend): CompiledBackend {
   const bases = b.problem
     ? []
     : b.endpoints.map((e) => `http://${e.address.includes(":") ? `[${e.address}]` : e.address}:${e.port}`);
   const problem = b.problem ?? (bases.length === 0 ? "NoReadyEndpoints" : undefined);
-  return { id, bases, problem, next: 0 };
+  return { id, bases, problem, h2c: b.protocol === "h2c", next: 0 };
 }
 
 function compileListener(l: Listener, ctx: CompileContext): ListenerTable {
@@ -156,6 +155,16 @@ function compileAction(r: Route, routeFilters: FilterChain, ctx: CompileContext)
   switch (a.kind) {
     case "Forward": {
       const choices = a.backends.map((wb) => {
+        // An invalid reference is never forwarded, so its own filters never run and are not compiled.
+        if (wb.failStatus !== undefined) {
+          const value: BackendChoice = {
+            backend: undefined,
+            backendId: wb.backendId,
+            filters: routeFilters,
+            failStatus: wb.failStatus,
+          };
+          return { weight: wb.weight, value };
+        }
         const own = compileFilterChain(wb.filters, ctx.backends, ctx.models, ctx.warn);
         if (!ctx.backends.has(wb.backendId))
           ctx.warn(`route ${r.name}: unknown backend ${wb.backendId} (503)`);
@@ -165,6 +174,7 @@ function compileAction(r: Route, routeFilters: FilterChain, ctx: CompileContext)
           backend: ctx.backends.get(wb.backendId),
           backendId: wb.backendId,
           filters: joinChains(routeFilters, own),
+          failStatus: undefined,
         };
         return { weight: wb.weight, value };
       });

@@ -1,15 +1,19 @@
 /**
  * Sends a prepared request to one endpoint of a backend with Bun's fetch (keep-alive pooling is its
- * default) and hands back the upstream response for streaming: request and response bodies are passed
- * as streams, never buffered. Timeouts cover connect to response headers only — the timer is cleared
- * once headers arrive, so a long download is not cut. Failures map to 502 (connect/reset) and 504
- * (timeout); a client that disconnects first cancels the upstream request. Retries (the route's codes,
- * connect errors, timeouts only when 504 is listed) happen only for requests without a body, since a
- * streamed body cannot be replayed.
+ * default), or over an h2c session for `h2c` backends, and hands back the upstream response for
+ * streaming: request and response bodies are passed as streams, never buffered. Timeouts cover connect
+ * to response headers only — the timer is cleared once headers arrive, so a long download is not cut.
+ * `backendRequestMs` bounds each attempt (the route's `requestMs`, then the gateway default, when
+ * unset); `requestMs` bounds all attempts and backoffs together; 0 disables either. Failures map to 502
+ * (connect/reset) and 504 (timeout); a client that disconnects first cancels the upstream request.
+ * Retries (the route's codes, connect errors, timeouts only when 504 is listed) happen only for requests
+ * without a body, since a streamed body cannot be replayed.
  */
-import type { Logger } from "../observability/logger.ts";
+
 import type { RequestContext } from "./filters/chain.ts";
+import { h2cFetch } from "./h2c.ts";
 import { stripHopByHop } from "./hop-by-hop.ts";
+import type { LimitedLog } from "./log-limit.ts";
 import { type CompiledBackend, type CompiledRoute, nextEndpoint } from "./table.ts";
 
 /** What a failed forward ended as; the handler turns it into a response. */
@@ -23,48 +27,58 @@ export async function forward(
   backend: CompiledBackend,
   route: CompiledRoute,
   defaultTimeoutMs: number,
-  log: Logger,
+  log: LimitedLog,
 ): Promise<Response | 499 | 502 | 504> {
   const req = ctx.req;
   if (ctx.host !== null) ctx.headers.set("host", ctx.host);
   const body = req.body;
   const t = route.timeouts;
-  const attemptMs = t?.backendRequestMs ?? t?.requestMs ?? defaultTimeoutMs;
-  const deadline = t?.requestMs === undefined ? Number.POSITIVE_INFINITY : performance.now() + t.requestMs;
+  const attemptMs = limit(t?.backendRequestMs ?? t?.requestMs ?? defaultTimeoutMs);
+  const deadline = t?.requestMs ? performance.now() + t.requestMs : Number.POSITIVE_INFINITY;
   const retry = route.retry;
   const attempts = retry !== undefined && body === null ? 1 + Math.max(0, retry.attempts) : 1;
   for (let attempt = 1; ; attempt++) {
     const ms = Math.min(attemptMs, deadline - performance.now());
     if (ms <= 0) return UPSTREAM_TIMEOUT;
-    const url = nextEndpoint(backend) + ctx.path + ctx.query;
+    const base = nextEndpoint(backend);
     const ctrl = new AbortController();
     let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      ctrl.abort();
-    }, ms);
+    const timer =
+      ms === Number.POSITIVE_INFINITY
+        ? undefined
+        : setTimeout(() => {
+            timedOut = true;
+            ctrl.abort();
+          }, ms);
     // A client that goes away cancels the upstream request too (long polls would pile up otherwise).
     const onClientGone = () => ctrl.abort();
     req.signal.addEventListener("abort", onClientGone);
     let res: Response;
     try {
-      res = await fetch(url, {
-        method: req.method,
-        headers: ctx.headers,
-        body,
-        redirect: "manual",
-        decompress: false,
-        // Never through an HTTP(S)_PROXY from the environment: endpoints are pod addresses.
-        proxy: false,
-        signal: ctrl.signal,
-      });
+      res = backend.h2c
+        ? await h2cFetch(base, ctx.path + ctx.query, {
+            method: req.method,
+            headers: ctx.headers,
+            body,
+            signal: ctrl.signal,
+          })
+        : await fetch(base + ctx.path + ctx.query, {
+            method: req.method,
+            headers: ctx.headers,
+            body,
+            redirect: "manual",
+            decompress: false,
+            // Never through an HTTP(S)_PROXY from the environment: endpoints are pod addresses.
+            proxy: false,
+            signal: ctrl.signal,
+          });
     } catch (err) {
       if (req.signal.aborted && !timedOut) return CLIENT_GONE;
       const status = timedOut ? UPSTREAM_TIMEOUT : UPSTREAM_UNREACHABLE;
-      log.warn(timedOut ? "upstream timed out" : "upstream unreachable", {
+      log("warn", route.name, timedOut ? "upstream timed out" : "upstream unreachable", {
         route: route.name,
         backend: backend.id,
-        url,
+        endpoint: base,
         attempt,
         error: timedOut ? `no response headers within ${Math.round(ms)} ms` : String(err),
       });
@@ -84,6 +98,20 @@ export async function forward(
     }
     return res;
   }
+}
+
+/** A time limit in ms: 0 (Gateway API `0s`) and negative values mean none. */
+export function limit(ms: number): number {
+  return ms > 0 ? ms : Number.POSITIVE_INFINITY;
+}
+
+/** Whether a route's time limits may outlast `idleMs` (the listener's idle timeout, which Bun applies
+ * to a connection whose request is waiting for us): then the handler lifts it for that wait. */
+export function outlastsIdle(route: CompiledRoute, defaultTimeoutMs: number, idleMs: number): boolean {
+  const t = route.timeouts;
+  if (t?.requestMs) return t.requestMs > idleMs;
+  const attempt = limit(t?.backendRequestMs ?? t?.requestMs ?? defaultTimeoutMs);
+  return attempt * (1 + (route.retry?.attempts ?? 0)) > idleMs;
 }
 
 function backoff(ms: number | undefined): Promise<void> | undefined {

@@ -6,14 +6,17 @@
 import { logger } from "../observability/logger.ts";
 import type { RequestContext } from "./filters/chain.ts";
 import { runResponseFilters } from "./filters/chain.ts";
-import { forward, prepareClientResponse } from "./forward.ts";
+import { forward, outlastsIdle, prepareClientResponse } from "./forward.ts";
 import { prepareUpstreamHeaders } from "./forwarded-headers.ts";
+import { limitedLog } from "./log-limit.ts";
 import { findVirtualHost, normaliseHost } from "./match/host.ts";
 import { findRoute } from "./match/routes.ts";
 import { buildLocation } from "./redirect.ts";
 import { parseRequestTarget, type RequestTarget } from "./request-target.ts";
 import { errorResponse, textResponse } from "./responses.ts";
 import { type CompiledForward, type CompiledRoute, type ListenerTable, PATH_REGEX } from "./table.ts";
+import { isWebSocketUpgrade, type ProxyServer } from "./websocket.ts";
+import { forwardWebSocket } from "./websocket-forward.ts";
 
 const log = logger.child({ component: "proxy" });
 
@@ -21,6 +24,8 @@ const log = logger.child({ component: "proxy" });
 export interface ProxySettings {
   readonly defaultUpstreamTimeoutMs: number;
   readonly serverHeader: string;
+  /** Bun's `idleTimeout` of the listeners, seconds; it also runs while a request waits for us. */
+  readonly idleTimeoutSeconds: number;
 }
 
 /** A listener's live state: `table` is replaced by one assignment on reload. */
@@ -31,12 +36,9 @@ export interface ListenerState {
   readonly settings: ProxySettings;
 }
 
-/** Where the client is; Bun's `server.requestIP`. */
-export type ClientAddress = (req: Request) => string;
-
 export function handleRequest(
   req: Request,
-  clientAddress: ClientAddress,
+  srv: ProxyServer,
   state: ListenerState,
 ): Response | Promise<Response> {
   const table = state.table;
@@ -53,7 +55,7 @@ export function handleRequest(
     const a = route.action;
     switch (a.kind) {
       case "Forward":
-        return forwardRoute(req, route, a, target, rawHost, clientAddress, state, table);
+        return forwardRoute(req, route, a, target, rawHost, srv, state, table);
       case "Redirect": {
         const location = buildLocation(a, {
           listenerScheme: table.scheme,
@@ -68,7 +70,8 @@ export function handleRequest(
         return res;
       }
       default: {
-        if (a.error !== undefined) log.error("route cannot be served", { route: route.name, error: a.error });
+        if (a.error !== undefined)
+          limitedLog("error", route.name, "route cannot be served", { route: route.name, error: a.error });
         const res = textResponse(a.status, a.body, server);
         runResponseFilters(route.filters, req, res.headers);
         return res;
@@ -85,7 +88,7 @@ async function forwardRoute(
   action: CompiledForward,
   target: RequestTarget,
   rawHost: string | null,
-  clientAddress: ClientAddress,
+  srv: ProxyServer,
   state: ListenerState,
   table: ListenerTable,
 ): Promise<Response> {
@@ -93,29 +96,33 @@ async function forwardRoute(
   try {
     const choice = action.pick();
     if (choice === undefined) {
-      log.warn("no backend with a positive weight", { route: route.name });
+      log.debug("no backend with a positive weight", { route: route.name });
       return errorResponse(500, serverHeader);
+    }
+    if (choice.failStatus !== undefined) {
+      log.debug("invalid backend reference picked", { route: route.name, backend: choice.backendId });
+      return errorResponse(choice.failStatus, serverHeader);
     }
     const chain = choice.filters;
     if (chain.error !== undefined) {
-      log.error("route cannot be served", {
-        route: route.name,
-        backend: choice.backendId,
-        error: chain.error,
-      });
+      const fields = { route: route.name, backend: choice.backendId, error: chain.error };
+      limitedLog("error", route.name, "route cannot be served", fields);
       return errorResponse(500, serverHeader);
     }
+    // Upgrades need the client's handshake headers intact for Bun: the upstream gets a copy.
+    const upgrade = req.headers.get("upgrade");
+    const ws = upgrade !== null && isWebSocketUpgrade(req, upgrade);
     const ctx: RequestContext = {
       req,
-      headers: req.headers,
+      headers: ws ? new Headers(req.headers) : req.headers,
       path: target.path,
       query: target.query,
       host: rawHost,
       prefix: matchedPrefix(route),
       timeoutMs: defaultUpstreamTimeoutMs,
     };
-    prepareUpstreamHeaders(req.headers, {
-      clientIp: clientAddress(req),
+    prepareUpstreamHeaders(ctx.headers, {
+      clientIp: srv.requestIP(req)?.address ?? "",
       scheme: table.scheme,
       port: table.port || state.boundPort,
       host: rawHost,
@@ -128,14 +135,22 @@ async function forwardRoute(
     if (res === undefined) {
       const backend = choice.backend;
       if (backend === undefined || backend.bases.length === 0) {
-        log.warn("backend unavailable", {
+        // Translation reports the cause once; a line per request would flood the logs under load.
+        log.debug("backend unavailable", {
           route: route.name,
           backend: choice.backendId,
           problem: backend?.problem ?? "BackendNotFound",
         });
         res = errorResponse(503, serverHeader);
+      } else if (ws) {
+        return await forwardWebSocket(ctx, srv, backend, route, chain, state.settings);
       } else {
-        const out = await forward(ctx, backend, route, defaultUpstreamTimeoutMs, log);
+        const idleS = state.settings.idleTimeoutSeconds;
+        const lift = outlastsIdle(route, defaultUpstreamTimeoutMs, idleS * 1000);
+        if (lift) srv.timeout(req, 0);
+        const out = await forward(ctx, backend, route, defaultUpstreamTimeoutMs, limitedLog);
+        // Lifting it applies to the connection: restored for its next idle spell (measured in Bun).
+        if (lift) srv.timeout(req, idleS);
         res =
           typeof out === "number"
             ? errorResponse(out, serverHeader)
@@ -155,7 +170,7 @@ function matchedPrefix(route: CompiledRoute): string {
 }
 
 function internalError(route: CompiledRoute, err: unknown, serverHeader: string): Response {
-  log.error("unexpected error while serving a request", {
+  limitedLog("error", route.name, "unexpected error while serving a request", {
     route: route.name,
     error: err instanceof Error ? (err.stack ?? err.message) : String(err),
   });

@@ -3,16 +3,22 @@
  * compiles a model and swaps each listener's table with one assignment; listeners that appear are
  * opened, ones that disappear drain (in-flight requests finish). An HTTPS listener whose certificates
  * change is replaced by a second server on the same port (`reusePort`) before the old one drains,
- * since Bun's `server.reload()` keeps the old certificates.
+ * since Bun's `server.reload()` keeps the old certificates. Model listeners sharing an address and port
+ * are merged into one socket (listener-merge.ts). Open WebSockets are closed (1001) when their listener
+ * drains, since Bun's `stop(false)` would otherwise wait for them forever (measured).
  */
-import type { Server, TLSOptions } from "bun";
+import type { ServerWebSocket, TLSOptions } from "bun";
 import type { GatewayModel } from "../model/types.ts";
 import { logger } from "../observability/logger.ts";
 import { createListenerApp } from "./app.ts";
 import { compile } from "./compile.ts";
+import { closeH2cSessions } from "./h2c.ts";
 import type { ListenerState, ProxySettings } from "./handler.ts";
+import { groupListeners } from "./listener-merge.ts";
+import { limitedLog } from "./log-limit.ts";
 import { errorResponse } from "./responses.ts";
 import type { ListenerTable } from "./table.ts";
+import { type ProxiedSocket, type ProxyServer, websocketHandler } from "./websocket.ts";
 
 const log = logger.child({ component: "proxy" });
 
@@ -27,8 +33,10 @@ export interface GatewayServerOptions {
 
 interface LiveListener {
   readonly key: string;
-  readonly server: Server<undefined>;
+  readonly server: ProxyServer;
   readonly state: ListenerState;
+  /** Proxied WebSockets open on this server. */
+  readonly sockets: Set<ServerWebSocket<ProxiedSocket>>;
   /** Protocol and certificates the server was started with; a change means a new server. */
   readonly identity: string;
 }
@@ -41,9 +49,12 @@ export class GatewayServer {
 
   constructor(options: GatewayServerOptions = {}) {
     this.bind = options.bind ?? "0.0.0.0";
+    const defaultUpstreamTimeoutMs = options.defaultUpstreamTimeoutMs ?? 60_000;
     this.settings = {
-      defaultUpstreamTimeoutMs: options.defaultUpstreamTimeoutMs ?? 60_000,
+      defaultUpstreamTimeoutMs,
       serverHeader: options.serverHeader ?? "gatehouse",
+      // Bun counts a connection waiting for our upstream as idle: allow the upstream timeout and more.
+      idleTimeoutSeconds: Math.min(255, Math.max(75, Math.ceil(defaultUpstreamTimeoutMs / 1000) + 5)),
     };
   }
 
@@ -51,14 +62,14 @@ export class GatewayServer {
   async apply(model: GatewayModel): Promise<void> {
     const table = compile(model);
     for (const warning of table.warnings) log.warn("route table warning", { warning });
-    const wanted = new Map<string, ListenerTable>();
-    for (const lt of table.listeners) {
-      const key = `${lt.address || this.bind}:${lt.port}`;
-      if (wanted.has(key)) log.warn("two listeners on one address and port; the first is served", { key });
-      else if (lt.protocol === "HTTPS" && (lt.tls?.certificates.length ?? 0) === 0)
-        log.error("HTTPS listener without certificates is not opened", { listener: lt.name });
-      else wanted.set(key, lt);
-    }
+    const servable = table.listeners.filter((lt) => {
+      const ok = lt.protocol !== "HTTPS" || (lt.tls?.certificates.length ?? 0) > 0;
+      if (!ok) log.error("HTTPS listener without certificates is not opened", { listener: lt.name });
+      return ok;
+    });
+    const wanted = groupListeners(servable, this.bind, (warning) =>
+      log.warn("listeners sharing a socket", { warning }),
+    );
     const opened: LiveListener[] = [];
     const replaced: LiveListener[] = [];
     try {
@@ -66,7 +77,7 @@ export class GatewayServer {
         const cur = this.live.get(key);
         if (cur === undefined) opened.push(this.open(key, lt, lt.port));
         else if (cur.identity !== identityOf(lt)) {
-          // Same socket options (TLS listeners all use reusePort) means the new one can bind beside it.
+          // HTTPS → HTTPS binds beside the old one; a protocol change must not share the port even briefly.
           if (!cur.identity.startsWith("HTTPS") || lt.protocol !== "HTTPS") await this.close(cur, true);
           replaced.push(this.open(key, lt, cur.state.boundPort));
         }
@@ -108,6 +119,7 @@ export class GatewayServer {
     this.live.clear();
     await Promise.all(all.map((l) => this.close(l, false)));
     await Promise.all(this.draining);
+    closeH2cSessions();
   }
 
   private open(key: string, lt: ListenerTable, port: number): LiveListener {
@@ -115,26 +127,30 @@ export class GatewayServer {
     const app = createListenerApp(state);
     const tls = lt.protocol === "HTTPS" ? tlsOptions(lt) : undefined;
     const serverHeader = this.settings.serverHeader;
-    const server = Bun.serve({
+    const sockets = new Set<ServerWebSocket<ProxiedSocket>>();
+    const server = Bun.serve<ProxiedSocket>({
       hostname: lt.address || this.bind,
       port,
-      reusePort: tls !== undefined,
+      // Worker processes (`--workers`) share the traffic ports; HTTPS rotation binds beside the old server.
+      reusePort: true,
       tls,
-      // Bun counts a connection waiting for our upstream as idle: allow the upstream timeout and more.
-      idleTimeout: Math.min(255, Math.max(75, Math.ceil(this.settings.defaultUpstreamTimeoutMs / 1000) + 5)),
+      idleTimeout: this.settings.idleTimeoutSeconds,
       development: false,
       fetch: (req, srv) => app.fetch(req, srv),
+      websocket: websocketHandler(sockets),
       error: (err) => {
-        log.error("unexpected error while serving a request", { listener: lt.name, error: err.message });
+        const fields = { listener: lt.name, error: err.message };
+        limitedLog("error", lt.name, "unexpected error while serving a request", fields);
         return errorResponse(500, serverHeader);
       },
     });
     state.boundPort = server.port ?? port;
     log.info("listener open", { listener: lt.name, address: server.hostname, port: state.boundPort });
-    return { key, server, state, identity: identityOf(lt) };
+    return { key, server, state, sockets, identity: identityOf(lt) };
   }
 
   private close(l: LiveListener, now: boolean): Promise<void> {
+    for (const ws of l.sockets) ws.close(1001, "listener closing");
     const done = l.server.stop(now).then(
       () => log.info("listener closed", { listener: l.state.table.name, port: l.state.boundPort }),
       (err: unknown) =>
@@ -158,8 +174,14 @@ function tlsOptions(lt: ListenerTable): TLSOptions[] {
   const first = certs[0];
   if (first === undefined) throw new Error(`listener ${lt.name}: HTTPS without certificates`);
   const entries: TLSOptions[] = [{ cert: first.certPem, key: first.keyPem }];
+  // Merged listeners may bring the same name twice (one Secret on several listeners): first one wins.
+  const named = new Set<string>();
   for (const c of certs) {
-    for (const name of c.hostnames) entries.push({ cert: c.certPem, key: c.keyPem, serverName: name });
+    for (const name of c.hostnames) {
+      if (named.has(name)) continue;
+      named.add(name);
+      entries.push({ cert: c.certPem, key: c.keyPem, serverName: name });
+    }
   }
   return entries;
 }

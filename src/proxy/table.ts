@@ -86,6 +86,8 @@ export interface BackendChoice {
   readonly backend: CompiledBackend | undefined;
   readonly backendId: string;
   readonly filters: FilterChain;
+  /** Gateway API invalid reference: answer this status when picked, never forward (model `failStatus`). */
+  readonly failStatus: number | undefined;
 }
 
 export interface CompiledRedirect {
@@ -117,6 +119,8 @@ export interface CompiledBackend {
   readonly bases: readonly string[];
   /** Why it cannot serve; set when `bases` is empty. */
   readonly problem: string | undefined;
+  /** Speak HTTP/2 with prior knowledge (appProtocol `kubernetes.io/h2c`) instead of HTTP/1.1. */
+  readonly h2c: boolean;
   /** Round-robin position; the one mutable field, shared by every route using this backend. */
   next: number;
 }

@@ -242,7 +242,12 @@ function ingressClassObject() {
 /** The feature's Ingress; a bare IngressSpec gets the name from the step; no class → the suite's class. */
 async function ingressObject(dir: string, feature: Feature) {
   const doc = parse(await readFile(join(dir, feature.ingress.manifest), "utf8")) as Record<string, unknown>;
-  const ingress: { metadata: Record<string, unknown>; spec: Record<string, unknown> } =
+  const ingress: {
+    apiVersion?: string;
+    kind?: string;
+    metadata: Record<string, unknown>;
+    spec: Record<string, unknown>;
+  } =
     feature.ingress.docStringKind === "IngressSpec"
       ? {
           apiVersion: "networking.k8s.io/v1",

@@ -7,8 +7,10 @@ export interface CaseResult {
   readonly outcome: "pass" | "fail" | "xfail" | "xpass";
   /** Why it failed (empty on pass). */
   readonly detail: string;
-  /** Optional grouping for the feature table (e.g. core / extended). */
+  /** Optional grouping for the summary table (e.g. core / extended). */
   readonly level?: string;
+  /** Features the case's test exercises (Gateway API), for the per-feature table. */
+  readonly features?: readonly string[];
 }
 
 /** Print a per-case table and per-test totals; returns the number of results that should fail the run. */
@@ -40,5 +42,35 @@ export function printReport(
       `${k.padEnd(26)} ${String(t.pass).padStart(4)}  ${String(t.fail).padStart(4)}  ${String(t.xfail).padStart(5)}  ${String(t.xpass).padStart(5)}  ${String(total).padStart(5)}`,
     );
   }
+  printFeatureTable(results, out);
   return results.filter((r) => r.outcome === "fail" || r.outcome === "xpass").length;
+}
+
+/**
+ * Per feature (from the data's `features`): how its cases fared, and how many of its tests pass outright
+ * (every case pass). A test counts toward each feature it lists, so columns do not add up across rows.
+ */
+export function printFeatureTable(
+  results: readonly CaseResult[],
+  out: (line: string) => void = console.log,
+): void {
+  const rows = new Map<
+    string,
+    { cases: Record<CaseResult["outcome"], number>; tests: Map<string, boolean> }
+  >();
+  for (const r of results)
+    for (const f of r.features ?? []) {
+      const row = rows.get(f) ?? { cases: { pass: 0, fail: 0, xfail: 0, xpass: 0 }, tests: new Map() };
+      row.cases[r.outcome]++;
+      row.tests.set(r.test, (row.tests.get(r.test) ?? true) && r.outcome === "pass");
+      rows.set(f, row);
+    }
+  if (!rows.size) return;
+  out("\nfeature                                        pass  fail  xfail  xpass  tests passing");
+  for (const [f, { cases: t, tests }] of [...rows].sort(([a], [b]) => a.localeCompare(b))) {
+    const passing = [...tests.values()].filter(Boolean).length;
+    out(
+      `${f.padEnd(46)} ${String(t.pass).padStart(4)}  ${String(t.fail).padStart(4)}  ${String(t.xfail).padStart(5)}  ${String(t.xpass).padStart(5)}  ${String(passing).padStart(6)}/${tests.size}`,
+    );
+  }
 }

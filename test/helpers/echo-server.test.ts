@@ -1,6 +1,13 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { connect as connectH2 } from "node:http2";
 import { createServer } from "node:net";
-import { type EchoServer, parseGoDuration, requestURI, startEchoServer } from "./echo-server.ts";
+import {
+  type EchoServer,
+  parseGoDuration,
+  requestURI,
+  startEchoServer,
+  startH2cEchoServer,
+} from "./echo-server.ts";
 import { freePort } from "./ports.ts";
 import { rawRequest } from "./raw-http.ts";
 
@@ -121,6 +128,67 @@ describe("echo server", () => {
     await fetch(`${echo.url}/health`);
     await fetch(`${echo.url}/a`);
     expect(echo.requests).toBe(before + 2);
+  });
+});
+
+describe("websocket and h2c", () => {
+  test("/ws echoes text and binary frames; a plain GET is refused", async () => {
+    expect((await raw("/ws")).status).toBe(400);
+    const ws = new WebSocket(`ws://127.0.0.1:${echo.port}/ws`);
+    ws.binaryType = "arraybuffer";
+    const got: (string | number[])[] = [];
+    const done = new Promise<void>((resolve, reject) => {
+      ws.onerror = () => reject(new Error("websocket error"));
+      ws.onmessage = (e) => {
+        got.push(typeof e.data === "string" ? e.data : [...new Uint8Array(e.data as ArrayBuffer)]);
+        if (got.length === 2) resolve();
+      };
+    });
+    await new Promise((resolve) => {
+      ws.onopen = resolve;
+    });
+    ws.send("Websocket Support!");
+    ws.send(new Uint8Array([1, 2, 3]));
+    await done;
+    ws.close();
+    expect(got).toEqual(["Websocket Support!", [1, 2, 3]]);
+  });
+
+  test("the h2c server answers HTTP/2 prior knowledge with the same JSON and logs", async () => {
+    const logs: string[] = [];
+    const h2c = await startH2cEchoServer({ namespace: "ns", pod: "p-0", onLog: (l) => logs.push(l) });
+    const session = connectH2(`http://127.0.0.1:${h2c.port}`);
+    try {
+      const { status, body } = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+        const req = session.request({ ":path": "/a?b=1", ":authority": "foo.com", "x-one": "1" });
+        let status = 0;
+        let body = "";
+        req.on("response", (h) => {
+          status = Number(h[":status"]);
+        });
+        req.on("data", (d: Buffer) => {
+          body += d;
+        });
+        req.on("end", () => resolve({ status, body }));
+        req.on("error", reject);
+        req.end();
+      });
+      expect(status).toBe(200);
+      const json = JSON.parse(body);
+      expect(json).toMatchObject({
+        path: "/a?b=1",
+        host: "foo.com",
+        proto: "HTTP/2.0",
+        namespace: "ns",
+        pod: "p-0",
+      });
+      expect(json.headers["X-One"]).toEqual(["1"]);
+      expect(logs[0]).toStartWith("Echoing back request made to /a?b=1 to client (");
+      expect(h2c.requests).toBe(1);
+    } finally {
+      session.close();
+      await h2c.stop();
+    }
   });
 });
 

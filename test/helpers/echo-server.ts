@@ -7,8 +7,10 @@
  * - A header sent twice arrives joined (`a, b`) and is echoed as one value, where Go lists two.
  * - `path` comes from Bun's request URL: `..`/`.` segments are already resolved and non-ASCII bytes
  *   percent-encoded; everything else (query, `%2F`, `//`) is as received.
- * - Only HTTP/1.1: no h2c port, no TLS, no `/ws` websocket echo.
+ * - No TLS port. The h2c port (`startH2cEchoServer`, node:http2) speaks HTTP/2 only: an HTTP/1.1 request fails at
+ *   the protocol level instead of getting upstream's 400 (Bun's cleartext http2 server has no HTTP/1 fallback).
  */
+import { createServer as createH2cServer } from "node:http2";
 import type { Server } from "bun";
 
 export interface EchoOptions {
@@ -32,7 +34,91 @@ export interface EchoServer {
   stop(): Promise<void>;
 }
 
+/** The upstream HTTP port: HTTP/1.1, plus the websocket echo on `/ws`. */
 export function startEchoServer(options: EchoOptions = {}): EchoServer {
+  const echo = echoHandler(options);
+  const host = options.hostname ?? "127.0.0.1";
+  const server: Server<undefined> = Bun.serve({
+    port: options.port ?? 0,
+    hostname: host,
+    // The delay= and retry cases hold requests open; Bun's 10 s default would cut long delays short.
+    idleTimeout: 0,
+    async fetch(req, srv) {
+      echo.requests++;
+      const uri = requestURI(req.url);
+      if (uri.split("?")[0] === "/ws") {
+        // Upstream serves a websocket echo here; a plain request is refused like Go's handshake does.
+        if (srv.upgrade(req)) return undefined;
+        return new Response("websocket upgrade expected", { status: 400 });
+      }
+      const ip = srv.requestIP(req);
+      const remote = ip
+        ? ip.family === "IPv6"
+          ? `[${ip.address}]:${ip.port}`
+          : `${ip.address}:${ip.port}`
+        : "";
+      return echo.answer(uri, req.method, req.headers, "HTTP/1.1", String(srv.port), remote);
+    },
+    websocket: {
+      message(ws, message) {
+        ws.send(message);
+      },
+    },
+  });
+  return {
+    port: server.port as number,
+    url: `http://${host.includes(":") ? `[${host}]` : host}:${server.port}`,
+    get requests() {
+      return echo.requests;
+    },
+    stop: () => server.stop(true),
+  };
+}
+
+/**
+ * The upstream `H2C_PORT`: cleartext HTTP/2 with prior knowledge (node:http2, which Bun.serve lacks),
+ * answering like the HTTP port with `proto: "HTTP/2.0"`. `httpPort` in the echo is this port.
+ */
+export async function startH2cEchoServer(options: EchoOptions = {}): Promise<EchoServer> {
+  const echo = echoHandler(options);
+  const host = options.hostname ?? "127.0.0.1";
+  let port = 0;
+  const server = createH2cServer((req, res) => {
+    echo.requests++;
+    const headers = new Headers();
+    for (const [name, value] of Object.entries(req.headers)) {
+      if (name === ":authority") headers.set("host", String(value));
+      else if (!name.startsWith(":"))
+        for (const v of [value].flat()) if (v !== undefined) headers.append(name, v);
+    }
+    const remote = `${req.socket.remoteAddress}:${req.socket.remotePort}`;
+    echo
+      .answer(req.url, req.method, headers, "HTTP/2.0", String(port), remote)
+      .then(async (r) => {
+        const body = await r.text(); // a /retry/ reset is a body that errors: reset the stream instead
+        res.writeHead(r.status, Object.fromEntries(r.headers));
+        res.end(body);
+      })
+      .catch(() => res.stream.close(0x2)); // INTERNAL_ERROR
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(options.port ?? 0, host, () => resolve());
+  });
+  const address = server.address();
+  port = typeof address === "object" && address ? address.port : 0;
+  return {
+    port,
+    url: `http://${host.includes(":") ? `[${host}]` : host}:${port}`,
+    get requests() {
+      return echo.requests;
+    },
+    stop: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+/** Everything but the websocket, shared by both listeners: special paths, delay, the echo JSON. */
+function echoHandler(options: EchoOptions) {
   const context = {
     namespace: options.namespace ?? "",
     ingress: options.ingress ?? "",
@@ -41,17 +127,16 @@ export function startEchoServer(options: EchoOptions = {}): EchoServer {
   };
   const log = options.onLog ?? (() => {});
   const attempts = new Map<string, number>(); // /retry/ counters, keyed by uuid
-  let requests = 0;
-
-  const host = options.hostname ?? "127.0.0.1";
-  const server: Server<undefined> = Bun.serve({
-    port: options.port ?? 0,
-    hostname: host,
-    // The delay= and retry cases hold requests open; Bun's 10 s default would cut long delays short.
-    idleTimeout: 0,
-    async fetch(req, srv) {
-      requests++;
-      const uri = requestURI(req.url);
+  const state = {
+    requests: 0,
+    async answer(
+      uri: string,
+      method: string,
+      reqHeaders: Headers,
+      proto: string,
+      httpPort: string,
+      remote: string,
+    ): Promise<Response> {
       const q = uri.indexOf("?");
       const path = (q < 0 ? uri : uri.slice(0, q)).replaceAll("//", "/"); // routing only, as upstream
       const query = new URLSearchParams(q < 0 ? "" : uri.slice(q + 1));
@@ -64,12 +149,6 @@ export function startEchoServer(options: EchoOptions = {}): EchoServer {
         const failure = await retryFailure(query, attempts);
         if (failure) return failure;
       }
-      const ip = srv.requestIP(req);
-      const remote = ip
-        ? ip.family === "IPv6"
-          ? `[${ip.address}]:${ip.port}`
-          : `${ip.address}:${ip.port}`
-        : "";
       log(`Echoing back request made to ${uri} to client (${remote})`);
       const delay = query.get("delay");
       if (delay) {
@@ -79,28 +158,20 @@ export function startEchoServer(options: EchoOptions = {}): EchoServer {
       }
       const body = {
         path: uri,
-        host: req.headers.get("host") ?? "",
-        method: req.method,
-        proto: "HTTP/1.1",
-        headers: goHeaders(req.headers),
-        httpPort: String(srv.port),
+        host: reqHeaders.get("host") ?? "",
+        method,
+        proto,
+        headers: goHeaders(reqHeaders),
+        httpPort,
         ...context,
       };
-      const headers = echoSetHeaders(req.headers.get("x-echo-set-header"));
+      const headers = echoSetHeaders(reqHeaders.get("x-echo-set-header"));
       headers.set("Content-Type", "application/json");
       headers.set("X-Content-Type-Options", "nosniff");
       return new Response(goJSON(body), { headers });
     },
-  });
-
-  return {
-    port: server.port as number,
-    url: `http://${host.includes(":") ? `[${host}]` : host}:${server.port}`,
-    get requests() {
-      return requests;
-    },
-    stop: () => server.stop(true),
   };
+  return state;
 }
 
 /** The request target as received: everything after the authority of Bun's absolute `req.url`. */

@@ -1,4 +1,5 @@
 import { connect } from "node:net";
+import { connect as connectTls, type PeerCertificate } from "node:tls";
 
 /** One HTTP/1.1 exchange as it happened on the wire, for assertions a fetch() client would hide. */
 export interface RawResponse {
@@ -23,6 +24,13 @@ export interface RawRequest {
   readonly headers?: readonly (readonly [string, string])[];
   readonly body?: string;
   readonly timeoutMs?: number;
+  /** Speak TLS: SNI `servername`, trusting only `ca` when given (else any certificate). */
+  readonly tls?: {
+    readonly servername?: string;
+    readonly ca?: string;
+    /** Replaces Node's hostname check (e.g. with Go's rules, which accept `*.org`). */
+    readonly checkServerIdentity?: (host: string, cert: PeerCertificate) => Error | undefined;
+  };
 }
 
 /**
@@ -38,7 +46,21 @@ export function rawRequest(req: RawRequest): Promise<RawResponse> {
   const head = `${req.method ?? "GET"} ${req.target} HTTP/1.1\r\n${headers.map(([n, v]) => `${n}: ${v}\r\n`).join("")}\r\n`;
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
-    const socket = connect({ host: req.host, port: req.port }, () => socket.end(head + (req.body ?? "")));
+    // write, not end: Bun drops the answer of an async handler when the client half-closes first.
+    const send = () => socket.write(head + (req.body ?? ""));
+    const socket = req.tls
+      ? connectTls(
+          {
+            host: req.host,
+            port: req.port,
+            ...(req.tls.servername ? { servername: req.tls.servername } : {}),
+            ...(req.tls.ca ? { ca: req.tls.ca } : { rejectUnauthorized: false }),
+            ...(req.tls.checkServerIdentity ? { checkServerIdentity: req.tls.checkServerIdentity } : {}),
+            ALPNProtocols: ["http/1.1"],
+          },
+          send,
+        )
+      : connect({ host: req.host, port: req.port }, send);
     socket.setTimeout(req.timeoutMs ?? 10_000, () => socket.destroy(new Error("raw request timed out")));
     socket.on("data", (c: Buffer) => chunks.push(c));
     socket.on("error", reject);

@@ -1,0 +1,107 @@
+/**
+ * Model listeners that share an address and port (a Gateway's port-80 listeners with different
+ * hostnames; two Gateways given one internal port) are served by one socket with one host index holding
+ * the virtual hosts of all of them. Translation names each virtual host by the intersection of its
+ * listener's and its route's hostnames, so "the most specific virtual host wins" is listener isolation.
+ *
+ * Two listeners can still bring the same hostname pattern: a route on a hostname-less listener that names
+ * `*.example.com` while a `*.example.com` listener exists beside it (conformance
+ * GatewayHTTPListenerIsolation, "intersecting hostnames"). The request belongs to the more specific
+ * listener, so its virtual host is kept. The model does not carry a listener's own hostname, so its
+ * specificity is inferred as the narrowest pattern covering all of its virtual hosts; an equal score is
+ * a real conflict (translation reports HostnameConflict): the first listener in model order is kept.
+ */
+import type { CompiledVirtualHost, ListenerTable, VirtualHostIndex } from "./table.ts";
+
+type Warn = (msg: string) => void;
+
+/** `address:port` → the one table served there; `bind` stands in for an empty model address. */
+export function groupListeners(
+  tables: readonly ListenerTable[],
+  bind: string,
+  warn: Warn,
+): Map<string, ListenerTable> {
+  const groups = new Map<string, ListenerTable[]>();
+  for (const lt of tables) {
+    const key = `${lt.address || bind}:${lt.port}`;
+    const group = groups.get(key);
+    if (group === undefined) groups.set(key, [lt]);
+    else if (group[0]?.protocol !== lt.protocol) {
+      warn(
+        `listener ${lt.name} (${lt.protocol}) shares ${key} with ${group[0]?.name} (${group[0]?.protocol}); not served`,
+      );
+    } else group.push(lt);
+  }
+  const out = new Map<string, ListenerTable>();
+  for (const [key, group] of groups)
+    out.set(key, group.length === 1 ? (group[0] as ListenerTable) : merge(group, key, warn));
+  return out;
+}
+
+interface Claim {
+  readonly vh: CompiledVirtualHost;
+  readonly listener: string;
+  readonly score: number;
+}
+
+function merge(group: readonly ListenerTable[], key: string, warn: Warn): ListenerTable {
+  const first = group[0] as ListenerTable;
+  const exact = new Map<string, Claim>();
+  const oneLabel = new Map<string, Claim>();
+  const anyLabels = new Map<string, Claim>();
+  const any = new Map<string, Claim>();
+  const claim = (map: Map<string, Claim>, host: string, c: Claim) => {
+    const cur = map.get(host);
+    if (cur === undefined || c.score > cur.score) map.set(host, c);
+    else if (c.score === cur.score)
+      warn(
+        `listeners ${cur.listener} and ${c.listener} on ${key} both serve host ${c.vh.hostname}; ${cur.listener} kept`,
+      );
+  };
+  for (const lt of group) {
+    const score = specificity(lt.hosts);
+    const h = lt.hosts;
+    for (const [host, vh] of h.exact) claim(exact, host, { vh, listener: lt.name, score });
+    for (const [host, vh] of h.oneLabel) claim(oneLabel, host, { vh, listener: lt.name, score });
+    for (const [host, vh] of h.anyLabels) claim(anyLabels, host, { vh, listener: lt.name, score });
+    if (h.any !== undefined) claim(any, "*", { vh: h.any, listener: lt.name, score });
+  }
+  const unwrap = (m: Map<string, Claim>) => new Map([...m].map(([host, c]) => [host, c.vh]));
+  const hosts: VirtualHostIndex = {
+    exact: unwrap(exact),
+    oneLabel: unwrap(oneLabel),
+    anyLabels: unwrap(anyLabels),
+    any: any.get("*")?.vh,
+  };
+  const certificates = group.flatMap((lt) => lt.tls?.certificates ?? []);
+  return {
+    ...first,
+    name: group.map((lt) => lt.name).join(","),
+    tls: first.protocol === "HTTPS" ? { certificates } : undefined,
+    hosts,
+  };
+}
+
+/**
+ * How narrow the pattern covering every virtual host of a listener is: a catch-all is the widest (-1);
+ * `*.b.c` scores 6, `a.b.c` 7 (two points a label, one more for an exact name).
+ */
+export function specificity(h: VirtualHostIndex): number {
+  if (h.any !== undefined) return -1;
+  const names: [string, boolean][] = [];
+  for (const name of h.exact.keys()) names.push([name, false]);
+  for (const base of h.oneLabel.keys()) names.push([base, true]);
+  for (const base of h.anyLabels.keys()) names.push([base, true]);
+  const [head, ...rest] = names;
+  if (head === undefined) return -2;
+  let suffix = head[0].split(".");
+  let wildcard = head[1];
+  for (const [base, wild] of rest) {
+    const labels = base.split(".");
+    let n = 0;
+    while (n < suffix.length && n < labels.length && suffix.at(-1 - n) === labels.at(-1 - n)) n++;
+    if (wild || n < suffix.length || n < labels.length) wildcard = true;
+    suffix = suffix.slice(suffix.length - n);
+  }
+  return wildcard ? (suffix.length + 1) * 2 : suffix.length * 2 + 1;
+}
