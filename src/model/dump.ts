@@ -12,7 +12,8 @@ export interface DumpableResult {
 export const redacted = "<redacted>";
 
 /** Keys whose values are secret and never leave the process in a dump. */
-const secretKeys = new Set(["keyPem"]);
+/** `clientSecret`/`sessionKey`: OIDC client credentials and the session-sealing key (RouteAuth). */
+const secretKeys = new Set(["keyPem", "clientSecret", "sessionKey"]);
 
 /** Keys printed first, in this order, so each map reads naturally (`kind, namespace, name`); the rest follow alphabetically. */
 const leadingKeys = [

@@ -102,6 +102,10 @@ export interface Route {
   readonly timeouts?: RouteTimeouts;
   /** Retry policy for forwarded requests; absent means no retries. */
   readonly retry?: RetryPolicy;
+  /** Authentication required before the route's filters and action run (an AuthPolicy); absent: none. */
+  readonly auth?: RouteAuth;
+  /** Request rate limit (a RateLimitPolicy, or ingress-nginx `limit-*` annotations); absent: unlimited. */
+  readonly rateLimit?: RouteRateLimit;
 }
 
 /** Conditions on a request; all present conditions must hold. */
@@ -309,4 +313,181 @@ export interface Problem {
   readonly message: string;
   /** `error`: the object (or the named part) was left out; `warning`: served, but worth knowing. */
   readonly severity: "error" | "warning";
+}
+
+/**
+ * Authentication and authorization for a route, from the one AuthPolicy that won attachment (the most
+ * specific target; ties to the oldest). The data plane verifies before any filter runs and builds one
+ * immutable identity from the verified claims. See docs/auth.md.
+ */
+export interface RouteAuth {
+  /** The AuthPolicy this came from (logs, metrics, the `realm` of `WWW-Authenticate`). */
+  readonly policy: SourceRef;
+  /**
+   * Set when the policy cannot be enforced as written (no provider, unusable Secret, a discovery or key
+   * setting we refuse): every request to the route is answered 401. Fail closed, never open.
+   */
+  readonly failClosed?: string;
+  /** Bearer tokens (JWT) checked against these providers; absent when the policy has only OIDC. */
+  readonly jwt?: JWTAuth;
+  /** Browser login (authorization code + PKCE) with an encrypted session cookie. */
+  readonly oidc?: OIDCAuth;
+  /** Rules on the verified identity; failing one answers 403. */
+  readonly authorization: AuthorizationRules;
+  /**
+   * Claims copied to request headers sent upstream. Incoming headers with these names are always removed
+   * first, so a client can never supply them. Names lower-case.
+   */
+  readonly claimToHeaders: readonly ClaimToHeader[];
+}
+
+/** Where a bearer token is read from, in order; the first source present is used (and only it). */
+export type TokenSource =
+  | { readonly type: "Header"; readonly name: string; readonly prefix: string }
+  | { readonly type: "Cookie"; readonly name: string }
+  | { readonly type: "QueryParameter"; readonly name: string };
+
+export interface JWTAuth {
+  /** A token is verified by the provider whose `issuer` equals its `iss` claim. */
+  readonly providers: readonly JWTProvider[];
+  /** Default: `Authorization: Bearer …` only. Query parameters only when asked for. */
+  readonly tokenSources: readonly TokenSource[];
+}
+
+/** Where a provider's public keys come from. URLs only ever come from here, never from a token. */
+export type KeySource =
+  /** A JWKS document at this URL, fetched at start and refreshed in the background. */
+  | { readonly type: "RemoteJWKS"; readonly url: string }
+  /** `jwks_uri` of `<issuer>/.well-known/openid-configuration`, whose `issuer` must equal ours exactly. */
+  | { readonly type: "Discovery" }
+  /** A JWKS JSON document read from a Secret (public keys only). */
+  | { readonly type: "Inline"; readonly jwks: string };
+
+export interface JWTProvider {
+  /** Name within the policy (logs). */
+  readonly name: string;
+  /** Exact `iss` required. */
+  readonly issuer: string;
+  /** One of these must appear in `aud`; empty only when `audienceCheck` is false. */
+  readonly audiences: readonly string[];
+  /** False only when the policy explicitly turned the audience check off. */
+  readonly audienceCheck: boolean;
+  readonly keys: KeySource;
+  /** Accepted `alg` values; asymmetric ones only (RS*, PS*, ES*, EdDSA). */
+  readonly algorithms: readonly string[];
+  /** Tolerance for `exp` and `nbf`, in seconds (default 30). */
+  readonly clockSkewSeconds: number;
+}
+
+/** OpenID Connect authorization code flow with PKCE, state and nonce; keys found by discovery. */
+export interface OIDCAuth {
+  /** Exact issuer; the discovery document must name the same. */
+  readonly issuer: string;
+  readonly clientId: string;
+  /** Redacted by `dumpModel`. */
+  readonly clientSecret: string;
+  /** Absolute callback URL registered at the provider; its path is answered by the gateway. */
+  readonly redirectURL: string;
+  /** Path that ends the session (and the provider's, when it offers RP-initiated logout). */
+  readonly logoutPath: string;
+  /** Where to send the browser after logout; absent: `/` on the same host. */
+  readonly postLogoutRedirectURL?: string;
+  /** Scopes asked for; always includes `openid`. */
+  readonly scopes: readonly string[];
+  /** Session cookie name, derived from issuer, client and cookie domain so routes sharing them share it. */
+  readonly cookieName: string;
+  /** Cookie `Domain`; absent: host-only. */
+  readonly cookieDomain?: string;
+  /** 32-byte key (base64) sealing the session cookie (JWE dir + A256GCM). Redacted by `dumpModel`. */
+  readonly sessionKey: string;
+  /** Accepted ID token `alg` values, asymmetric only. */
+  readonly algorithms: readonly string[];
+  readonly clockSkewSeconds: number;
+}
+
+export interface AuthorizationRules {
+  /** Every scope listed must be granted (`scope` string or `scp`). */
+  readonly requiredScopes: readonly string[];
+  /** Each claim (dotted path for nested ones) must equal, or contain, one of its values. */
+  readonly requiredClaims: readonly { readonly name: string; readonly values: readonly string[] }[];
+}
+
+export interface ClaimToHeader {
+  /** Claim name (dotted path for nested ones); arrays are joined with `,`. */
+  readonly claim: string;
+  /** Lower-case header name. */
+  readonly header: string;
+}
+
+/**
+ * The rate limit of a route (docs/ratelimit.md). Every rule must admit a request; a request one rule
+ * rejects is counted by none (so a client over one limit does not also drain the others). Counting is
+ * shared by every gateway replica through Redis when `--redis-url` is set, in-process otherwise.
+ */
+export interface RouteRateLimit {
+  /** The object the limit came from (a RateLimitPolicy or an Ingress), for metrics, logs and statuses. */
+  readonly source: SourceRef;
+  /** Metric label and log name: `ratelimitpolicy/<ns>/<name>` or `ingress/<ns>/<name>`. */
+  readonly policy: string;
+  /**
+   * Counter scope, part of every bucket key: the policy name plus the route name (a bucket per route,
+   * the default) or the policy name alone (`shared`: every route of the policy draws on one bucket).
+   */
+  readonly bucket: string;
+  /** The rules, all of which must admit a request. At least one. */
+  readonly rules: readonly RateLimitRule[];
+  /** How the client address (key source `ClientIP`, and `exemptCIDRs`) is found. */
+  readonly clientIP: ClientIPSettings;
+  /** Clients (by the address `clientIP` finds) never limited or counted (ingress-nginx `limit-whitelist`). */
+  readonly exemptCIDRs: readonly string[];
+  /**
+   * When the shared store (Redis) cannot answer within the command timeout:
+   * - `Open`: admit the request (counted as `failed_open`);
+   * - `Closed`: answer 503;
+   * - `Local`: count in-process at each rule's limit and burst divided by the live replica count.
+   * Without `--redis-url` counting is always in-process and this does not apply.
+   */
+  readonly failureMode: "Open" | "Closed" | "Local";
+  /** Dry run: decisions are counted in metrics but every request is admitted and no header is added. */
+  readonly shadow: boolean;
+  /** Leave out `RateLimit-Policy` and `RateLimit` (a 429 still carries `Retry-After`). */
+  readonly hideHeaders: boolean;
+}
+
+/** N requests per window, with a burst. Counted by GCRA: one request every `windowSeconds / limit`. */
+export interface RateLimitRule {
+  /** The rule's name (given, or its index), used in header policy items and bucket keys. */
+  readonly name: string;
+  /** Requests per window, >= 1. */
+  readonly limit: number;
+  /** Window length in seconds, >= 1. */
+  readonly windowSeconds: number;
+  /** Requests admitted at once from an idle bucket, >= 1. Defaults to `limit` (a whole window's quota). */
+  readonly burst: number;
+  /** What a bucket is per: the values of these sources form the key. Empty: one bucket for everyone. */
+  readonly keys: readonly RateLimitKey[];
+}
+
+/**
+ * One part of a bucket key. A `Header` or `Claim` the request does not carry is replaced by the client
+ * address, so leaving a header out neither escapes the limit nor puts every such client in one bucket.
+ * `Header` names are lower-case; `Claim` reads the verified JWT's claims (auth runs first); `Route` is
+ * the route name, which keeps buckets per route even when `RouteRateLimit.bucket` is shared.
+ */
+export type RateLimitKey =
+  | { readonly source: "ClientIP" }
+  | { readonly source: "Header"; readonly name: string }
+  | { readonly source: "Claim"; readonly name: string }
+  | { readonly source: "Path" }
+  | { readonly source: "Method" }
+  | { readonly source: "Route" };
+
+/** Which peers may tell us the client address through X-Forwarded-For. */
+export interface ClientIPSettings {
+  /**
+   * CIDRs of trusted proxies. Starting from the socket peer, while the current hop is a trusted proxy,
+   * the next X-Forwarded-For entry from the right is taken; the first untrusted hop is the client. Empty:
+   * the socket peer, whatever X-Forwarded-For says.
+   */
+  readonly trustedProxies: readonly string[];
 }

@@ -1,3 +1,4 @@
+import type { AuthPolicy } from "./schema/auth-policy.ts";
 import type { EndpointSlice, Secret, Service } from "./schema/core.ts";
 import type { Gateway, GatewayClass, HTTPRoute, Namespace, ReferenceGrant } from "./schema/gateway.ts";
 import type { Ingress, IngressClass } from "./schema/networking.ts";
@@ -20,6 +21,8 @@ export interface ResourceSnapshot {
   readonly gateways: readonly Gateway[];
   readonly httpRoutes: readonly HTTPRoute[];
   readonly referenceGrants: readonly ReferenceGrant[];
+  /** gatehouse.dev AuthPolicies (GEP-713 targetRefs); see docs/auth.md. */
+  readonly authPolicies: readonly AuthPolicy[];
 }
 
 /** A snapshot with nothing in it: what the gateway serves before its first source sync. */
@@ -34,6 +37,7 @@ export const emptySnapshot: ResourceSnapshot = {
   gateways: [],
   httpRoutes: [],
   referenceGrants: [],
+  authPolicies: [],
 };
 
 /** A fresh mutable field → array record with every snapshot field, for sources that fill one. */

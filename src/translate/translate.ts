@@ -1,6 +1,7 @@
 import type { Backend, GatewayModel, Listener, Problem, VirtualHost } from "../model/types.ts";
 import type { ResourceSnapshot } from "../sources/snapshot.ts";
 import type { ObjectStatus } from "../status/types.ts";
+import { applyAuthPolicies } from "./auth-policy.ts";
 import { dropConflicts } from "./conflicts.ts";
 import { hostsWithRootPrefix, placeDefaultBackends } from "./default-backend.ts";
 import { type GatewayAPITranslation, translateGatewayAPI } from "./gateway.ts";
@@ -66,6 +67,8 @@ const gatewaySource = { kind: "Gatehouse", namespace: "", name: "default" } as c
  * 7. the Gateway API: GatewayClasses, Gateways, HTTPRoutes into listeners and statuses (gateway.ts);
  *    where a Gateway listener shares the default listener's address and port, an HTTPRoute claiming an
  *    Ingress path's host and path wins (ingress-clash.ts). Gateway listeners follow the default one.
+ * 8. AuthPolicies (and the Ingress annotation naming one) put `auth` on the routes they win for, by
+ *    GEP-713 attachment (auth-policy.ts, policy-attachment.ts); their statuses follow the HTTPRoutes'.
  * The HTTPS listener (Ingress `spec.tls`) will be built between steps 5 and 6 from the same hosts.
  */
 export function translate(snapshot: ResourceSnapshot, options?: Partial<TranslateOptions>): TranslateResult {
@@ -100,13 +103,16 @@ function translateSnapshot(snapshot: ResourceSnapshot, opts: TranslateOptions): 
   const gw = gatewayAPI(snapshot, index, opts);
   const clash = dropIngressClashes(httpListener(opts, built.virtualHosts), gw.listeners);
   problems.push(...gw.problems, ...clash.problems);
+  const model = {
+    listeners: [clash.listener, ...gw.listeners],
+    backends: mergeBackends(built.backends, gw.backends),
+  };
+  const auth = applyAuthPolicies(model, snapshot, opts.gatewayController);
+  problems.push(...auth.problems);
   return {
-    model: {
-      listeners: [clash.listener, ...gw.listeners],
-      backends: mergeBackends(built.backends, gw.backends),
-    },
+    model: auth.model,
     problems: sortProblems(problems),
-    statuses: gw.statuses,
+    statuses: [...gw.statuses, ...auth.statuses],
   };
 }
 

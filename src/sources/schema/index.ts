@@ -1,5 +1,6 @@
 import type { z } from "zod";
 import type { ResourceSnapshot } from "../snapshot.ts";
+import { authPolicy } from "./auth-policy.ts";
 import { endpointSlice, secret, service } from "./core.ts";
 import { gateway, gatewayClass, httpRoute, namespace, referenceGrant } from "./gateway.ts";
 import { ingress, ingressClass } from "./networking.ts";
@@ -16,6 +17,7 @@ export const knownKinds = {
   Gateway: { schema: gateway, field: "gateways" },
   HTTPRoute: { schema: httpRoute, field: "httpRoutes" },
   ReferenceGrant: { schema: referenceGrant, field: "referenceGrants" },
+  AuthPolicy: { schema: authPolicy, field: "authPolicies" },
 } as const satisfies Record<string, { schema: z.ZodType; field: keyof ResourceSnapshot }>;
 
 export type KnownKind = keyof typeof knownKinds;

@@ -1,0 +1,281 @@
+/**
+ * The narrow API the request path calls: `check(route.auth, req, url)` before any filter runs. It owns
+ * the key fetchers (one per issuer and key location, started and stopped by `update(model)`) and the
+ * verified-token caches (one per provider configuration, kept across model updates that do not change
+ * it). A cached token is answered synchronously with the same frozen objects every time: one SHA-256 and
+ * two map lookups, no allocation. Anything that cannot be checked is refused (fail closed).
+ */
+import type { GatewayModel, JWTAuth, JWTProvider, OIDCAuth, RouteAuth } from "../model/types.ts";
+import { logger } from "../observability/logger.ts";
+import type { GatewayMetrics } from "../observability/metrics.ts";
+import { authorize, claimHeaders } from "./authorize.ts";
+import type { Identity } from "./identity.ts";
+import { type KeyLookup, KeySetFetcher, type KeySetOptions, staticKeys } from "./jwks.ts";
+import { maxTokenLength, pickProvider, verifyJWT } from "./jwt.ts";
+import { cachedSession, handleOIDC, isOIDCPath, type OIDCContext } from "./oidc.ts";
+import type { AuthOutcome, RequestURL } from "./outcome.ts";
+import { type AuthFailureReason, forbidden, unauthorized } from "./responses.ts";
+import { type CachedToken, tokenHash, VerifiedTokenCache } from "./token-cache.ts";
+import { extractToken } from "./token-source.ts";
+
+export type { AuthOutcome, RequestURL } from "./outcome.ts";
+
+const log = logger.child({ component: "auth" });
+
+export interface AuthEnforcerOptions {
+  readonly metrics?: GatewayMetrics;
+  /** Used for JWKS, discovery and token endpoint requests (tests pass their own). */
+  readonly fetch?: typeof fetch;
+  /** Key fetcher timings (timeout, refresh, retry, unknown-kid cooldown). */
+  readonly keys?: KeySetOptions;
+  /** Verified tokens kept per provider configuration; default 10,000. */
+  readonly cacheEntries?: number;
+}
+
+/** A provider ready to verify: its key lookup and its token cache. */
+interface CompiledProvider {
+  readonly provider: JWTProvider;
+  readonly keys: KeyLookup | undefined;
+  readonly cache: VerifiedTokenCache;
+  readonly skewMs: number;
+}
+
+/** What a cached identity means for one route: allowed (one frozen outcome) or refused with these scopes. */
+type Decision = AuthOutcome | { readonly forbidden: readonly string[] };
+
+export class AuthEnforcer {
+  private readonly fetchers = new Map<string, KeySetFetcher>();
+  private readonly providers = new Map<string, CompiledProvider>();
+  private readonly oidcs = new Map<string, OIDCContext>();
+  private byJWT = new WeakMap<JWTAuth, CompiledProvider[]>();
+  private byOIDC = new WeakMap<OIDCAuth, OIDCContext>();
+  private readonly fetchFn: typeof fetch;
+  private logged = new Set<string>();
+
+  constructor(private readonly opts: AuthEnforcerOptions = {}) {
+    this.fetchFn = opts.fetch ?? fetch;
+  }
+
+  /** Start fetchers for the providers the model uses and stop the others. Caches of unchanged providers stay. */
+  update(model: GatewayModel): void {
+    const usedFetchers = new Set<string>();
+    const usedProviders = new Set<string>();
+    const usedOIDC = new Set<string>();
+    this.byJWT = new WeakMap();
+    this.byOIDC = new WeakMap();
+    const failing = new Set<string>();
+    for (const l of model.listeners)
+      for (const vh of l.virtualHosts)
+        for (const r of vh.routes) {
+          const auth = r.auth;
+          if (auth === undefined) continue;
+          if (auth.failClosed !== undefined) {
+            failing.add(`${auth.policy.namespace}/${auth.policy.name}: ${auth.failClosed}`);
+            continue;
+          }
+          if (auth.jwt && !this.byJWT.has(auth.jwt))
+            this.byJWT.set(
+              auth.jwt,
+              auth.jwt.providers.map((p) => this.provider(p, usedProviders, usedFetchers)),
+            );
+          if (auth.oidc && !this.byOIDC.has(auth.oidc))
+            this.byOIDC.set(auth.oidc, this.oidcContext(auth.oidc, usedOIDC, usedFetchers));
+        }
+    // Logged once per distinct problem, not on every model update (endpoint churn updates often).
+    for (const f of failing)
+      if (!this.logged.has(f))
+        log.warn("auth policy cannot be enforced; its routes answer 401", { policy: f });
+    this.logged = failing;
+    for (const [k, f] of this.fetchers) {
+      if (usedFetchers.has(k)) continue;
+      f.close();
+      this.fetchers.delete(k);
+    }
+    for (const k of this.providers.keys()) if (!usedProviders.has(k)) this.providers.delete(k);
+    for (const k of this.oidcs.keys()) if (!usedOIDC.has(k)) this.oidcs.delete(k);
+  }
+
+  /** Resolves when every fetcher has finished its first fetch (success or not). For tests and readiness. */
+  async ready(): Promise<void> {
+    await Promise.all([...this.fetchers.values()].map((f) => f.started));
+  }
+
+  /** Every fetcher's state, for readiness and status: issuer, location, whether keys are held, last error. */
+  keySets(): { issuer: string; location: string; hasKeys: boolean; error?: string }[] {
+    return [...this.fetchers.values()].map((f) => ({
+      issuer: f.location.issuer,
+      location: f.location.jwksUrl ?? "discovery",
+      hasKeys: f.hasKeys,
+      ...(f.lastError !== undefined ? { error: f.lastError } : {}),
+    }));
+  }
+
+  close(): void {
+    for (const f of this.fetchers.values()) f.close();
+    this.fetchers.clear();
+  }
+
+  /**
+   * Authenticate and authorize one request for a route with `auth`. Synchronous when the token (or session
+   * cookie) is cached; a promise otherwise. Never throws: an unexpected error is a 401.
+   */
+  check(auth: RouteAuth, req: Request, url: RequestURL): AuthOutcome | Promise<AuthOutcome> {
+    const realm = `${auth.policy.namespace}/${auth.policy.name}`;
+    if (auth.failClosed !== undefined) return this.refuse(unauthorized(realm), "policy_invalid");
+    const oidc = auth.oidc;
+    if (oidc !== undefined && isOIDCPath(oidc, url)) return this.viaOIDC(auth, oidc, req, url);
+    const jwt = auth.jwt;
+    if (jwt !== undefined) {
+      const token = extractToken(jwt.tokenSources, req.headers, url.query);
+      if (token !== undefined) return this.viaToken(auth, jwt, token, realm);
+    }
+    if (oidc !== undefined) {
+      const ctx = this.byOIDC.get(oidc);
+      const hit = ctx && cachedSession(oidc, req.headers, ctx);
+      if (hit) return this.grant(auth, hit.identity, hit);
+      return this.viaOIDC(auth, oidc, req, url);
+    }
+    return this.refuse(unauthorized(realm), "missing_token");
+  }
+
+  private viaToken(
+    auth: RouteAuth,
+    jwt: JWTAuth,
+    token: string,
+    realm: string,
+  ): AuthOutcome | Promise<AuthOutcome> {
+    if (token.length > maxTokenLength)
+      return this.refuse(unauthorized(realm, "invalid_token", "token too large"), "invalid_token");
+    const compiled = this.byJWT.get(jwt) ?? this.compileLate(jwt);
+    const hash = tokenHash(token);
+    const now = Date.now();
+    for (const c of compiled) {
+      const hit = c.cache.get(hash, now, c.skewMs);
+      if (hit !== undefined) return this.grant(auth, hit.identity, hit);
+    }
+    const provider = pickProvider(jwt.providers, token);
+    // By position: equal provider configurations share one compiled entry (and cache) across policies.
+    const c = provider === undefined ? undefined : compiled[jwt.providers.indexOf(provider)];
+    if (c === undefined)
+      return this.refuse(unauthorized(realm, "invalid_token", "issuer not accepted"), "invalid_token");
+    return this.verify(auth, c, token, hash, realm);
+  }
+
+  private async verify(
+    auth: RouteAuth,
+    c: CompiledProvider,
+    token: string,
+    hash: string,
+    realm: string,
+  ): Promise<AuthOutcome> {
+    if (c.keys === undefined) return this.refuse(unauthorized(realm), "keys_unavailable");
+    const result = await verifyJWT(token, c.provider, c.keys);
+    if (!result.ok) {
+      const description = result.reason === "keys_unavailable" ? undefined : result.description;
+      const error = result.reason === "keys_unavailable" ? undefined : "invalid_token";
+      return this.refuse(unauthorized(realm, error, description), result.reason);
+    }
+    return this.grant(auth, result.identity, c.cache.set(hash, result.identity));
+  }
+
+  private async viaOIDC(
+    auth: RouteAuth,
+    oidc: OIDCAuth,
+    req: Request,
+    url: RequestURL,
+  ): Promise<AuthOutcome> {
+    const ctx = this.byOIDC.get(oidc) ?? this.oidcContext(oidc, new Set(), new Set());
+    try {
+      const r = await handleOIDC(auth, oidc, req, url, ctx);
+      if (!r.ok) return this.refuse(r.response, r.reason);
+      const granted = this.grant(auth, r.identity, undefined);
+      if (!granted.ok || r.setCookie === undefined) return granted;
+      return { ...granted, responseHeaders: [["set-cookie", r.setCookie]] };
+    } catch (err) {
+      log.error("oidc check failed", { policy: `${auth.policy.namespace}/${auth.policy.name}`, error: err });
+      return this.refuse(unauthorized(`${auth.policy.namespace}/${auth.policy.name}`), "oidc_error");
+    }
+  }
+
+  /** Authorization and claim headers for an identity; memoised on the cache entry per route policy. */
+  private grant(auth: RouteAuth, identity: Identity, entry: CachedToken | undefined): AuthOutcome {
+    let decision = entry?.derived.get(auth) as Decision | undefined;
+    if (decision === undefined) {
+      const verdict = authorize(auth.authorization, identity);
+      decision = verdict.ok
+        ? Object.freeze({
+            ok: true as const,
+            identity,
+            removeHeaders: Object.freeze(auth.claimToHeaders.map((c) => c.header)),
+            setHeaders: Object.freeze(claimHeaders(auth.claimToHeaders, identity)),
+          })
+        : { forbidden: verdict.missingScopes };
+      entry?.derived.set(auth, decision);
+    }
+    if ("forbidden" in decision)
+      return this.refuse(
+        forbidden(`${auth.policy.namespace}/${auth.policy.name}`, decision.forbidden),
+        "forbidden",
+      );
+    return decision;
+  }
+
+  private refuse(response: Response, reason: AuthFailureReason | "redirect"): AuthOutcome {
+    if (reason !== "redirect") this.opts.metrics?.authFailures.inc({ reason });
+    return { ok: false, response, reason };
+  }
+
+  private compileLate(jwt: JWTAuth): CompiledProvider[] {
+    const compiled = jwt.providers.map((p) => this.provider(p, new Set(), new Set()));
+    this.byJWT.set(jwt, compiled);
+    return compiled;
+  }
+
+  private provider(p: JWTProvider, used: Set<string>, usedFetchers: Set<string>): CompiledProvider {
+    const key = JSON.stringify(p);
+    used.add(key);
+    const keys =
+      p.keys.type === "Inline"
+        ? staticKeys(p.keys.jwks)
+        : this.fetcher(p.issuer, p.keys.type === "RemoteJWKS" ? p.keys.url : undefined, usedFetchers).getKey;
+    let c = this.providers.get(key);
+    if (c === undefined || c.keys !== keys) {
+      c = {
+        provider: p,
+        keys,
+        cache: c?.cache ?? new VerifiedTokenCache(this.opts.cacheEntries),
+        skewMs: p.clockSkewSeconds * 1000,
+      };
+      this.providers.set(key, c);
+    }
+    return c;
+  }
+
+  private oidcContext(oidc: OIDCAuth, used: Set<string>, usedFetchers: Set<string>): OIDCContext {
+    const key = JSON.stringify(oidc);
+    used.add(key);
+    const fetcher = this.fetcher(oidc.issuer, undefined, usedFetchers);
+    let ctx = this.oidcs.get(key);
+    if (ctx === undefined || ctx.fetcher !== fetcher) {
+      ctx = {
+        fetcher,
+        client: { fetch: this.fetchFn, timeoutMs: this.opts.keys?.timeoutMs ?? 5000 },
+        sessions: new VerifiedTokenCache(this.opts.cacheEntries),
+      };
+      this.oidcs.set(key, ctx);
+    }
+    return ctx;
+  }
+
+  private fetcher(issuer: string, jwksUrl: string | undefined, used: Set<string>): KeySetFetcher {
+    const key = `${issuer}\n${jwksUrl ?? "discovery"}`;
+    used.add(key);
+    let f = this.fetchers.get(key);
+    if (f === undefined) {
+      const location = jwksUrl !== undefined ? { issuer, jwksUrl } : { issuer, discovery: true as const };
+      f = new KeySetFetcher(location, { ...this.opts.keys, fetch: this.fetchFn });
+      this.fetchers.set(key, f);
+    }
+    return f;
+  }
+}
