@@ -6,6 +6,7 @@ import { logger, setLogLevel } from "../observability/logger.ts";
 import { GatewayMetrics } from "../observability/metrics.ts";
 import { GatewayServer } from "../proxy/server.ts";
 import { type FolderLoad, FolderSource } from "../sources/file/index.ts";
+import { ClusterRuntime } from "../sources/kubernetes/cluster.ts";
 import type { ResourceSnapshot } from "../sources/snapshot.ts";
 import { translate } from "../translate/translate.ts";
 
@@ -64,6 +65,7 @@ export async function startGateway(config: ServeConfig): Promise<RunningGateway>
         state.model = model;
         state.problems = problems;
         state.statuses = statuses;
+        cluster?.applied(snapshot, statuses);
         state.ready = true;
         metrics.configApplied(true, (performance.now() - started) / 1000, model, problems);
         log.info("config applied", {
@@ -86,10 +88,14 @@ export async function startGateway(config: ServeConfig): Promise<RunningGateway>
     });
   };
 
-  if (config.kube) throw new Error("--kube arrives with the Kubernetes source; use --dir for now");
-  const source = new FolderSource(config.dir as string, (load: FolderLoad) => apply(load.snapshot), {
-    debounceMs: config["debounce-ms"],
-  });
+  // --kube: informers instead of a folder; the same apply path. Leader election and the status writer
+  // ride along (see src/sources/kubernetes/cluster.ts).
+  const cluster: ClusterRuntime | undefined = config.kube ? new ClusterRuntime(config, apply) : undefined;
+  const source: { start(): Promise<unknown>; stop(): void | Promise<void> } = cluster
+    ? { start: () => cluster.start(), stop: () => cluster.stop() }
+    : new FolderSource(config.dir as string, (load: FolderLoad) => apply(load.snapshot), {
+        debounceMs: config["debounce-ms"],
+      });
   try {
     await source.start();
   } catch (err) {
@@ -116,7 +122,7 @@ export async function startGateway(config: ServeConfig): Promise<RunningGateway>
       // stop accepting and give in-flight requests until the deadline.
       state.ready = false;
       if (drain.delayMs) await Bun.sleep(drain.delayMs);
-      source.stop();
+      await source.stop(); // in a cluster this also hands the Lease over
       await chain;
       const stopped = proxy.stop();
       const timeoutMs = drain.timeoutMs ?? config["drain-timeout-ms"];

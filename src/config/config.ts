@@ -17,6 +17,20 @@ const serveFlags = z
     dir: z.string().min(1).optional(),
     kube: bool.default(false),
     kubeconfig: z.string().optional(),
+    /** --kube: the Service (`namespace/name`) whose addresses go into Ingress and Gateway status. */
+    "publish-service": z
+      .string()
+      .regex(/^[a-z0-9.-]+\/[a-z0-9.-]+$/, "must be namespace/name")
+      .optional(),
+    /** --kube: addresses (comma-separated IPs or host names) to report instead of the Service's. */
+    "status-address": z.string().optional(),
+    /** --kube: never write to the API server (no status, no Lease): a read-only replica. */
+    "read-only": bool.default(false),
+    /** --kube: where the leader-election Lease lives (the Deployment sets the pod's namespace). */
+    "leader-election-namespace": z.string().min(1).default("gatehouse-system"),
+    "leader-election-name": z.string().min(1).default("gatehouse-leader"),
+    /** --kube: how long a Lease holds without renewal; candidates check it every eighth of that. */
+    "lease-duration-ms": z.coerce.number().int().min(1000).default(15_000),
     "http-port": port.default(8080),
     "https-port": port.default(8443),
     "admin-port": port.default(9090),
@@ -51,7 +65,7 @@ export const serveConfigSchema = serveFlags
 
 export type ServeConfig = z.infer<typeof serveConfigSchema>;
 
-const booleanFlags = new Set(["kube", "watch-ingress-without-class"]);
+const booleanFlags = new Set(["kube", "watch-ingress-without-class", "read-only"]);
 
 /** The CLI options table derived from the schema, so flags and schema cannot drift apart. */
 function optionsTable() {

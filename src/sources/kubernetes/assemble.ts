@@ -1,0 +1,90 @@
+import { type KnownKind, knownKinds, parseObject } from "../schema/index.ts";
+import { emptySnapshotFields, type ResourceSnapshot } from "../snapshot.ts";
+
+/** An object the API returned that failed validation: reported and left out. */
+export interface InvalidObject {
+  readonly kind: string;
+  /** `namespace/name`, or `name` for cluster-scoped kinds. */
+  readonly name: string;
+  readonly reason: string;
+}
+
+/** Validation results by `uid@resourceVersion`, so an unchanged object is not parsed again. */
+export type ParseCache = Map<string, ReturnType<typeof parseObject>>;
+
+/**
+ * The snapshot from the raw objects of every kind. Each object is validated with the same schemas as the
+ * folder source; invalid ones are returned in `invalid` (the caller logs them) and left out. Secrets are
+ * taken only when `keepSecret` says a listener or Ingress references them. `cache` is pruned to what was
+ * seen this time.
+ */
+export function assembleSnapshot(
+  objects: Readonly<Record<KnownKind, readonly unknown[]>>,
+  keepSecret: (namespace: string, name: string) => boolean,
+  cache: ParseCache,
+): { snapshot: ResourceSnapshot; invalid: InvalidObject[] } {
+  const fields = emptySnapshotFields();
+  const invalid: InvalidObject[] = [];
+  const seen = new Set<string>();
+  for (const kind of Object.keys(objects) as KnownKind[]) {
+    for (const raw of objects[kind]) {
+      const meta = ((raw as { metadata?: Record<string, unknown> }).metadata ?? {}) as Record<string, string>;
+      if (kind === "Secret" && !keepSecret(meta.namespace ?? "", meta.name ?? "")) continue;
+      // A Secret cached without its data and later fetched whole share a resourceVersion: keep them apart.
+      const data = kind === "Secret" && "data" in (raw as object) ? "+data" : "";
+      const key = `${kind}/${meta.namespace ?? ""}/${meta.name}/${meta.uid ?? ""}@${meta.resourceVersion ?? ""}${data}`;
+      seen.add(key);
+      let parsed = cache.get(key);
+      if (!parsed) {
+        parsed = parseObject(raw);
+        cache.set(key, parsed);
+      }
+      if (parsed.ok) fields[knownKinds[parsed.kind].field].push(parsed.object);
+      else if ("reason" in parsed)
+        invalid.push({ kind: parsed.kind, name: parsed.name, reason: parsed.reason });
+    }
+  }
+  for (const key of cache.keys()) if (!seen.has(key)) cache.delete(key);
+  return { snapshot: fields as unknown as ResourceSnapshot, invalid };
+}
+
+/**
+ * `namespace/name` of every Secret a Gateway listener (`tls.certificateRefs`, core Secrets only), an
+ * Ingress (`spec.tls[].secretName`) or a policy (any `secretRef: { name }` in its spec, same namespace)
+ * names. Only these are kept in memory with their data.
+ */
+export function referencedSecrets(
+  snapshot: Pick<ResourceSnapshot, "gateways" | "ingresses"> & { readonly authPolicies?: readonly unknown[] },
+): Set<string> {
+  const out = new Set<string>();
+  for (const policy of snapshot.authPolicies ?? []) {
+    const p = policy as { metadata?: { namespace?: string }; spec?: unknown };
+    collectSecretRefs(p.spec, p.metadata?.namespace ?? "default", out);
+  }
+  for (const gw of snapshot.gateways) {
+    const ns = gw.metadata.namespace ?? "default";
+    for (const l of gw.spec?.listeners ?? []) {
+      for (const ref of l.tls?.certificateRefs ?? []) {
+        if ((ref.group ?? "") === "" && (ref.kind ?? "Secret") === "Secret")
+          out.add(`${ref.namespace ?? ns}/${ref.name}`);
+      }
+    }
+  }
+  for (const ing of snapshot.ingresses) {
+    const ns = ing.metadata.namespace ?? "default";
+    for (const t of ing.spec?.tls ?? []) if (t.secretName) out.add(`${ns}/${t.secretName}`);
+  }
+  return out;
+}
+
+/** Every `secretRef: { name }` anywhere in a policy spec (keys, OIDC client secrets, …). */
+function collectSecretRefs(value: unknown, namespace: string, out: Set<string>): void {
+  if (Array.isArray(value)) for (const v of value) collectSecretRefs(v, namespace, out);
+  else if (value && typeof value === "object") {
+    for (const [k, v] of Object.entries(value)) {
+      const name = (v as { name?: unknown } | null)?.name;
+      if (k === "secretRef" && typeof name === "string") out.add(`${namespace}/${name}`);
+      else collectSecretRefs(v, namespace, out);
+    }
+  }
+}

@@ -1,0 +1,40 @@
+import { leaseResource, statusResources, watchedResources } from "./resources.ts";
+
+/** One RBAC grant: API group, resource (with `/status` for the subresource) and verb. */
+export interface Permission {
+  readonly group: string;
+  readonly resource: string;
+  readonly verb: string;
+}
+
+/**
+ * Exactly the API calls the code makes, for the least-privilege RBAC in deploy/rbac.yaml (a test checks
+ * that the manifests grant these and nothing more, and that every call the test API server saw is in it):
+ * - list, watch: every kind the source reads (informers, cluster-wide);
+ * - get secrets: a Secret cached without its data is read when a listener or Ingress starts to use it;
+ * - get and patch `/status` of the kinds we write status for (get: re-read after 409 Conflict);
+ * Leases (namespaced, a Role in the gateway's namespace): get, create, update.
+ */
+export function clusterPermissions(): Permission[] {
+  const out: Permission[] = [];
+  for (const r of Object.values(watchedResources)) {
+    out.push(
+      { group: r.group, resource: r.plural, verb: "list" },
+      { group: r.group, resource: r.plural, verb: "watch" },
+    );
+  }
+  out.push({ group: "", resource: "secrets", verb: "get" });
+  for (const r of Object.values(statusResources)) {
+    out.push({ group: r.group, resource: r.plural, verb: "get" });
+    out.push({ group: r.group, resource: `${r.plural}/status`, verb: "patch" });
+  }
+  return out;
+}
+
+export function leasePermissions(): Permission[] {
+  return ["get", "create", "update"].map((verb) => ({
+    group: leaseResource.group,
+    resource: leaseResource.plural,
+    verb,
+  }));
+}
