@@ -74,7 +74,18 @@ beforeAll(async () => {
   await writeFile(join(dir, "web.yaml"), ingress("web", "demo.test", "/", "web"));
   port = await freePort();
   const config = parseServeConfig(
-    ["--dir", dir, "--bind", "127.0.0.1", "--http-port", String(port), "--admin-port", "0", "--debounce-ms", "20"],
+    [
+      "--dir",
+      dir,
+      "--bind",
+      "127.0.0.1",
+      "--http-port",
+      String(port),
+      "--admin-port",
+      "0",
+      "--debounce-ms",
+      "20",
+    ],
     {},
   );
   gw = await startGateway(config);
