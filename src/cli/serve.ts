@@ -1,9 +1,12 @@
 import type { Server } from "bun";
+import { AuthEnforcer } from "../auth/enforce.ts";
 import type { ServeConfig } from "../config/config.ts";
 import type { Problem } from "../model/types.ts";
+import { AccessLog } from "../observability/access-log.ts";
 import { type AdminState, createAdminApp } from "../observability/admin.ts";
 import { logger, setLogLevel } from "../observability/logger.ts";
 import { GatewayMetrics } from "../observability/metrics.ts";
+import { MetricsAndAccessLog } from "../observability/request-observer.ts";
 import { GatewayServer } from "../proxy/server.ts";
 import { type FolderLoad, FolderSource } from "../sources/file/index.ts";
 import { ClusterRuntime } from "../sources/kubernetes/cluster.ts";
@@ -38,10 +41,15 @@ export async function startGateway(config: ServeConfig): Promise<RunningGateway>
     hostname: config.bind,
     fetch: createAdminApp(state, metrics).fetch,
   });
+  const auth = new AuthEnforcer({ metrics });
+  const accessLog = config["access-log-sample"] > 0 ? new AccessLog(config["access-log-sample"]) : undefined;
   const proxy = new GatewayServer({
     bind: config.bind,
     defaultUpstreamTimeoutMs: config["upstream-timeout-ms"],
+    guards: { auth },
+    observer: new MetricsAndAccessLog(metrics, accessLog),
   });
+  metrics.setInflightSource(() => proxy.pendingRequests());
   let waiters: (() => void)[] = [];
   let logged = new Set<string>();
   // Applies are serialised so a slow listener start cannot interleave with the next snapshot.
@@ -61,6 +69,8 @@ export async function startGateway(config: ServeConfig): Promise<RunningGateway>
           gatewayAddressPool: config["gateway-address-pool"],
         });
         logged = logNewProblems(problems, logged);
+        // Key fetchers start before the routes that need them serve (they fail closed until keys load).
+        auth.update(model);
         await proxy.apply(model);
         state.model = model;
         state.problems = problems;
@@ -100,6 +110,7 @@ export async function startGateway(config: ServeConfig): Promise<RunningGateway>
     await source.start();
   } catch (err) {
     await proxy.stop();
+    auth.close();
     admin.stop(true);
     throw err;
   }
@@ -107,6 +118,7 @@ export async function startGateway(config: ServeConfig): Promise<RunningGateway>
   if (!state.ready) {
     source.stop();
     await proxy.stop();
+    auth.close();
     admin.stop(true);
     throw new Error("the first configuration could not be served (see the log above)");
   }
@@ -128,6 +140,7 @@ export async function startGateway(config: ServeConfig): Promise<RunningGateway>
       const timeoutMs = drain.timeoutMs ?? config["drain-timeout-ms"];
       const inTime = await Promise.race([stopped.then(() => true), Bun.sleep(timeoutMs).then(() => false)]);
       if (!inTime) log.warn("drain deadline reached; closing remaining connections", { timeoutMs });
+      auth.close();
       admin.stop(true);
     },
   };

@@ -12,7 +12,21 @@ export type ListenerApp = Hono<{ Bindings: ProxyServer }>;
 
 export function createListenerApp(state: ListenerState): ListenerApp {
   const app: ListenerApp = new Hono();
-  app.all("*", (c) => handleRequest(c.req.raw, c.env, state));
+  app.all("*", (c): Response | Promise<Response> => {
+    const req = c.req.raw;
+    const observer = state.settings.observer;
+    if (observer === undefined) return handleRequest(req, c.env, state, undefined);
+    const info = observer.begin(req);
+    const out = handleRequest(req, c.env, state, info);
+    if (out instanceof Response) {
+      observer.end(info, req, out);
+      return out;
+    }
+    return out.then((res): Response => {
+      observer.end(info, req, res);
+      return res;
+    });
+  });
   app.onError((err) => {
     const fields = { listener: state.table.name, error: err.stack ?? err.message };
     limitedLog("error", state.table.name, "unexpected error while serving a request", fields);

@@ -134,6 +134,8 @@ function compileRoute(r: Route, index: number, ctx: CompileContext): CompiledRou
     action,
     timeouts: r.timeouts,
     retry: r.retry,
+    auth: r.auth,
+    cors: hasCors(r),
   };
 }
 
@@ -207,4 +209,11 @@ function prefixModifierProblem(r: Route): string | undefined {
       (f) => f.kind === "URLRewrite" && f.path?.type === "ReplacePrefixMatch",
     );
   return usesPrefix ? "ReplacePrefixMatch on a regular-expression path match" : undefined;
+}
+
+function hasCors(r: Route): boolean {
+  if (r.filters.some((f) => f.kind === "CORS")) return true;
+  return (
+    r.action.kind === "Forward" && r.action.backends.some((b) => b.filters.some((f) => f.kind === "CORS"))
+  );
 }

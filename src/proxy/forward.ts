@@ -41,6 +41,7 @@ export async function forward(
     const ms = Math.min(attemptMs, deadline - performance.now());
     if (ms <= 0) return UPSTREAM_TIMEOUT;
     const base = nextEndpoint(backend);
+    ctx.upstream = base;
     const ctrl = new AbortController();
     let timedOut = false;
     const timer =

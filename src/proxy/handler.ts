@@ -8,9 +8,11 @@ import type { RequestContext } from "./filters/chain.ts";
 import { runResponseFilters } from "./filters/chain.ts";
 import { forward, outlastsIdle, prepareClientResponse } from "./forward.ts";
 import { prepareUpstreamHeaders } from "./forwarded-headers.ts";
+import { type EdgeGuards, guarded, needsGuards } from "./guards.ts";
 import { limitedLog } from "./log-limit.ts";
 import { findVirtualHost, normaliseHost } from "./match/host.ts";
 import { findRoute } from "./match/routes.ts";
+import type { RequestInfo, RequestObserver } from "./observer.ts";
 import { buildLocation } from "./redirect.ts";
 import { parseRequestTarget, type RequestTarget } from "./request-target.ts";
 import { errorResponse, textResponse } from "./responses.ts";
@@ -26,6 +28,10 @@ export interface ProxySettings {
   readonly serverHeader: string;
   /** Bun's `idleTimeout` of the listeners, seconds; it also runs while a request waits for us. */
   readonly idleTimeoutSeconds: number;
+  /** Authentication / rate limiting engines for routes that ask for them. */
+  readonly guards?: EdgeGuards;
+  /** Metrics and access log; absent in tests that do not need them. */
+  readonly observer?: RequestObserver;
 }
 
 /** A listener's live state: `table` is replaced by one assignment on reload. */
@@ -40,6 +46,7 @@ export function handleRequest(
   req: Request,
   srv: ProxyServer,
   state: ListenerState,
+  info: RequestInfo | undefined,
 ): Response | Promise<Response> {
   const table = state.table;
   const server = state.settings.serverHeader;
@@ -51,11 +58,32 @@ export function handleRequest(
   const route =
     vh === undefined ? undefined : findRoute(vh, target.path, req.method, req.headers, target.query);
   if (route === undefined) return errorResponse(404, server);
+  if (info !== undefined) info.route = route.name;
+  if (needsGuards(route)) {
+    return guarded(req, route, target, table, state.settings.guards, server, () =>
+      runAction(req, route, target, rawHost, host, srv, state, table, info),
+    );
+  }
+  return runAction(req, route, target, rawHost, host, srv, state, table, info);
+}
+
+function runAction(
+  req: Request,
+  route: CompiledRoute,
+  target: RequestTarget,
+  rawHost: string | null,
+  host: string,
+  srv: ProxyServer,
+  state: ListenerState,
+  table: ListenerTable,
+  info: RequestInfo | undefined,
+): Response | Promise<Response> {
+  const server = state.settings.serverHeader;
   try {
     const a = route.action;
     switch (a.kind) {
       case "Forward":
-        return forwardRoute(req, route, a, target, rawHost, srv, state, table);
+        return forwardRoute(req, route, a, target, rawHost, srv, state, table, info);
       case "Redirect": {
         const location = buildLocation(a, {
           listenerScheme: table.scheme,
@@ -91,6 +119,7 @@ async function forwardRoute(
   srv: ProxyServer,
   state: ListenerState,
   table: ListenerTable,
+  info: RequestInfo | undefined,
 ): Promise<Response> {
   const { serverHeader, defaultUpstreamTimeoutMs } = state.settings;
   try {
@@ -120,9 +149,12 @@ async function forwardRoute(
       host: rawHost,
       prefix: matchedPrefix(route),
       timeoutMs: defaultUpstreamTimeoutMs,
+      upstream: "",
     };
+    const clientIp = srv.requestIP(req)?.address ?? "";
+    if (info !== undefined) info.client = clientIp;
     prepareUpstreamHeaders(ctx.headers, {
-      clientIp: srv.requestIP(req)?.address ?? "",
+      clientIp,
       scheme: table.scheme,
       port: table.port || state.boundPort,
       host: rawHost,
@@ -148,7 +180,12 @@ async function forwardRoute(
         const idleS = state.settings.idleTimeoutSeconds;
         const lift = outlastsIdle(route, defaultUpstreamTimeoutMs, idleS * 1000);
         if (lift) srv.timeout(req, 0);
+        const sent = info === undefined ? 0 : performance.now();
         const out = await forward(ctx, backend, route, defaultUpstreamTimeoutMs, limitedLog);
+        if (info !== undefined) {
+          info.upstream = ctx.upstream;
+          info.upstreamMs = performance.now() - sent;
+        }
         // Lifting it applies to the connection: restored for its next idle spell (measured in Bun).
         if (lift) srv.timeout(req, idleS);
         res =

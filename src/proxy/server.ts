@@ -12,10 +12,12 @@ import type { GatewayModel } from "../model/types.ts";
 import { logger } from "../observability/logger.ts";
 import { createListenerApp } from "./app.ts";
 import { compile } from "./compile.ts";
+import type { EdgeGuards } from "./guards.ts";
 import { closeH2cSessions } from "./h2c.ts";
 import type { ListenerState, ProxySettings } from "./handler.ts";
 import { groupListeners } from "./listener-merge.ts";
 import { limitedLog } from "./log-limit.ts";
+import type { RequestObserver } from "./observer.ts";
 import { errorResponse } from "./responses.ts";
 import type { ListenerTable } from "./table.ts";
 import { type ProxiedSocket, type ProxyServer, websocketHandler } from "./websocket.ts";
@@ -29,6 +31,10 @@ export interface GatewayServerOptions {
   defaultUpstreamTimeoutMs?: number;
   /** `Server` header added to responses that lack one (default `gatehouse`). */
   serverHeader?: string;
+  /** Authentication / rate-limit engines for routes that require them (absent: such routes fail closed). */
+  guards?: EdgeGuards;
+  /** Told about every request (metrics, access log). */
+  observer?: RequestObserver;
 }
 
 interface LiveListener {
@@ -55,6 +61,8 @@ export class GatewayServer {
       serverHeader: options.serverHeader ?? "gatehouse",
       // Bun counts a connection waiting for our upstream as idle: allow the upstream timeout and more.
       idleTimeoutSeconds: Math.min(255, Math.max(75, Math.ceil(defaultUpstreamTimeoutMs / 1000) + 5)),
+      ...(options.guards ? { guards: options.guards } : {}),
+      ...(options.observer ? { observer: options.observer } : {}),
     };
   }
 
@@ -102,6 +110,13 @@ export class GatewayServer {
         void this.close(l, false);
       }
     }
+  }
+
+  /** Requests being served right now across every listener (Bun's own count). */
+  pendingRequests(): number {
+    let n = 0;
+    for (const l of this.live.values()) n += l.server.pendingRequests;
+    return n;
   }
 
   /** Bound sockets, for tests and logs (a model port of 0 shows the port actually bound). */

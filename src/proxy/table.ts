@@ -3,7 +3,14 @@
  * by `compile()`, never mutated afterwards except for the balancing counters inside the pickers, and
  * swapped into a listener with one reference assignment.
  */
-import type { ListenerProtocol, ListenerTLS, RetryPolicy, RouteTimeouts, SourceRef } from "../model/types.ts";
+import type {
+  ListenerProtocol,
+  ListenerTLS,
+  RetryPolicy,
+  RouteAuth,
+  RouteTimeouts,
+  SourceRef,
+} from "../model/types.ts";
 import type { FilterChain } from "./filters/chain.ts";
 import type { ValueMatcher } from "./match/values.ts";
 
@@ -70,6 +77,10 @@ export interface CompiledRoute {
   readonly action: CompiledAction;
   readonly timeouts: RouteTimeouts | undefined;
   readonly retry: RetryPolicy | undefined;
+  /** Authentication the route requires (the model's object itself: the enforcer keys on identity). */
+  readonly auth: RouteAuth | undefined;
+  /** The route or one of its backends has a CORS filter (preflights then skip authentication). */
+  readonly cors: boolean;
 }
 
 export type CompiledAction = CompiledForward | CompiledRedirect | CompiledDirect;

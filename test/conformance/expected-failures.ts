@@ -12,8 +12,6 @@ export interface ExpectedFailure {
   readonly reason: string;
 }
 
-const headerAdd =
-  "header modifier `add` sends one 'a, b' value (Headers.append in src/proxy/filters/header-edits.ts); upstream wants separate values (echoed joined as 'a,b')";
 const gw = (test: string, caseContains: string, reason: string): ExpectedFailure => ({
   suite: "gateway-api",
   test,
@@ -43,20 +41,4 @@ export const expectedFailures: readonly ExpectedFailure[] = [
     "status NamespacesReady",
     "listeners of protocol TLS (TLSRoute) are not supported: Gateway tlsroutes-only is ListenersNotValid, so not Accepted/Programmed",
   ),
-  gw("HTTPRouteRequestHeaderModifier", "3 request to '/add'", headerAdd),
-  gw("HTTPRouteRequestHeaderModifier", "5 request to '/multiple'", headerAdd),
-  gw("HTTPRouteRequestHeaderModifier", "6 request to '/case-insensitivity'", headerAdd),
-  gw("HTTPRouteBackendRequestHeaderModifier", "3 request to '/add'", headerAdd),
-  gw("HTTPRouteBackendRequestHeaderModifier", "5 request to '/multiple'", headerAdd),
-  gw("HTTPRouteBackendRequestHeaderModifier", "6 request to '/case-insensitivity'", headerAdd),
-  gw("HTTPRouteResponseHeaderModifier", "3 request to '/add'", headerAdd),
-  gw("HTTPRouteResponseHeaderModifier", "5 request to '/multiple'", headerAdd),
-  gw("HTTPRouteResponseHeaderModifier", "6 request to '/case-insensitivity'", headerAdd),
-  gw("HTTPRouteResponseHeaderModifier", "7 request to '/response-and-request-header-modifiers'", headerAdd),
-  gw("HTTPRouteRequestMirror", "1 request to '/mirror-and-modify-headers'", headerAdd),
-  gw("HTTPRouteRequestMultipleMirrors", "1 request to '/multi-mirror-and-modify-request-headers'", headerAdd),
-  gw("HTTPRouteRequestPercentageMirror", "2 request to '/percent-mirror-and-modify-headers'", headerAdd),
-  gw("HTTPRouteRewriteHost", "2 request to 'rewrite.example/rewrite-host-and-modify-headers'", headerAdd),
-  gw("HTTPRouteRewritePath", "4 request to '/full/rewrite-path-and-modify-headers/test'", headerAdd),
-  gw("HTTPRouteRewritePath", "5 request to '/prefix/rewrite-path-and-modify-headers/one'", headerAdd),
 ];

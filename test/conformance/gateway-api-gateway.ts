@@ -35,7 +35,7 @@ export async function startGatewayOn(folder: string): Promise<RunningGateway> {
       "--workers",
       "1",
     ],
-    { GATEHOUSE_LOG_LEVEL: "error" },
+    { GATEHOUSE_LOG_LEVEL: "error", GATEHOUSE_ACCESS_LOG_SAMPLE: "0" },
   );
   return startGateway(config);
 }

@@ -84,7 +84,7 @@ async function runFeature(
     const httpPort = await freePort();
     const config = parseServeConfig(
       ["--dir", folder, "--bind", "127.0.0.1", "--http-port", String(httpPort), "--admin-port", "0"],
-      { GATEHOUSE_INGRESS_CLASS: ourClass, GATEHOUSE_LOG_LEVEL: "error" },
+      { GATEHOUSE_INGRESS_CLASS: ourClass, GATEHOUSE_LOG_LEVEL: "error", GATEHOUSE_ACCESS_LOG_SAMPLE: "0" },
     );
     gateway = await startGateway(config);
     for (const scenario of feature.scenarios) {

@@ -238,7 +238,7 @@ describe("filters", () => {
     const res = await call("/hdr", { headers: { "x-add": "one", "x-remove": "gone", "x-set": "old" } });
     const h = res.json?.headers ?? {};
     expect(h["x-set"]).toBe("v");
-    expect(h["x-add"]).toBe("one, two");
+    expect(h["x-add"]).toBe("one,two");
     expect(h["x-remove"]).toBeUndefined();
     expect(res.headers.get("x-resp")).toBe("r");
     expect(res.headers.get("x-upstream")).toBeNull();

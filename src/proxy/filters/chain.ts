@@ -27,6 +27,8 @@ export interface RequestContext {
   readonly prefix: string;
   /** Time limit for side requests (mirrors). */
   readonly timeoutMs: number;
+  /** Base URL of the endpoint the request was last sent to; "" until forwarded. */
+  upstream: string;
 }
 
 /** Returns a Response to answer immediately (e.g. a CORS preflight), or undefined to go on. */

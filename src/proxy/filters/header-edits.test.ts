@@ -13,7 +13,7 @@ test("set replaces, add appends, remove deletes", () => {
     ],
     remove: ["c"],
   })(h);
-  expect(Object.fromEntries(h)).toEqual({ a: "one", b: "2, two", d: "4" });
+  expect(Object.fromEntries(h)).toEqual({ a: "one", b: "2,two", d: "4" });
 });
 
 test("setting host on the request changes the Host sent upstream", () => {
@@ -25,4 +25,10 @@ test("setting host on the request changes the Host sent upstream", () => {
   }).request?.(ctx);
   expect(ctx.host).toBe("new.example");
   expect(headers.get("host")).toBeNull();
+});
+
+test("add keeps Set-Cookie values as separate field lines", () => {
+  const h = new Headers([["set-cookie", "a=1"]]);
+  compileHeaderEdits({ set: [], add: [{ name: "set-cookie", value: "b=2" }], remove: [] })(h);
+  expect(h.getSetCookie()).toEqual(["a=1", "b=2"]);
 });

@@ -7,7 +7,14 @@ export function compileHeaderEdits(edits: HeaderEdits): (headers: Headers) => vo
   const remove = [...edits.remove];
   return (headers) => {
     for (const [n, v] of set) headers.set(n, v);
-    for (const [n, v] of add) headers.append(n, v);
+    // Bun joins appended values with ", " and sends one field line either way; we join with "," so the
+    // result is the same list as two field lines (RFC 9110 §5.3) and equals what the Gateway API
+    // conformance suite expects. Set-Cookie must stay separate lines, so it keeps append().
+    for (const [n, v] of add) {
+      const cur = n === "set-cookie" ? null : headers.get(n);
+      if (cur === null) headers.append(n, v);
+      else headers.set(n, `${cur},${v}`);
+    }
     for (const n of remove) headers.delete(n);
   };
 }

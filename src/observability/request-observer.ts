@@ -1,0 +1,43 @@
+import type { RequestInfo, RequestObserver } from "../proxy/observer.ts";
+import type { AccessLog } from "./access-log.ts";
+import type { GatewayMetrics } from "./metrics.ts";
+
+/**
+ * The proxy's observer: every request counts in the per-route metrics; a sampled share is written to
+ * the access log. Paths are logged without their query (queries carry tokens), hosts as sent.
+ */
+export class MetricsAndAccessLog implements RequestObserver {
+  constructor(
+    private readonly metrics: GatewayMetrics,
+    private readonly accessLog: AccessLog | undefined,
+  ) {}
+
+  begin(_req: Request): RequestInfo {
+    return { started: performance.now(), route: "", upstream: "", upstreamMs: -1, client: "" };
+  }
+
+  end(info: RequestInfo, req: Request, res: Response): void {
+    const ms = performance.now() - info.started;
+    const length = res.headers.get("content-length");
+    const bytes = length === null ? -1 : Number(length);
+    this.metrics.request(info.route || undefined, res.status, ms / 1000, bytes);
+    const log = this.accessLog;
+    if (log === undefined || !log.wants()) return;
+    const url = req.url;
+    const pathStart = url.indexOf("/", url.indexOf("//") + 2);
+    const queryStart = url.indexOf("?", pathStart);
+    log.write({
+      requestId: req.headers.get("x-request-id") ?? "",
+      client: info.client,
+      method: req.method,
+      host: req.headers.get("host") ?? "",
+      path: pathStart < 0 ? "/" : url.slice(pathStart, queryStart < 0 ? undefined : queryStart),
+      status: res.status,
+      bytes,
+      durationMs: ms,
+      upstream: info.upstream.replace(/^https?:\/\//, ""),
+      upstreamMs: info.upstreamMs,
+      route: info.route,
+    });
+  }
+}

@@ -1,0 +1,26 @@
+/**
+ * What the request path tells observability about each request. The proxy fills a `RequestInfo` as it
+ * goes (route, upstream) and calls `end` once the response headers are ready; it never formats logs or
+ * metrics itself.
+ */
+
+/** Facts about one request, filled in as it is served. */
+export interface RequestInfo {
+  /** `performance.now()` when the request arrived. */
+  readonly started: number;
+  /** Configured route name; "" while none matched. */
+  route: string;
+  /** `http://ip:port` of the endpoint used, "" when not forwarded. */
+  upstream: string;
+  /** Milliseconds from sending upstream to its response headers; -1 when not forwarded. */
+  upstreamMs: number;
+  /** Client address, once looked up. */
+  client: string;
+}
+
+export interface RequestObserver {
+  /** Start observing a request; returns the object the proxy fills in. */
+  begin(req: Request): RequestInfo;
+  /** The response (headers) is ready. Must not throw. */
+  end(info: RequestInfo, req: Request, res: Response): void;
+}
