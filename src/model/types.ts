@@ -38,6 +38,13 @@ export interface Listener {
   readonly protocol: ListenerProtocol;
   /** TLS termination settings; present only when `protocol` is `HTTPS`. */
   readonly tls?: ListenerTLS;
+  /**
+   * The listener's own hostname (Gateway API `listener.hostname`, `*.` wildcards matching one or more
+   * labels); absent means every host. When listeners share an address and port, a request belongs to the
+   * listener whose hostname matches it most specifically, and only that listener's virtual hosts serve it
+   * (listener isolation): a host its routes do not cover gets 404, never a broader listener's routes.
+   */
+  readonly hostname?: string;
   /** The object that asked for this listener (a Gateway, or the gateway itself for the defaults). */
   readonly source: SourceRef;
   /** Virtual hosts in no particular order; the compiler indexes them by hostname. */

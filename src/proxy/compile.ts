@@ -73,7 +73,16 @@ function compileListener(l: Listener, ctx: CompileContext): ListenerTable {
   }
   const hosts: VirtualHostIndex = { exact, oneLabel, anyLabels, any };
   const scheme = l.protocol === "HTTPS" ? "https" : "http";
-  return { name: l.name, address: l.address, port: l.port, protocol: l.protocol, scheme, tls: l.tls, hosts };
+  return {
+    name: l.name,
+    address: l.address,
+    port: l.port,
+    protocol: l.protocol,
+    hostname: l.hostname,
+    scheme,
+    tls: l.tls,
+    hosts,
+  };
 }
 
 function compileVirtualHost(vh: VirtualHost, ctx: CompileContext): CompiledVirtualHost {

@@ -42,9 +42,9 @@ describe("groupListeners", () => {
     const out = served(
       [
         named("empty", all),
-        named("wildcard", all.slice(1)),
-        named("foo", all.slice(2)),
-        named("abc", all.slice(3)),
+        named("wildcard", all.slice(1), { hostname: "*.example.com" }),
+        named("foo", all.slice(2), { hostname: "*.foo.example.com" }),
+        named("abc", all.slice(3), { hostname: "abc.foo.example.com" }),
       ],
       warnings,
     );
@@ -58,9 +58,22 @@ describe("groupListeners", () => {
     expect(warnings).toEqual([]);
   });
 
+  test("a hostname-less listener never takes a host from a listener named for it", () => {
+    // The route on the catch-all listener names x.example exactly; the x.example listener is still the
+    // owner, even though both virtual hosts are the same exact name.
+    const out = served([named("any", ["x.example"]), named("x", ["x.example"], { hostname: "x.example" })]);
+    expect(out.get("127.0.0.1:80")?.hosts.exact.get("x.example")?.routes[0]?.name).toBe("x@x.example");
+  });
+
   test("equally specific listeners with one host: the first is kept, with a warning", () => {
     const warnings: string[] = [];
-    const out = served([named("one", ["x.example"]), named("two", ["x.example"])], warnings);
+    const out = served(
+      [
+        named("one", ["x.example"], { hostname: "x.example" }),
+        named("two", ["x.example"], { hostname: "x.example" }),
+      ],
+      warnings,
+    );
     const vh = out.get("127.0.0.1:80")?.hosts.exact.get("x.example");
     expect(vh?.routes[0]?.name).toBe("one@x.example");
     expect(warnings.join()).toContain("one and two");
@@ -104,19 +117,12 @@ describe("groupListeners", () => {
 });
 
 describe("specificity", () => {
-  const of = (hosts: string[]) =>
-    specificity(compile(model([named("l", hosts)])).listeners[0]?.hosts ?? fail());
-  const fail = (): never => {
-    throw new Error("no listener");
-  };
-  test("narrower covering patterns score higher", () => {
-    expect(of(["*"])).toBe(-1);
-    expect(of([])).toBe(-2);
-    expect(of(["a.b.c"])).toBe(7);
-    expect(of(["*.b.c"])).toBe(6);
-    expect(of(["x.b.c", "y.b.c"])).toBe(6);
-    expect(of(["*.b.c", "a.x.b.c"])).toBe(6);
-    expect(of(["bar.com", "*.example.com"])).toBe(4);
-    expect(of(["a.org", "b.com"])).toBe(2);
+  test("narrower listener hostnames score higher", () => {
+    expect(specificity(undefined)).toBe(-1);
+    expect(specificity("a.b.c")).toBe(7);
+    expect(specificity("*.b.c")).toBe(6);
+    expect(specificity("*.foo.example.com")).toBe(8);
+    expect(specificity("abc.foo.example.com")).toBe(9);
+    expect(specificity("b.c")).toBe(5);
   });
 });

@@ -6,10 +6,11 @@
  *
  * Two listeners can still bring the same hostname pattern: a route on a hostname-less listener that names
  * `*.example.com` while a `*.example.com` listener exists beside it (conformance
- * GatewayHTTPListenerIsolation, "intersecting hostnames"). The request belongs to the more specific
- * listener, so its virtual host is kept. The model does not carry a listener's own hostname, so its
- * specificity is inferred as the narrowest pattern covering all of its virtual hosts; an equal score is
- * a real conflict (translation reports HostnameConflict): the first listener in model order is kept.
+ * GatewayHTTPListenerIsolation, "intersecting hostnames"). The request belongs to the listener whose
+ * own hostname (`Listener.hostname`) is the most specific, so that listener's virtual host is kept; an
+ * equal score is a real conflict (translation reports HostnameConflict): the first in model order is kept.
+ * Translation also gives every listener hostname a virtual host (empty when no route covers it), so a
+ * host of a specific listener never falls through to a broader one.
  */
 import type { CompiledVirtualHost, ListenerTable, VirtualHostIndex } from "./table.ts";
 
@@ -59,7 +60,7 @@ function merge(group: readonly ListenerTable[], key: string, warn: Warn): Listen
       );
   };
   for (const lt of group) {
-    const score = specificity(lt.hosts);
+    const score = specificity(lt.hostname);
     const h = lt.hosts;
     for (const [host, vh] of h.exact) claim(exact, host, { vh, listener: lt.name, score });
     for (const [host, vh] of h.oneLabel) claim(oneLabel, host, { vh, listener: lt.name, score });
@@ -83,25 +84,12 @@ function merge(group: readonly ListenerTable[], key: string, warn: Warn): Listen
 }
 
 /**
- * How narrow the pattern covering every virtual host of a listener is: a catch-all is the widest (-1);
- * `*.b.c` scores 6, `a.b.c` 7 (two points a label, one more for an exact name).
+ * How specific a listener hostname is: absent (every host) is the widest (-1); otherwise two points a
+ * label and one more for an exact name, so `*.b.c` scores 6 and `a.b.c` 7.
  */
-export function specificity(h: VirtualHostIndex): number {
-  if (h.any !== undefined) return -1;
-  const names: [string, boolean][] = [];
-  for (const name of h.exact.keys()) names.push([name, false]);
-  for (const base of h.oneLabel.keys()) names.push([base, true]);
-  for (const base of h.anyLabels.keys()) names.push([base, true]);
-  const [head, ...rest] = names;
-  if (head === undefined) return -2;
-  let suffix = head[0].split(".");
-  let wildcard = head[1];
-  for (const [base, wild] of rest) {
-    const labels = base.split(".");
-    let n = 0;
-    while (n < suffix.length && n < labels.length && suffix.at(-1 - n) === labels.at(-1 - n)) n++;
-    if (wild || n < suffix.length || n < labels.length) wildcard = true;
-    suffix = suffix.slice(suffix.length - n);
-  }
-  return wildcard ? (suffix.length + 1) * 2 : suffix.length * 2 + 1;
+export function specificity(hostname: string | undefined): number {
+  if (hostname === undefined) return -1;
+  const wildcard = hostname.startsWith("*.");
+  const labels = (wildcard ? hostname.slice(2) : hostname).split(".").length;
+  return wildcard ? (labels + 1) * 2 : labels * 2 + 1;
 }

@@ -29,6 +29,8 @@ export interface ListenerTable {
   /** The port clients see; 0 in tests means "whatever was bound". */
   readonly port: number;
   readonly protocol: ListenerProtocol;
+  /** The model listener's own hostname (absent: every host); decides ownership when listeners merge. */
+  readonly hostname: string | undefined;
   /** `http` or `https`, for X-Forwarded-Proto and redirects. */
   readonly scheme: "http" | "https";
   readonly tls: ListenerTLS | undefined;

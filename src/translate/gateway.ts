@@ -173,7 +173,14 @@ function modelListener(
   address: string,
   groups: Map<string, HostGroup> | undefined,
 ): Listener {
-  const virtualHosts: VirtualHost[] = [...(groups?.values() ?? [])]
+  // A listener hostname its routes do not cover still gets an (empty) virtual host, so such requests
+  // end here with 404 instead of finding a broader listener on the same socket.
+  const own = p.hostname;
+  const withOwn =
+    own !== undefined && own.match !== "Any" && !groups?.has(own.hostname)
+      ? [...(groups?.values() ?? []), { host: own, routes: new Map() }]
+      : [...(groups?.values() ?? [])];
+  const virtualHosts: VirtualHost[] = withOwn
     .sort((a, b) => compareStrings(a.host.hostname, b.host.hostname))
     .map((g) => ({
       hostname: g.host.hostname,
@@ -188,6 +195,7 @@ function modelListener(
     address,
     port: p.port,
     protocol: p.protocol === "HTTPS" ? "HTTPS" : "HTTP",
+    ...(own !== undefined && own.match !== "Any" ? { hostname: own.hostname } : {}),
     ...(p.protocol === "HTTPS" && p.tls ? { tls: p.tls } : {}),
     source: sourceRef("Gateway", gw),
     virtualHosts,

@@ -26,10 +26,10 @@ beforeAll(async () => {
   echo = startEchoServer({ pod: "echo-pod" });
   // Listener isolation as translation emits it: each listener's virtual hosts are the intersections.
   const all = ["bar.com", "*.example.com", "*.foo.example.com", "abc.foo.example.com"];
-  const isolated = (name: string, hosts: string[]): Listener =>
+  const isolated = (name: string, hosts: string[], hostname?: string): Listener =>
     listener(
       hosts.map((h) => vhost(h, [route(`${name}@${h}`, match(`/${name}`), say(name))])),
-      { name: `gateway/test/iso/${name}` },
+      { name: `gateway/test/iso/${name}`, ...(hostname ? { hostname } : {}) },
     );
   const main = listener([
     vhost("main.example", [
@@ -61,9 +61,9 @@ beforeAll(async () => {
       [
         main,
         isolated("empty", all),
-        isolated("wildcard", all.slice(1)),
-        isolated("foo", all.slice(2)),
-        isolated("abc", all.slice(3)),
+        isolated("wildcard", all.slice(1), "*.example.com"),
+        isolated("foo", all.slice(2), "*.foo.example.com"),
+        isolated("abc", all.slice(3), "abc.foo.example.com"),
       ],
       [backend("echo", [echo.port])],
     ),
