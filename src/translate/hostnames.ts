@@ -1,31 +1,14 @@
-import { isIP } from "node:net";
-import type { HostPattern } from "./hosts.ts";
-import { anyHost, subdomainProblem } from "./hosts.ts";
+import type { HostParse, HostPattern } from "./hosts.ts";
+import { anyHost, parseDnsPattern } from "./hosts.ts";
 
 /**
- * Gateway API hostnames (listener `hostname`, HTTPRoute `hostnames`): an RFC 1123 subdomain, or `*.`
- * followed by one. A wildcard matches one or more labels (`*.foo.com` matches `a.b.foo.com`, never
- * `foo.com`), so it becomes a `WildcardAnyLabels` virtual host. Lower-case only (the CRD pattern refuses
- * upper case), no IP address, no port.
+ * Gateway API hostnames (listener `hostname`, HTTPRoute `hostnames`): the rules of `parseDnsPattern`,
+ * where a wildcard matches one or more labels (`*.foo.com` matches `a.b.foo.com`, never `foo.com`), so it
+ * becomes a `WildcardAnyLabels` virtual host.
  */
-export function parseGatewayHostname(
-  host: string,
-): { readonly ok: true; readonly host: HostPattern } | { readonly ok: false; readonly message: string } {
+export function parseGatewayHostname(host: string): HostParse {
   if (typeof host !== "string" || host === "") return { ok: false, message: "must not be empty" };
-  if (isIP(host) !== 0) return { ok: false, message: "must be a DNS name, not an IP address" };
-  if (host.length > 253) return { ok: false, message: "must be no more than 253 characters" };
-  if (host !== host.toLowerCase()) return { ok: false, message: "must be lower-case" };
-  const wildcard = host.startsWith("*.");
-  const rest = wildcard ? host.slice(2) : host;
-  if (rest.includes("*")) {
-    return {
-      ok: false,
-      message: 'a wildcard is allowed only as the whole first label, e.g. "*.example.com"',
-    };
-  }
-  const problem = subdomainProblem(rest);
-  if (problem) return { ok: false, message: problem };
-  return { ok: true, host: { hostname: host, match: wildcard ? "WildcardAnyLabels" : "Exact" } };
+  return parseDnsPattern(host, "WildcardAnyLabels");
 }
 
 /** Whether `name` (exact) lies under the wildcard `*.suffix` (one or more extra labels). */

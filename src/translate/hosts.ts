@@ -17,22 +17,30 @@ const label = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 
 /**
  * An Ingress rule host, validated as the API server does (so a folder-mode manifest that kubectl would
- * refuse is refused here too, with the same reasons): a lower-case RFC 1123 subdomain, or `*.` followed
- * by one. Upper case is an error rather than silently lower-cased, because the API server would reject
- * it and we would otherwise serve something the cluster never could. IP addresses are refused.
- * `*.foo.com` matches exactly one extra label (Ingress semantics, unlike Gateway API listeners).
+ * refuse is refused here too, with the same reasons). `*.foo.com` matches exactly one extra label
+ * (Ingress semantics, unlike Gateway API hostnames).
  */
 export function parseIngressHost(host: string | undefined): HostParse {
   if (host === undefined || host === "") return { ok: true, host: anyHost };
   if (typeof host !== "string") return { ok: false, message: "must be a string" };
+  return parseDnsPattern(host, "WildcardOneLabel");
+}
+
+/**
+ * The rules Ingress hosts and Gateway API hostnames share: a lower-case RFC 1123 subdomain, or `*.`
+ * followed by one. Upper case is an error rather than silently lower-cased, because the API server would
+ * reject it and we would otherwise serve something the cluster never could. IP addresses and ports are
+ * refused. `wildcard` says how a `*.` pattern matches.
+ */
+export function parseDnsPattern(host: string, wildcard: "WildcardOneLabel" | "WildcardAnyLabels"): HostParse {
   if (isIP(host) !== 0 || /^\[.*\]$/.test(host)) {
     return { ok: false, message: "must be a DNS name, not an IP address" };
   }
   if (host.includes(":")) return { ok: false, message: "must be a DNS name without a port" };
   if (host !== host.toLowerCase()) return { ok: false, message: "must be lower-case" };
   if (host.length > 253) return { ok: false, message: "must be no more than 253 characters" };
-  const wildcard = host.startsWith("*.");
-  const rest = wildcard ? host.slice(2) : host;
+  const isWildcard = host.startsWith("*.");
+  const rest = isWildcard ? host.slice(2) : host;
   if (rest.includes("*")) {
     return {
       ok: false,
@@ -41,7 +49,7 @@ export function parseIngressHost(host: string | undefined): HostParse {
   }
   const problem = subdomainProblem(rest);
   if (problem) return { ok: false, message: problem };
-  return { ok: true, host: { hostname: host, match: wildcard ? "WildcardOneLabel" : "Exact" } };
+  return { ok: true, host: { hostname: host, match: isWildcard ? wildcard : "Exact" } };
 }
 
 /** Why `name` is not an RFC 1123 subdomain, or undefined when it is one. */
