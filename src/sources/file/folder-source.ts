@@ -1,5 +1,6 @@
 import { type FSWatcher, watch } from "node:fs";
 import { stat } from "node:fs/promises";
+import { CappedDebounce } from "../debounce.ts";
 import type { FileMemory, FolderLoad } from "./assemble.ts";
 import { fileSourceLog as log, logLoad, readFolder } from "./load.ts";
 import { folderFingerprint } from "./walk.ts";
@@ -27,7 +28,6 @@ export interface FolderSourceOptions {
 export class FolderSource {
   readonly #dir: string;
   readonly #onSnapshot: (load: FolderLoad) => void;
-  readonly #debounceMs: number;
   readonly #pollMs: number;
   readonly #usePolling: boolean;
   #memory: FileMemory = new Map();
@@ -35,8 +35,7 @@ export class FolderSource {
   #watchedIno: number | undefined;
   #poller: ReturnType<typeof setInterval> | undefined;
   #fingerprint = "";
-  #debounce: ReturnType<typeof setTimeout> | undefined;
-  #burstStart: number | undefined;
+  readonly #debounce: CappedDebounce;
   #reading = false;
   #dirty = false;
   #stopped = false;
@@ -44,7 +43,7 @@ export class FolderSource {
   constructor(dir: string, onSnapshot: (load: FolderLoad) => void, options: FolderSourceOptions = {}) {
     this.#dir = dir;
     this.#onSnapshot = onSnapshot;
-    this.#debounceMs = options.debounceMs ?? 100;
+    this.#debounce = new CappedDebounce(options.debounceMs ?? 100, () => void this.#reload());
     this.#pollMs = options.pollMs ?? 1000;
     this.#usePolling = options.usePolling ?? false;
   }
@@ -66,21 +65,12 @@ export class FolderSource {
     this.#watcher?.close();
     this.#watcher = undefined;
     clearInterval(this.#poller);
-    clearTimeout(this.#debounce);
+    this.#debounce.cancel();
   }
 
-  /** Trailing debounce with a cap, so a folder that never stops changing is still re-read. */
+  /** A change seen: re-read after the burst (see CappedDebounce). */
   #changed(): void {
-    if (this.#stopped) return;
-    const now = Date.now();
-    this.#burstStart ??= now;
-    const maxWait = Math.max(this.#debounceMs * 10, 1000);
-    const wait = Math.max(0, Math.min(this.#debounceMs, this.#burstStart + maxWait - now));
-    clearTimeout(this.#debounce);
-    this.#debounce = setTimeout(() => {
-      this.#burstStart = undefined;
-      void this.#reload();
-    }, wait);
+    if (!this.#stopped) this.#debounce.trigger();
   }
 
   /** One re-read at a time; changes seen during a read cause one more read after it. */

@@ -1,4 +1,5 @@
 import { logger } from "../../observability/logger.ts";
+import { CappedDebounce } from "../debounce.ts";
 import type { KnownKind } from "../schema/index.ts";
 import type { ResourceSnapshot } from "../snapshot.ts";
 import { assembleSnapshot, type InvalidObject, type ParseCache, referencedSecrets } from "./assemble.ts";
@@ -30,7 +31,6 @@ export interface KubernetesSourceOptions {
 export class KubernetesSource {
   readonly #client: KubeClient;
   readonly #onSnapshot: (snapshot: ResourceSnapshot) => void;
-  readonly #debounceMs: number;
   readonly #opts: KubernetesSourceOptions;
   readonly #informers: Map<KnownKind, KindInformer>;
   readonly #cache: ParseCache = new Map();
@@ -38,8 +38,7 @@ export class KubernetesSource {
   readonly #fetched = new Map<string, RawObject>();
   readonly #fetching = new Set<string>();
   readonly #reported = new Set<string>();
-  #debounce: ReturnType<typeof setTimeout> | undefined;
-  #burstStart: number | undefined;
+  readonly #debounce: CappedDebounce;
   #firstSync: (() => void) | undefined;
   #delivered = false;
   #stopped = false;
@@ -51,7 +50,7 @@ export class KubernetesSource {
   ) {
     this.#client = client;
     this.#onSnapshot = onSnapshot;
-    this.#debounceMs = opts.debounceMs ?? 100;
+    this.#debounce = new CappedDebounce(opts.debounceMs ?? 100, () => this.#build());
     this.#opts = opts;
     this.#informers = new Map(
       (Object.keys(watchedResources) as KnownKind[]).map((kind) => [
@@ -76,7 +75,7 @@ export class KubernetesSource {
 
   stop(): void {
     this.#stopped = true;
-    clearTimeout(this.#debounce);
+    this.#debounce.cancel();
     for (const informer of this.#informers.values()) informer.stop();
     this.#firstSync?.();
   }
@@ -92,16 +91,7 @@ export class KubernetesSource {
   }
 
   #changed(): void {
-    if (this.#stopped) return;
-    const now = Date.now();
-    this.#burstStart ??= now;
-    const maxWait = Math.max(this.#debounceMs * 10, 1000);
-    const wait = Math.max(0, Math.min(this.#debounceMs, this.#burstStart + maxWait - now));
-    clearTimeout(this.#debounce);
-    this.#debounce = setTimeout(() => {
-      this.#burstStart = undefined;
-      this.#build();
-    }, wait);
+    if (!this.#stopped) this.#debounce.trigger();
   }
 
   #build(): void {
