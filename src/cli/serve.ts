@@ -8,6 +8,7 @@ import { logger, setLogLevel } from "../observability/logger.ts";
 import { GatewayMetrics } from "../observability/metrics.ts";
 import { MetricsAndAccessLog } from "../observability/request-observer.ts";
 import { GatewayServer } from "../proxy/server.ts";
+import { generatedDefaultCertificate } from "../proxy/tls.ts";
 import { type FolderLoad, FolderSource } from "../sources/file/index.ts";
 import { ClusterRuntime } from "../sources/kubernetes/cluster.ts";
 import type { ResourceSnapshot } from "../sources/snapshot.ts";
@@ -50,6 +51,10 @@ export async function startGateway(config: ServeConfig): Promise<RunningGateway>
     observer: new MetricsAndAccessLog(metrics, accessLog),
   });
   metrics.setInflightSource(() => proxy.pendingRequests());
+  // Made once per process (~20 ms of openssl); served for SNI misses on the Ingress HTTPS listener.
+  const defaultCert = generatedDefaultCertificate();
+  if (defaultCert === undefined)
+    log.warn("could not generate the default TLS certificate (is openssl installed?); none is served");
   let waiters: (() => void)[] = [];
   let logged = new Set<string>();
   // Applies are serialised so a slow listener start cannot interleave with the next snapshot.
@@ -62,6 +67,10 @@ export async function startGateway(config: ServeConfig): Promise<RunningGateway>
         const { model, problems, statuses } = translate(snapshot, {
           httpPort: config["http-port"],
           httpsPort: config["https-port"],
+          defaultCertificate: config["default-certificate"],
+          generatedCertificate: defaultCert,
+          sslRedirect: config["ssl-redirect"],
+          nowMs: Date.now(),
           ingressClass: config["ingress-class"],
           ingressController: config["ingress-controller"],
           watchIngressWithoutClass: config["watch-ingress-without-class"],

@@ -33,6 +33,14 @@ const serveFlags = z
     "lease-duration-ms": z.coerce.number().int().min(1000).default(15_000),
     "http-port": port.default(8080),
     "https-port": port.default(8443),
+    /** TLS Secret (`namespace/name`) served on the Ingress HTTPS listener to clients no Ingress certificate
+     * matches; unset: a self-signed certificate generated at start (docs/tls.md). */
+    "default-certificate": z
+      .string()
+      .regex(/^[a-z0-9.-]+\/[a-z0-9.-]+$/, "must be namespace/name")
+      .optional(),
+    /** ingress-nginx `ssl-redirect` default: plain-HTTP requests to Ingress hosts with TLS get 308 to https. */
+    "ssl-redirect": bool.default(true),
     "admin-port": port.default(9090),
     bind: z.string().min(1).default("0.0.0.0"),
     "ingress-class": z.string().min(1).default("gatehouse"),
@@ -56,6 +64,17 @@ const serveFlags = z
     /** Share of requests written to the access log: 0 = off, 1 = every request. */
     "access-log-sample": z.coerce.number().min(0).max(1).default(1),
     "log-level": z.enum(["debug", "info", "warn", "error"]).default("info"),
+    /** Shared rate limit counters (redis://, rediss://, redis-sentinel://, redis-cluster://; see
+     * docs/ratelimit.md). Unset: each process counts in memory on its own. */
+    "redis-url": z
+      .string()
+      .regex(
+        /^rediss?(-sentinel|-cluster)?:\/\//,
+        "must be a redis://, redis-sentinel:// or redis-cluster:// URL",
+      )
+      .optional(),
+    /** Longest a request waits for Redis before the policy's failure mode applies. */
+    "redis-timeout-ms": z.coerce.number().int().min(1).max(10_000).default(50),
   })
   .strict();
 

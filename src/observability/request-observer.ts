@@ -1,4 +1,4 @@
-import type { RequestInfo, RequestObserver } from "../proxy/observer.ts";
+import type { RawExchange, RequestInfo, RequestObserver } from "../proxy/observer.ts";
 import type { AccessLog } from "./access-log.ts";
 import type { GatewayMetrics } from "./metrics.ts";
 
@@ -34,6 +34,27 @@ export class MetricsAndAccessLog implements RequestObserver {
       path: pathStart < 0 ? "/" : url.slice(pathStart, queryStart < 0 ? undefined : queryStart),
       status: res.status,
       bytes,
+      durationMs: ms,
+      upstream: info.upstream.replace(/^https?:\/\//, ""),
+      upstreamMs: info.upstreamMs,
+      route: info.route,
+    });
+  }
+
+  /** The raw-socket front's fast path: the same metrics and access-log line, from plain fields. */
+  endRaw(info: RequestInfo, ex: RawExchange): void {
+    const ms = performance.now() - info.started;
+    this.metrics.request(info.route || undefined, ex.status, ms / 1000, ex.bytes);
+    const log = this.accessLog;
+    if (log === undefined || !log.wants()) return;
+    log.write({
+      requestId: ex.requestId,
+      client: info.client,
+      method: ex.method,
+      host: ex.host,
+      path: ex.path,
+      status: ex.status,
+      bytes: ex.bytes,
       durationMs: ms,
       upstream: info.upstream.replace(/^https?:\/\//, ""),
       upstreamMs: info.upstreamMs,

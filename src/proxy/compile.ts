@@ -189,7 +189,7 @@ function compileAction(r: Route, routeFilters: FilterChain, ctx: CompileContext)
         };
         return { weight: wb.weight, value };
       });
-      return { kind: "Forward", pick: weightedPicker(choices) };
+      return { kind: "Forward", pick: weightedPicker(choices), choices: choices.map((c) => c.value) };
     }
     case "Redirect":
       return {

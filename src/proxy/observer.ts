@@ -23,4 +23,27 @@ export interface RequestObserver {
   begin(req: Request): RequestInfo;
   /** The response (headers) is ready. Must not throw. */
   end(info: RequestInfo, req: Request, res: Response): void;
+  /**
+   * The raw-socket front's fast path has no Request/Response objects: it starts `info` itself (see
+   * `startedInfo`) and reports the response head here. Optional; must not throw.
+   */
+  endRaw?(info: RequestInfo, ex: RawExchange): void;
+}
+
+/** What the raw-socket front's fast path tells an observer about a request it served. */
+export interface RawExchange {
+  readonly method: string;
+  /** The Host header as sent ("" when none). */
+  readonly host: string;
+  /** Path without the query. */
+  readonly path: string;
+  readonly requestId: string;
+  readonly status: number;
+  /** Content-Length of the response, -1 when not known. */
+  readonly bytes: number;
+}
+
+/** A fresh RequestInfo for a request that arrived now. */
+export function startedInfo(): RequestInfo {
+  return { started: performance.now(), route: "", upstream: "", upstreamMs: -1, client: "" };
 }

@@ -7,7 +7,7 @@
  * are merged into one socket (listener-merge.ts). Open WebSockets are closed (1001) when their listener
  * drains, since Bun's `stop(false)` would otherwise wait for them forever (measured).
  */
-import type { ServerWebSocket, TLSOptions } from "bun";
+import type { ServerWebSocket } from "bun";
 import type { GatewayModel } from "../model/types.ts";
 import { logger } from "../observability/logger.ts";
 import { createListenerApp } from "./app.ts";
@@ -20,6 +20,7 @@ import { limitedLog } from "./log-limit.ts";
 import type { RequestObserver } from "./observer.ts";
 import { errorResponse } from "./responses.ts";
 import type { ListenerTable } from "./table.ts";
+import { listenerMigrationEnabled, sniEntries } from "./tls.ts";
 import { type ProxiedSocket, type ProxyServer, websocketHandler } from "./websocket.ts";
 
 const log = logger.child({ component: "proxy" });
@@ -87,6 +88,7 @@ export class GatewayServer {
         else if (cur.identity !== identityOf(lt)) {
           // HTTPS → HTTPS binds beside the old one; a protocol change must not share the port even briefly.
           if (!cur.identity.startsWith("HTTPS") || lt.protocol !== "HTTPS") await this.close(cur, true);
+          else warnWithoutMigration();
           replaced.push(this.open(key, lt, cur.state.boundPort));
         }
       }
@@ -140,7 +142,7 @@ export class GatewayServer {
   private open(key: string, lt: ListenerTable, port: number): LiveListener {
     const state: ListenerState = { table: lt, boundPort: port, settings: this.settings };
     const app = createListenerApp(state);
-    const tls = lt.protocol === "HTTPS" ? tlsOptions(lt) : undefined;
+    const tls = lt.protocol === "HTTPS" ? sniEntries(lt.name, lt.tls?.certificates ?? []) : undefined;
     const serverHeader = this.settings.serverHeader;
     const sockets = new Set<ServerWebSocket<ProxiedSocket>>();
     const server = Bun.serve<ProxiedSocket>({
@@ -183,20 +185,14 @@ function identityOf(lt: ListenerTable): string {
   return `HTTPS\n${Bun.hash(certs.join("\n")).toString(16)}`;
 }
 
-/** The first certificate is the fallback (no server name); then one SNI entry per name. */
-function tlsOptions(lt: ListenerTable): TLSOptions[] {
-  const certs = lt.tls?.certificates ?? [];
-  const first = certs[0];
-  if (first === undefined) throw new Error(`listener ${lt.name}: HTTPS without certificates`);
-  const entries: TLSOptions[] = [{ cert: first.certPem, key: first.keyPem }];
-  // Merged listeners may bring the same name twice (one Secret on several listeners): first one wins.
-  const named = new Set<string>();
-  for (const c of certs) {
-    for (const name of c.hostnames) {
-      if (named.has(name)) continue;
-      named.add(name);
-      entries.push({ cert: c.certPem, key: c.keyPem, serverName: name });
-    }
-  }
-  return entries;
+let migrationChecked = false;
+
+/** Once per process, on the first certificate rotation: say when queued connections can be reset. */
+function warnWithoutMigration(): void {
+  if (migrationChecked) return;
+  migrationChecked = true;
+  if (listenerMigrationEnabled() === false)
+    log.warn(
+      "net.ipv4.tcp_migrate_req is 0: a certificate rotation may reset connections that arrive during the swap (docs/tls.md)",
+    );
 }

@@ -91,6 +91,8 @@ export interface CompiledForward {
   readonly kind: "Forward";
   /** Picks a backend choice by weight; undefined when every weight is 0. */
   readonly pick: () => BackendChoice | undefined;
+  /** Every choice `pick` may return (the raw-socket front checks them all once per route). */
+  readonly choices: readonly BackendChoice[];
 }
 
 /** One weighted backend of a route, with the route's and the backend's filters already concatenated. */

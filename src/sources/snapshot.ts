@@ -2,6 +2,7 @@ import type { AuthPolicy } from "./schema/auth-policy.ts";
 import type { EndpointSlice, Secret, Service } from "./schema/core.ts";
 import type { Gateway, GatewayClass, HTTPRoute, Namespace, ReferenceGrant } from "./schema/gateway.ts";
 import type { Ingress, IngressClass } from "./schema/networking.ts";
+import type { RateLimitPolicy } from "./schema/policies.ts";
 
 /**
  * Everything the sources know, frozen at one moment. Both the folder source and the Kubernetes source
@@ -23,6 +24,8 @@ export interface ResourceSnapshot {
   readonly referenceGrants: readonly ReferenceGrant[];
   /** gatehouse.dev AuthPolicies (GEP-713 targetRefs); see docs/auth.md. */
   readonly authPolicies: readonly AuthPolicy[];
+  /** gatehouse.dev RateLimitPolicies (GEP-713 targetRefs); see docs/ratelimit.md. */
+  readonly rateLimitPolicies: readonly RateLimitPolicy[];
 }
 
 /** A snapshot with nothing in it: what the gateway serves before its first source sync. */
@@ -38,6 +41,7 @@ export const emptySnapshot: ResourceSnapshot = {
   httpRoutes: [],
   referenceGrants: [],
   authPolicies: [],
+  rateLimitPolicies: [],
 };
 
 /** A fresh mutable field → array record with every snapshot field, for sources that fill one. */

@@ -29,6 +29,8 @@ import { compareStrings, type SourceOrder } from "./sort.ts";
 export interface GatewayOptions {
   readonly gatewayController: string;
   readonly gatewayAddressPool?: string;
+  /** Refuse certificates outside their validity period at this time (absent: no clock check). */
+  readonly nowMs?: number;
 }
 
 export interface GatewayAPITranslation {
@@ -89,7 +91,7 @@ export function translateGatewayAPI(
   const entries = new Map<string, GatewayEntry & { duplicates: string[]; overLimit: number }>();
   for (const gw of gateways) {
     try {
-      const planned = planListeners(gw, secrets, grants);
+      const planned = planListeners(gw, secrets, grants, opts.nowMs);
       const key = `${namespaceOf(gw)}/${nameOf(gw)}`;
       entries.set(key, { gateway: gw, key, ...planned });
     } catch (err) {

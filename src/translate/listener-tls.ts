@@ -1,10 +1,10 @@
-import { createPrivateKey, X509Certificate } from "node:crypto";
 import type { TLSCertificate } from "../model/types.ts";
 import type { Secret } from "../sources/schema/core.ts";
 import type { GatewayListener, ReferenceGrant } from "../sources/schema/gateway.ts";
 import { gatewayGroup, ListenerReason } from "../status/reasons.ts";
 import { arrayOf } from "./objects.ts";
 import { referenceAllowed } from "./refgrant.ts";
+import { readTLSSecret } from "./tls-secret.ts";
 
 export interface CertificateResolution {
   /** The certificates that resolved, in certificateRefs order. */
@@ -17,8 +17,8 @@ export interface CertificateResolution {
  * Resolve an HTTPS listener's `tls.certificateRefs` to PEMs. Each ref must be a core Secret (group ""
  * and kind Secret, the defaults), be allowed (same namespace, or a ReferenceGrant in the Secret's
  * namespace from this Gateway's namespace: RefNotPermitted otherwise, checked before existence), exist,
- * and hold a parsable `tls.crt` certificate and `tls.key` private key (InvalidCertificateRef otherwise).
- * Parsing is pure: X509Certificate does not look at the clock, so an expired certificate still resolves.
+ * and hold a parsable `tls.crt` certificate and a `tls.key` private key that matches it, valid at `nowMs`
+ * when given (InvalidCertificateRef otherwise; tls-secret.ts). Without `nowMs` no clock is read.
  * `hostnames` of each certificate is the listener hostname (SNI picks the listener), or none.
  */
 export function resolveCertificates(
@@ -26,6 +26,7 @@ export function resolveCertificates(
   gatewayNamespace: string,
   secrets: ReadonlyMap<string, Secret>,
   grants: readonly ReferenceGrant[],
+  nowMs?: number,
 ): CertificateResolution {
   const refs = arrayOf(listener.tls?.certificateRefs);
   const certificates: TLSCertificate[] = [];
@@ -60,7 +61,7 @@ export function resolveCertificates(
       fail(ListenerReason.InvalidCertificateRef, `${field}: Secret ${namespace}/${ref.name} not found`);
       continue;
     }
-    const pems = tlsPems(secret);
+    const pems = readTLSSecret(secret, nowMs);
     if (typeof pems === "string") {
       fail(ListenerReason.InvalidCertificateRef, `${field}: Secret ${namespace}/${ref.name} ${pems}`);
       continue;
@@ -68,34 +69,9 @@ export function resolveCertificates(
     certificates.push({
       source: { kind: "Secret", namespace, name: ref.name },
       hostnames: listener.hostname ? [listener.hostname] : [],
-      certPem: pems.cert,
-      keyPem: pems.key,
+      certPem: pems.certPem,
+      keyPem: pems.keyPem,
     });
   }
   return failure ? { certificates, failure } : { certificates };
-}
-
-function tlsPems(secret: Secret): { cert: string; key: string } | string {
-  if (secret.type !== undefined && secret.type !== "kubernetes.io/tls")
-    return `has type "${secret.type}", not kubernetes.io/tls`;
-  const read = (key: string): string | undefined => {
-    const plain = secret.stringData?.[key];
-    if (plain !== undefined) return plain;
-    const b64 = secret.data?.[key];
-    return b64 === undefined ? undefined : Buffer.from(b64, "base64").toString("utf8");
-  };
-  const cert = read("tls.crt");
-  const key = read("tls.key");
-  if (!cert || !key) return "needs both tls.crt and tls.key";
-  try {
-    new X509Certificate(cert);
-  } catch {
-    return "has a tls.crt that is not a PEM certificate";
-  }
-  try {
-    createPrivateKey(key);
-  } catch {
-    return "has a tls.key that is not a PEM private key";
-  }
-  return { cert, key };
 }

@@ -59,6 +59,7 @@ export function planListeners(
   gateway: Gateway,
   secrets: ReadonlyMap<string, Secret>,
   grants: readonly ReferenceGrant[],
+  nowMs?: number,
 ): { plans: ListenerPlan[]; duplicates: string[]; overLimit: number } {
   const namespace = namespaceOf(gateway);
   const seen = new Set<string>();
@@ -71,7 +72,7 @@ export function planListeners(
       continue;
     }
     seen.add(l.name);
-    plans.push(planListener(l, namespace, secrets, grants));
+    plans.push(planListener(l, namespace, secrets, grants, nowMs));
   }
   return { plans: markConflicts(plans), duplicates, overLimit: Math.max(0, all.length - maxListeners) };
 }
@@ -81,6 +82,7 @@ function planListener(
   namespace: string,
   secrets: ReadonlyMap<string, Secret>,
   grants: readonly ReferenceGrant[],
+  nowMs: number | undefined,
 ): ListenerPlan {
   const supported = l.protocol === "HTTP" || l.protocol === "HTTPS";
   const base = { name: l.name, spec: l, port: l.port, protocol: l.protocol };
@@ -126,7 +128,7 @@ function planListener(
       : ok;
   let tls: ListenerTLS | undefined;
   if (supported && l.protocol === "HTTPS" && accepted.ok) {
-    const certs = resolveCertificates(l, namespace, secrets, grants);
+    const certs = resolveCertificates(l, namespace, secrets, grants, nowMs);
     if (certs.failure && resolvedRefs.ok) resolvedRefs = fail(certs.failure.reason, certs.failure.message);
     tls = { certificates: certs.certificates };
   }

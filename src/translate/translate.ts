@@ -1,4 +1,5 @@
 import type { Backend, GatewayModel, Listener, Problem, VirtualHost } from "../model/types.ts";
+import type { Ingress } from "../sources/schema/networking.ts";
 import type { ResourceSnapshot } from "../sources/snapshot.ts";
 import type { ObjectStatus } from "../status/types.ts";
 import { applyAuthPolicies } from "./auth-policy.ts";
@@ -8,8 +9,11 @@ import { type GatewayAPITranslation, translateGatewayAPI } from "./gateway.ts";
 import { type IngressTranslation, translateIngress } from "./ingress.ts";
 import { dropIngressClashes } from "./ingress-clash.ts";
 import { selectIngresses } from "./ingress-class.ts";
+import { applySSLRedirects, sslRedirectPlan } from "./ingress-ssl-redirect.ts";
+import { type IngressTLS, ingressHTTPSListener, translateIngressTLS } from "./ingress-tls.ts";
 import { arrayOf, sourceRef } from "./objects.ts";
 import { internalProblem, sortProblems } from "./problems.ts";
+import { applyRateLimitPolicies } from "./ratelimit-policy.ts";
 import { indexSnapshot } from "./snapshot-index.ts";
 import { compareStrings } from "./sort.ts";
 import { buildVirtualHosts } from "./virtual-hosts.ts";
@@ -17,8 +21,17 @@ import { buildVirtualHosts } from "./virtual-hosts.ts";
 export interface TranslateOptions {
   /** Port of the default HTTP listener Ingress rules are served on (`--http-port`). */
   readonly httpPort: number;
-  /** Port of the default HTTPS listener (`--https-port`); unused until Ingress TLS arrives. */
+  /** Port of the default HTTPS listener (`--https-port`) Ingress `spec.tls` hosts are served on. */
   readonly httpsPort: number;
+  /** `namespace/name` of the TLS Secret served on `default/https` when no other certificate matches. */
+  readonly defaultCertificate?: string;
+  /** Self-signed certificate made at start (proxy/tls.ts), the default when no Secret is configured. */
+  readonly generatedCertificate?: { readonly certPem: string; readonly keyPem: string };
+  /** ingress-nginx `ssl-redirect` default for Ingress hosts with TLS (`--ssl-redirect`). */
+  readonly sslRedirect: boolean;
+  /** Certificates outside their validity period at this time are refused; absent: no clock check
+   * (keeps golden tests stable). `serve` passes the time of each translation. */
+  readonly nowMs?: number;
   /** Our class name (`--ingress-class`): Ingresses naming it are ours even with no IngressClass object. */
   readonly ingressClass: string;
   /** The `spec.controller` of IngressClasses that are ours. */
@@ -35,6 +48,10 @@ export interface TranslateOptions {
 export const defaultTranslateOptions: TranslateOptions = {
   httpPort: 8080,
   httpsPort: 8443,
+  defaultCertificate: undefined,
+  generatedCertificate: undefined,
+  sslRedirect: true,
+  nowMs: undefined,
   ingressClass: "gatehouse",
   ingressController: "gatehouse.dev/ingress-controller",
   watchIngressWithoutClass: false,
@@ -69,7 +86,12 @@ const gatewaySource = { kind: "Gatehouse", namespace: "", name: "default" } as c
  *    Ingress path's host and path wins (ingress-clash.ts). Gateway listeners follow the default one.
  * 8. AuthPolicies (and the Ingress annotation naming one) put `auth` on the routes they win for, by
  *    GEP-713 attachment (auth-policy.ts, policy-attachment.ts); their statuses follow the HTTPRoutes'.
- * The HTTPS listener (Ingress `spec.tls`) will be built between steps 5 and 6 from the same hosts.
+ * 9. RateLimitPolicies (and ingress-nginx `limit-*` annotations) put `rateLimit` on routes the same way
+ *    (ratelimit-policy.ts); their statuses follow the AuthPolicies'.
+ * 5b. Ingress `spec.tls`: certificates of the default HTTPS listener, which serves the same virtual hosts
+ *    (ingress-tls.ts); it follows the default HTTP listener in the model.
+ * 10. ingress-nginx ssl-redirect: redirecting Ingress routes of the HTTP listener become 308s to https
+ *    (ingress-ssl-redirect.ts), last, so the redirect comes before authentication and rate limits.
  */
 export function translate(snapshot: ResourceSnapshot, options?: Partial<TranslateOptions>): TranslateResult {
   // Each object is translated inside its own try, so a bug triggered by one object costs only that
@@ -100,19 +122,24 @@ function translateSnapshot(snapshot: ResourceSnapshot, opts: TranslateOptions): 
   const defaults = dropConflicts(placeDefaultBackends(translations, hostsWithRootPrefix(rules.kept)));
   const built = buildVirtualHosts([...rules.kept, ...defaults.kept], index);
   problems.push(...rules.problems, ...defaults.problems, ...built.problems);
+  const tls = ingressTLS(ingresses, snapshot, opts);
+  const https = ingressHTTPSListener(tls, opts.httpsPort, gatewaySource, built.virtualHosts);
   const gw = gatewayAPI(snapshot, index, opts);
   const clash = dropIngressClashes(httpListener(opts, built.virtualHosts), gw.listeners);
-  problems.push(...gw.problems, ...clash.problems);
+  const httpsClash = https ? dropIngressClashes(https, gw.listeners) : undefined;
+  problems.push(...tls.problems, ...gw.problems, ...clash.problems, ...(httpsClash?.problems ?? []));
   const model = {
-    listeners: [clash.listener, ...gw.listeners],
+    listeners: [clash.listener, ...(httpsClash ? [httpsClash.listener] : []), ...gw.listeners],
     backends: mergeBackends(built.backends, gw.backends),
   };
   const auth = applyAuthPolicies(model, snapshot, opts.gatewayController);
-  problems.push(...auth.problems);
+  const limits = applyRateLimitPolicies(auth.model, snapshot, opts.gatewayController);
+  const redirects = sslRedirectPlan(ingresses, tls.tlsHosts, opts.httpsPort, opts.sslRedirect);
+  problems.push(...auth.problems, ...limits.problems, ...redirects.problems);
   return {
-    model: auth.model,
+    model: applySSLRedirects(limits.model, redirects.plan),
     problems: sortProblems(problems),
-    statuses: [...gw.statuses, ...auth.statuses],
+    statuses: [...gw.statuses, ...auth.statuses, ...limits.statuses],
   };
 }
 
@@ -127,6 +154,20 @@ function gatewayAPI(
   } catch (err) {
     const problems = [internalProblem({ kind: "Gatehouse", namespace: "", name: "default" }, err)];
     return { listeners: [], backends: [], statuses: [], problems };
+  }
+}
+
+/** The Ingress TLS half; a bug there costs TLS only (the hosts stay on HTTP). */
+function ingressTLS(
+  ingresses: readonly Ingress[],
+  snapshot: ResourceSnapshot,
+  opts: TranslateOptions,
+): IngressTLS {
+  try {
+    return translateIngressTLS(ingresses, arrayOf(snapshot?.secrets), opts);
+  } catch (err) {
+    const problems = [internalProblem(gatewaySource, err)];
+    return { certificates: [], wanted: false, tlsHosts: [], problems };
   }
 }
 

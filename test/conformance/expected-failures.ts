@@ -20,12 +20,6 @@ const gw = (test: string, caseContains: string, reason: string): ExpectedFailure
 });
 
 export const expectedFailures: readonly ExpectedFailure[] = [
-  {
-    suite: "ingress",
-    test: "host_rules",
-    caseContains: "TLS traffic",
-    reason: "TLS termination is not built yet (issue: TLS termination)",
-  },
   gw(
     "HTTPRouteHTTPSListenerDetectMisdirectedRequests",
     "/detect-misdirected-requests' should",

@@ -13,6 +13,7 @@ import { type EchoServer, startEchoServer } from "../helpers/echo-server.ts";
 import { freePort } from "../helpers/ports.ts";
 import { type RawResponse, rawRequest } from "../helpers/raw-http.ts";
 import type { ExpectedFailure } from "./expected-failures.ts";
+import { checkTlsExpectations, conformanceTlsSecret, servedCertificate } from "./ingress-tls.ts";
 import type { CaseResult } from "./report.ts";
 
 const namespace = "ingress-conformance";
@@ -35,7 +36,10 @@ interface Scenario {
 }
 interface Feature {
   file: string;
-  setup: { scale?: { service: string; replicas: number }; tlsSecret?: unknown }[];
+  setup: {
+    scale?: { service: string; replicas: number };
+    tlsSecret?: { name: string; dnsNames: string[] };
+  }[];
   ingress: { manifest: string; docStringKind: "Ingress" | "IngressSpec"; name: string };
   services: ServiceCase[];
   scenarios: Scenario[];
@@ -68,6 +72,8 @@ async function runFeature(
     const ingress = await ingressObject(dir, feature);
     const hosts = ((ingress.spec.rules ?? []) as { host?: string }[]).map((r) => r.host ?? "");
     const objects: unknown[] = [ingressClassObject(), ingress];
+    for (const { tlsSecret } of feature.setup)
+      if (tlsSecret) objects.push(await conformanceTlsSecret(tlsSecret.name, namespace, tlsSecret.dnsNames));
     for (const svc of feature.services) {
       const started = Array.from({ length: replicas(svc.name) }, (_, i) =>
         startEchoServer({
@@ -81,9 +87,11 @@ async function runFeature(
       objects.push(serviceObject(svc), ...endpointSliceObject(svc, started));
     }
     await writeFile(join(folder, "feature.yaml"), objects.map((o) => stringify(o)).join("---\n"));
-    const httpPort = await freePort();
+    const ports = { http: await freePort(), https: await freePort() };
     const config = parseServeConfig(
-      ["--dir", folder, "--bind", "127.0.0.1", "--http-port", String(httpPort), "--admin-port", "0"],
+      ["--dir", folder, "--bind", "127.0.0.1", "--http-port", String(ports.http), "--admin-port", "0"].concat(
+        ["--https-port", String(ports.https)],
+      ),
       { GATEHOUSE_INGRESS_CLASS: ourClass, GATEHOUSE_LOG_LEVEL: "error", GATEHOUSE_ACCESS_LOG_SAMPLE: "0" },
     );
     gateway = await startGateway(config);
@@ -91,7 +99,7 @@ async function runFeature(
       const name = scenario.description ? `${scenario.name} ${scenario.description}` : scenario.name;
       let detail: string;
       try {
-        detail = await runScenario(scenario, httpPort, gateway, feature.ingress.name, hosts);
+        detail = await runScenario(scenario, ports, gateway, feature.ingress.name, hosts);
       } catch (err) {
         detail = `error: ${(err as Error).message}`;
       }
@@ -118,7 +126,7 @@ async function runFeature(
 /** Runs one scenario; returns "" when every expectation held, else what did not. */
 async function runScenario(
   s: Scenario,
-  port: number,
+  ports: Ports,
   gw: RunningGateway,
   ingressName: string,
   hosts: readonly string[],
@@ -134,19 +142,22 @@ async function runScenario(
     );
     if (own.length) return `ignored Ingress produced routes: ${own.map((r) => r.name).join(", ")}`;
     for (const host of hosts) {
-      const res = await send("GET", "http", host, "/", port);
+      const res = await send("GET", "http", host, "/", ports);
       if (res.status !== 404) return `host ${host} got ${res.status}, want 404`;
     }
     return hosts.length ? "" : "the Ingress has no host to probe";
   }
   const req = s.request;
   const expect = s.expect ?? {};
-  if (req.scheme === "https") return "https requests need TLS termination";
+  const tlsProblems =
+    req.scheme === "https"
+      ? checkTlsExpectations(expect, await servedCertificate(ports.https, req.host))
+      : [];
   if (req.repeat) {
     const pods = new Set<string>();
     const statuses: number[] = [];
     for (let i = 0; i < req.repeat; i++) {
-      const res = await send(req.method, req.scheme, req.host, req.path, port);
+      const res = await send(req.method, req.scheme, req.host, req.path, ports);
       statuses.push(res.status);
       if (res.status === expect.allStatus) pods.add(String(echoOf(res)?.pod));
     }
@@ -157,34 +168,47 @@ async function runScenario(
       return `${pods.size} distinct pods, want ${expect.distinctEchoPods}`;
     return "";
   }
-  const res = await send(req.method, req.scheme, req.host, req.path, port);
-  return checkExpectations(expect, res);
+  const res = await send(req.method, req.scheme, req.host, req.path, ports);
+  return [...tlsProblems, checkExpectations(expect, res)].filter(Boolean).join("; ");
 }
 
-/** Send like the upstream client: Host from the step, Go's User-Agent, redirects followed by hand. */
+interface Ports {
+  readonly http: number;
+  readonly https: number;
+}
+
+/**
+ * Send like the upstream client: Host (and SNI for https) from the step, Go's User-Agent, redirects
+ * followed by hand to the same proxy address with the Location's scheme, hostname and path (the port of
+ * that scheme's listener, as upstream connects to the address's default port).
+ */
 async function send(
   method: string,
   scheme: string,
   host: string,
   path: string,
-  port: number,
+  ports: Ports,
 ): Promise<RawResponse> {
   let target = path;
-  let hostHeader = host || `127.0.0.1:${port}`;
+  let proto = scheme;
+  let hostHeader = host || `127.0.0.1:${ports.http}`;
   for (let hop = 0; hop < 5; hop++) {
+    const https = proto === "https";
     const res = await rawRequest({
       host: "127.0.0.1",
-      port,
+      port: https ? ports.https : ports.http,
       method,
       target,
       headers: [
         ["Host", hostHeader],
         ["User-Agent", "Go-http-client/1.1"],
       ],
+      ...(https ? { tls: { servername: hostHeader } } : {}),
     });
     if (![301, 302, 303, 307, 308].includes(res.status) || !res.headers.location) return res;
-    const loc = new URL(res.headers.location, `${scheme}://${hostHeader}${target}`);
-    if (loc.protocol !== "http:") return res;
+    const loc = new URL(res.headers.location, `${proto}://${hostHeader}${target}`);
+    if (loc.protocol !== "http:" && loc.protocol !== "https:") return res;
+    proto = loc.protocol.slice(0, -1);
     hostHeader = loc.hostname;
     target = loc.pathname + loc.search;
   }
@@ -220,6 +244,8 @@ function checkExpectations(expect: Record<string, unknown>, res: RawResponse): s
         const got = headers[name]?.join(",");
         if (got !== value) problems.push(`backend saw ${name}: ${got}, want ${value}`);
       }
+    } else if (key.startsWith("tls.")) {
+      // checked on the served certificate (ingress-tls.ts)
     } else if (key.startsWith("echo.")) {
       const got = echo?.[key.slice(5)];
       if (got !== want) problems.push(`${key} ${JSON.stringify(got)}, want ${JSON.stringify(want)}`);

@@ -41,9 +41,11 @@ export interface FilterChain {
   readonly response: readonly ResponseFilter[];
   /** Why this chain cannot run; the route answers 500. */
   readonly error: string | undefined;
+  /** The model filter kinds in this chain, in order (the raw-socket front picks its path by them). */
+  readonly kinds: readonly Filter["kind"][];
 }
 
-export const emptyChain: FilterChain = { request: [], response: [], error: undefined };
+export const emptyChain: FilterChain = { request: [], response: [], error: undefined, kinds: [] };
 
 /** What a single filter compiles to; either phase may be absent. */
 export interface CompiledFilter {
@@ -73,7 +75,7 @@ export function compileFilterChain(
     if (c.request) request.push(c.request);
     if (c.response) response.push(c.response);
   }
-  return { request, response, error };
+  return { request, response, error, kinds: filters.map((f) => f.kind) };
 }
 
 function compileFilter(
@@ -106,6 +108,7 @@ export function joinChains(a: FilterChain, b: FilterChain): FilterChain {
     request: [...a.request, ...b.request],
     response: [...a.response, ...b.response],
     error: a.error ?? b.error,
+    kinds: [...a.kinds, ...b.kinds],
   };
 }
 

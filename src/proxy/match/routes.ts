@@ -12,11 +12,16 @@ import {
 } from "../table.ts";
 import { firstQueryValue, valueMatches } from "./values.ts";
 
+/** What header conditions read: a `Headers`, or the raw-socket front's view of its parsed head. */
+export interface HeaderLookup {
+  get(name: string): string | null;
+}
+
 export function findRoute(
   vh: CompiledVirtualHost,
   path: string,
   method: string,
-  headers: Headers,
+  headers: HeaderLookup,
   query: string,
 ): CompiledRoute | undefined {
   if (vh.exactIndex === undefined) {
@@ -48,7 +53,7 @@ export function routeMatches(
   r: CompiledRoute,
   path: string,
   method: string,
-  headers: Headers,
+  headers: HeaderLookup,
   query: string,
 ): boolean {
   if (!pathMatches(r, path)) return false;

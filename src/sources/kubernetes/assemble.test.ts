@@ -19,6 +19,7 @@ const empty = {
   HTTPRoute: [],
   ReferenceGrant: [],
   AuthPolicy: [],
+  RateLimitPolicy: [],
 };
 
 test("invalid objects are returned for reporting and left out; valid ones go to their field", () => {

@@ -28,6 +28,7 @@ export const watchedResources: Readonly<Record<KnownKind, ApiResource>> = {
   Secret: res("Secret", "", "v1", "secrets", true),
   Namespace: res("Namespace", "", "v1", "namespaces", false),
   AuthPolicy: res("AuthPolicy", "gatehouse.dev", "v1alpha1", "authpolicies", true),
+  RateLimitPolicy: res("RateLimitPolicy", "gatehouse.dev", "v1alpha1", "ratelimitpolicies", true),
 };
 
 /** The Lease kind leader election reads and writes. */
@@ -40,6 +41,7 @@ export const statusResources: Readonly<Record<string, ApiResource>> = {
   HTTPRoute: watchedResources.HTTPRoute,
   Ingress: watchedResources.Ingress,
   AuthPolicy: watchedResources.AuthPolicy,
+  RateLimitPolicy: watchedResources.RateLimitPolicy,
 };
 
 function res(kind: string, group: string, version: string, plural: string, namespaced: boolean): ApiResource {

@@ -4,6 +4,7 @@ import { authPolicy } from "./auth-policy.ts";
 import { endpointSlice, secret, service } from "./core.ts";
 import { gateway, gatewayClass, httpRoute, namespace, referenceGrant } from "./gateway.ts";
 import { ingress, ingressClass } from "./networking.ts";
+import { rateLimitPolicy } from "./policies.ts";
 
 /** Each kind we read: its schema and the snapshot field its objects go into. */
 export const knownKinds = {
@@ -18,6 +19,7 @@ export const knownKinds = {
   HTTPRoute: { schema: httpRoute, field: "httpRoutes" },
   ReferenceGrant: { schema: referenceGrant, field: "referenceGrants" },
   AuthPolicy: { schema: authPolicy, field: "authPolicies" },
+  RateLimitPolicy: { schema: rateLimitPolicy, field: "rateLimitPolicies" },
 } as const satisfies Record<string, { schema: z.ZodType; field: keyof ResourceSnapshot }>;
 
 export type KnownKind = keyof typeof knownKinds;

@@ -1,0 +1,64 @@
+/**
+ * The client address a limit is keyed on. X-Forwarded-For is believed only as far as a chain of trusted
+ * proxies vouches for it: a client that sends a forged X-Forwarded-For straight to us (an untrusted
+ * peer) is limited by its real address.
+ */
+import { BlockList, isIP } from "node:net";
+
+/** A set of CIDRs (IPv4 and IPv6), compiled once per configuration. Undefined when empty. */
+export function cidrSet(cidrs: readonly string[]): BlockList | undefined {
+  if (cidrs.length === 0) return undefined;
+  const list = new BlockList();
+  for (const cidr of cidrs) {
+    const parsed = parseCidr(cidr);
+    if (parsed) list.addSubnet(parsed.address, parsed.prefix, parsed.family);
+  }
+  return list;
+}
+
+/** `a.b.c.d/n`, `x::y/n`, or a bare address (a /32 or /128); undefined when malformed. */
+export function parseCidr(
+  cidr: string,
+): { address: string; prefix: number; family: "ipv4" | "ipv6" } | undefined {
+  const [address = "", bits, extra] = cidr.trim().split("/");
+  const version = isIP(address);
+  if (version === 0 || extra !== undefined) return undefined;
+  const max = version === 4 ? 32 : 128;
+  const prefix = bits === undefined ? max : /^\d{1,3}$/.test(bits) ? Number(bits) : Number.NaN;
+  if (!(prefix >= 0 && prefix <= max)) return undefined;
+  return { address, prefix, family: version === 4 ? "ipv4" : "ipv6" };
+}
+
+export function inSet(set: BlockList | undefined, address: string): boolean {
+  if (set === undefined) return false;
+  const version = isIP(address);
+  if (version === 0) return false;
+  return set.check(address, version === 4 ? "ipv4" : "ipv6");
+}
+
+/**
+ * Walk from the socket peer leftwards through X-Forwarded-For while the current hop is a trusted proxy;
+ * the first untrusted hop is the client. An entry that is not an address stops the walk at the hop that
+ * sent it (so garbage from a trusted proxy is not believed either).
+ */
+export function clientAddress(peer: string, xff: string | null, trusted: BlockList | undefined): string {
+  let current = normalise(peer);
+  if (trusted === undefined || xff === null || !inSet(trusted, current)) return current;
+  const hops = xff.split(",");
+  for (let i = hops.length - 1; i >= 0; i--) {
+    const hop = normalise(hops[i] as string);
+    if (isIP(hop) === 0) return current;
+    current = hop;
+    if (!inSet(trusted, current)) return current;
+  }
+  return current;
+}
+
+/** Trimmed, without `[]` or a port, IPv4-mapped IPv6 written as IPv4 (so one client has one key). */
+function normalise(raw: string): string {
+  let a = raw.trim();
+  if (a.startsWith("[")) a = a.slice(1, a.indexOf("]") > 0 ? a.indexOf("]") : undefined);
+  else if (a.indexOf(":") > 0 && a.indexOf(":") === a.lastIndexOf(":")) a = a.slice(0, a.indexOf(":"));
+  if (a.startsWith("::ffff:") && isIP(a.slice(7)) === 4) a = a.slice(7);
+  return a;
+}

@@ -1,0 +1,85 @@
+import { describe, expect, test } from "bun:test";
+import { testLimit } from "../../test/helpers/ratelimit-model.ts";
+import { GatewayMetrics } from "../observability/metrics.ts";
+import { type RateLimitContext, RateLimitEnforcer } from "./enforce.ts";
+import { LocalLimiter } from "./local.ts";
+
+const ctx = (clientIp = "198.51.100.7", headers: Record<string, string> = {}): RateLimitContext => ({
+  clientIp,
+  header: (n) => headers[n] ?? null,
+  method: "GET",
+  path: "/",
+  routeName: "r",
+});
+
+const small = [
+  { name: "default", limit: 2, windowSeconds: 10, burst: 2, keys: [{ source: "ClientIP" as const }] },
+];
+
+describe("RateLimitEnforcer with the in-process store", () => {
+  test("admits with RateLimit headers, then answers 429 with Retry-After and problem+json", async () => {
+    const metrics = new GatewayMetrics({ processMetrics: false });
+    const e = new RateLimitEnforcer({ limiter: new LocalLimiter(), metrics });
+    const limit = testLimit({ rules: small });
+    const first = await e.check(limit, ctx());
+    expect(first).toEqual({
+      allowed: true,
+      headers: [
+        ["ratelimit-policy", '"default";q=2;w=10'],
+        ["ratelimit", '"default";r=1;t=5'],
+      ],
+    });
+    await e.check(limit, ctx());
+    const third = await e.check(limit, ctx());
+    if (third.allowed) throw new Error("expected a 429");
+    expect(third.response.status).toBe(429);
+    expect(third.response.headers.get("retry-after")).toBe("5");
+    expect(third.response.headers.get("ratelimit")).toBe('"default";r=0;t=10');
+    expect(((await third.response.json()) as { status: number }).status).toBe(429);
+    // another client has its own bucket
+    expect((await e.check(limit, ctx("198.51.100.8"))).allowed).toBe(true);
+    const text = await metrics.text();
+    expect(text).toContain(
+      'gatehouse_ratelimit_decisions_total{policy="ratelimitpolicy/default/test",decision="allowed"} 3',
+    );
+    expect(text).toContain('decision="limited"} 1');
+    expect(text).toContain("gatehouse_ratelimit_store_up 1");
+  });
+
+  test("hidden headers: none on admitted requests, only Retry-After on the 429", async () => {
+    const e = new RateLimitEnforcer({ limiter: new LocalLimiter() });
+    const limit = testLimit({ rules: small, hideHeaders: true });
+    expect(await e.check(limit, ctx())).toEqual({ allowed: true });
+    await e.check(limit, ctx());
+    const r = await e.check(limit, ctx());
+    if (r.allowed) throw new Error("expected a 429");
+    expect(r.response.headers.get("retry-after")).not.toBeNull();
+    expect(r.response.headers.get("ratelimit")).toBeNull();
+    expect(r.response.headers.get("ratelimit-policy")).toBeNull();
+  });
+
+  test("shadow mode admits everything and only counts", async () => {
+    const metrics = new GatewayMetrics({ processMetrics: false });
+    const e = new RateLimitEnforcer({ limiter: new LocalLimiter(), metrics });
+    const limit = testLimit({ rules: small, shadow: true });
+    for (let i = 0; i < 5; i++) expect(await e.check(limit, ctx())).toEqual({ allowed: true });
+    expect(await metrics.text()).toContain('decision="shadow"} 3');
+  });
+
+  test("exempt clients are neither limited nor counted", async () => {
+    const e = new RateLimitEnforcer({ limiter: new LocalLimiter() });
+    const limit = testLimit({ rules: small, exemptCIDRs: ["10.0.0.0/8"] });
+    for (let i = 0; i < 5; i++) expect((await e.check(limit, ctx("10.1.1.1"))).allowed).toBe(true);
+  });
+
+  test("a forged X-Forwarded-For does not get a client a fresh bucket", async () => {
+    const e = new RateLimitEnforcer({ limiter: new LocalLimiter() });
+    const limit = testLimit({ rules: small, clientIP: { trustedProxies: ["10.0.0.0/8"] } });
+    const results = [];
+    for (let i = 0; i < 4; i++)
+      results.push((await e.check(limit, ctx("203.0.113.5", { "x-forwarded-for": `1.1.1.${i}` }))).allowed);
+    expect(results).toEqual([true, true, false, false]);
+    // Behind a trusted proxy the forwarded address is the key.
+    expect((await e.check(limit, ctx("10.0.0.2", { "x-forwarded-for": "1.1.1.1" }))).allowed).toBe(true);
+  });
+});

@@ -1,0 +1,179 @@
+/**
+ * The one call the request path makes: `await enforcer.check(route.rateLimit, ctx)` after auth, before
+ * the filters. Admitted requests cost at most one store round trip (none for an exempt client); a key
+ * already known to be over its limit is rejected from memory until its retry-after.
+ */
+import type { BlockList } from "node:net";
+import type { RouteRateLimit } from "../model/types.ts";
+import type { GatewayMetrics } from "../observability/metrics.ts";
+import { BlockedKeys } from "./blocked.ts";
+import { cidrSet, clientAddress, inSet } from "./client-ip.ts";
+import { limiterUnavailable, policyHeader, rateLimitHeader, tooManyRequests } from "./headers.ts";
+import { bucketKeys, type RateLimitContext } from "./keys.ts";
+import type { ItemResult, Limiter, LimitItem, LimitResult } from "./limiter.ts";
+import { LocalLimiter } from "./local.ts";
+import { registerLimiterMetrics } from "./metrics.ts";
+
+export type { RateLimitContext } from "./keys.ts";
+
+export type RateLimitOutcome =
+  | { readonly allowed: true; readonly headers?: readonly [string, string][] }
+  | { readonly allowed: false; readonly response: Response };
+
+export interface RateLimitEnforcerOptions {
+  readonly limiter: Limiter;
+  readonly metrics?: GatewayMetrics;
+  /** Live replicas sharing the store, for failure mode Local; default: the limiter's heartbeat count. */
+  readonly replicas?: () => number;
+  /** Monotonic clock in ms for the over-limit cache (tests). */
+  readonly now?: () => number;
+}
+
+/** Per-configuration work done once: CIDR sets, emission intervals and the constant policy header. */
+interface Compiled {
+  readonly trusted: BlockList | undefined;
+  readonly exempt: BlockList | undefined;
+  readonly intervals: readonly number[];
+  readonly policyHeader: string;
+}
+
+const admitted: RateLimitOutcome = { allowed: true };
+
+export class RateLimitEnforcer {
+  private readonly limiter: Limiter;
+  private readonly metrics: GatewayMetrics | undefined;
+  private readonly replicas: () => number;
+  private readonly now: () => number;
+  private readonly compiled = new WeakMap<RouteRateLimit, Compiled>();
+  private readonly blocked = new BlockedKeys();
+  /** Failure mode Local counts here while the store is down. */
+  private readonly fallback = new LocalLimiter();
+  /** Policy name → when the store last failed one of its checks. */
+  private readonly failedAt = new Map<string, number>();
+
+  constructor(options: RateLimitEnforcerOptions) {
+    this.limiter = options.limiter;
+    this.metrics = options.metrics;
+    this.replicas = options.replicas ?? (() => options.limiter.replicas());
+    this.now = options.now ?? (() => performance.now());
+    if (options.metrics) registerLimiterMetrics(options.metrics.registry, options.limiter);
+  }
+
+  async check(limit: RouteRateLimit, ctx: RateLimitContext): Promise<RateLimitOutcome> {
+    const c = this.compile(limit);
+    const ip = clientAddress(ctx.clientIp, c.trusted ? ctx.header("x-forwarded-for") : null, c.trusted);
+    if (c.exempt !== undefined && inSet(c.exempt, ip)) return this.decide(limit, "exempt", admitted);
+    const keys = bucketKeys(limit, ctx, ip);
+    const shared = this.limiter.kind === "redis";
+    if (shared) {
+      const hit = this.blocked.find(keys, this.now());
+      if (hit !== undefined) {
+        const rule = limit.rules[hit.index];
+        const header =
+          rule && !limit.hideHeaders ? `"${rule.name}";r=0;t=${Math.ceil(hit.remainingMs / 1000)}` : "";
+        return this.reject(limit, c, hit.remainingMs, header, "limited");
+      }
+    }
+    const items: LimitItem[] = keys.map((key, i) => ({
+      key,
+      intervalMs: c.intervals[i] as number,
+      burst: (limit.rules[i] as { burst: number }).burst,
+    }));
+    let result: LimitResult;
+    let local = false;
+    try {
+      result = await this.limiter.check(items);
+    } catch {
+      this.failedAt.set(limit.policy, Date.now());
+      if (limit.failureMode === "Open") return this.decide(limit, "failed_open", admitted);
+      if (limit.failureMode === "Closed") {
+        if (limit.shadow) return this.decide(limit, "failed_closed", admitted);
+        return this.decide(limit, "failed_closed", { allowed: false, response: limiterUnavailable() });
+      }
+      result = this.fallback.checkNow(this.scaled(limit, items));
+      local = true;
+    }
+    if (result.allowed) {
+      const decision = local ? "local_allowed" : "allowed";
+      if (limit.hideHeaders || limit.shadow) return this.decide(limit, decision, admitted);
+      return this.decide(limit, decision, { allowed: true, headers: this.headers(limit, c, result.items) });
+    }
+    let retryMs = 0;
+    const now = this.now();
+    result.items.forEach((r, i) => {
+      retryMs = Math.max(retryMs, r.retryAfterMs);
+      if (shared && !local && r.retryAfterMs > 0)
+        this.blocked.block(keys[i] as string, now + r.retryAfterMs, now);
+    });
+    const header = limit.hideHeaders ? "" : rateLimitHeader(limit, result.items);
+    return this.reject(limit, c, retryMs, header, local ? "local_limited" : "limited");
+  }
+
+  /** Policies whose checks the store failed within `withinMs` (for the `Degraded` policy condition). */
+  degradedPolicies(withinMs = 10_000): string[] {
+    const since = Date.now() - withinMs;
+    return [...this.failedAt].filter(([, at]) => at >= since).map(([name]) => name);
+  }
+
+  /** Whether the shared store answers (always true for the in-process store). */
+  storeUp(): boolean {
+    return this.limiter.isUp();
+  }
+
+  async close(): Promise<void> {
+    await this.limiter.close();
+    await this.fallback.close();
+  }
+
+  private reject(limit: RouteRateLimit, c: Compiled, retryMs: number, header: string, decision: string) {
+    if (limit.shadow) return this.decide(limit, "shadow", admitted);
+    const headers: [string, string][] =
+      header === ""
+        ? []
+        : [
+            ["ratelimit-policy", c.policyHeader],
+            ["ratelimit", header],
+          ];
+    return this.decide(limit, decision, { allowed: false, response: tooManyRequests(retryMs, headers) });
+  }
+
+  private headers(limit: RouteRateLimit, c: Compiled, results: readonly ItemResult[]): [string, string][] {
+    return [
+      ["ratelimit-policy", c.policyHeader],
+      ["ratelimit", rateLimitHeader(limit, results)],
+    ];
+  }
+
+  private decide(limit: RouteRateLimit, decision: string, outcome: RateLimitOutcome): RateLimitOutcome {
+    this.metrics?.rateLimitDecisions.inc({ policy: limit.policy, decision });
+    return outcome;
+  }
+
+  /** Each rule at its limit and burst divided by the live replicas (at least 1), for failure mode Local. */
+  private scaled(limit: RouteRateLimit, items: readonly LimitItem[]): LimitItem[] {
+    const n = Math.max(1, Math.floor(this.replicas()));
+    return items.map((item, i) => {
+      const rule = limit.rules[i] as { limit: number; burst: number; windowSeconds: number };
+      const share = Math.max(1, Math.floor(rule.limit / n));
+      return {
+        key: item.key,
+        intervalMs: (rule.windowSeconds * 1000) / share,
+        burst: Math.max(1, Math.floor(rule.burst / n)),
+      };
+    });
+  }
+
+  private compile(limit: RouteRateLimit): Compiled {
+    let c = this.compiled.get(limit);
+    if (c === undefined) {
+      c = {
+        trusted: cidrSet(limit.clientIP.trustedProxies),
+        exempt: cidrSet(limit.exemptCIDRs),
+        intervals: limit.rules.map((r) => (r.windowSeconds * 1000) / r.limit),
+        policyHeader: policyHeader(limit),
+      };
+      this.compiled.set(limit, c);
+    }
+    return c;
+  }
+}

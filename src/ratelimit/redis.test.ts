@@ -1,0 +1,71 @@
+/** The Redis store against a real redis-server: same answers as the in-process store, one call a check. */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { testLimit } from "../../test/helpers/ratelimit-model.ts";
+import { commandCalls, type RedisServer, startRedis } from "../../test/helpers/redis.ts";
+import { RateLimitEnforcer } from "./enforce.ts";
+import { LocalLimiter } from "./local.ts";
+import { RedisLimiter } from "./redis.ts";
+
+let redis: RedisServer;
+let limiter: RedisLimiter;
+
+beforeAll(async () => {
+  redis = await startRedis();
+  limiter = new RedisLimiter({ url: redis.url });
+  const deadline = Date.now() + 3_000;
+  while (!limiter.isUp() && Date.now() < deadline) await Bun.sleep(10);
+});
+
+afterAll(async () => {
+  await limiter?.close();
+  await redis?.close();
+});
+
+describe("RedisLimiter", () => {
+  test("decides like the in-process store (same GCRA, rejected requests uncounted)", async () => {
+    const local = new LocalLimiter();
+    const items = [
+      { key: "gatehouse:rl:{parity}:a", intervalMs: 1_000, burst: 3 },
+      { key: "gatehouse:rl:{parity}:b", intervalMs: 100, burst: 5 },
+    ];
+    for (let i = 0; i < 6; i++) {
+      const [r, l] = [await limiter.check(items), local.checkNow(items)];
+      expect(r.allowed).toBe(l.allowed);
+      expect(r.items.map((x) => x.remaining)).toEqual(l.items.map((x) => x.remaining));
+      for (const [j, x] of r.items.entries())
+        expect(Math.abs(x.retryAfterMs - (l.items[j]?.retryAfterMs ?? 0))).toBeLessThan(50);
+    }
+  });
+
+  test("one EVALSHA per check, and it survives SCRIPT FLUSH (EVAL fallback)", async () => {
+    const before = await commandCalls(redis, "evalsha");
+    for (let i = 0; i < 20; i++)
+      await limiter.check([{ key: `gatehouse:rl:{one}:${i}`, intervalMs: 1, burst: 1 }]);
+    expect((await commandCalls(redis, "evalsha")) - before).toBeGreaterThanOrEqual(20);
+    expect((await commandCalls(redis, "evalsha")) - before).toBeLessThanOrEqual(21); // + a heartbeat at most
+    await redis.command("SCRIPT", "FLUSH");
+    expect((await limiter.check([{ key: "gatehouse:rl:{f}", intervalMs: 1, burst: 1 }])).allowed).toBe(true);
+  });
+
+  test("keys over their limit are rejected from memory until retry-after: no round trip", async () => {
+    const e = new RateLimitEnforcer({ limiter });
+    const limit = testLimit({
+      bucket: "cache",
+      rules: [{ name: "default", limit: 1, windowSeconds: 60, burst: 1, keys: [{ source: "ClientIP" }] }],
+    });
+    const ctx = { clientIp: "1.2.3.4", header: () => null, method: "GET", path: "/", routeName: "r" };
+    expect((await e.check(limit, ctx)).allowed).toBe(true);
+    expect((await e.check(limit, ctx)).allowed).toBe(false);
+    const sent = limiter.stats().commands;
+    for (let i = 0; i < 50; i++) {
+      const r = await e.check(limit, ctx);
+      if (r.allowed) throw new Error("admitted over the limit");
+      expect(Number(r.response.headers.get("retry-after"))).toBeGreaterThan(50);
+    }
+    expect(limiter.stats().commands).toBe(sent);
+  });
+});
+
+test("a bad URL fails at construction with a readable message", () => {
+  expect(() => new RedisLimiter({ url: "memcached://x" })).toThrow(/--redis-url/);
+});

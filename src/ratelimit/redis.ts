@@ -1,0 +1,207 @@
+import { Cluster, Redis, type RedisOptions } from "ioredis";
+import { logger } from "../observability/logger.ts";
+import { uncounted } from "./gcra.ts";
+import type { ItemResult, Limiter, LimitItem, LimitResult } from "./limiter.ts";
+import { LimiterUnavailableError } from "./limiter.ts";
+import { gcraLua, heartbeatLua } from "./redis-script.ts";
+import { parseRedisUrl, type RedisTarget, redact } from "./redis-url.ts";
+
+export interface RedisLimiterOptions {
+  /** `--redis-url` (redis-url.ts lists the forms). */
+  readonly url: string;
+  /** Longest a request waits for Redis; past it the failure mode applies. Tens of ms at the edge. */
+  readonly commandTimeoutMs?: number;
+  /** Prefix of the heartbeat key, so fleets sharing one Redis count their replicas apart. */
+  readonly keyPrefix?: string;
+  /** How often this replica announces itself (failure mode Local divides limits by the live count). */
+  readonly heartbeatMs?: number;
+  /** After a timed-out command, Redis is skipped (failure mode at once) for this long, then probed. */
+  readonly suspendMs?: number;
+}
+
+type ScriptClient = {
+  gatehouseGcra(numKeys: number, ...args: (string | number)[]): Promise<unknown>;
+  gatehouseHeartbeat(key: string, member: string, horizonMs: number): Promise<unknown>;
+};
+
+const log = logger.child({ component: "ratelimit" });
+
+/**
+ * The shared store: GCRA in Redis, one EVALSHA per request (auto-pipelined with other requests'), no
+ * offline queue (a command while disconnected fails at once instead of waiting), at most one retry and a
+ * command timeout of tens of ms, so no request waits longer than that for Redis. Reconnection is
+ * automatic and unbounded, so limits resume when Redis is back.
+ */
+export class RedisLimiter implements Limiter {
+  readonly kind = "redis" as const;
+  private readonly client: Redis | Cluster;
+  private readonly scripts: ScriptClient;
+  private readonly heartbeatKey: string;
+  private readonly member = crypto.randomUUID();
+  private readonly heartbeat: ReturnType<typeof setInterval>;
+  private readonly suspendMs: number;
+  private readonly timeoutMs: number;
+  private suspendedUntil = 0;
+  private lastReplicas = 1;
+  private up = false;
+  private commands = 0;
+  private failures = 0;
+
+  constructor(options: RedisLimiterOptions) {
+    const target = parseRedisUrl(options.url);
+    if ("error" in target) throw new Error(`--redis-url: ${target.error}`);
+    this.timeoutMs = options.commandTimeoutMs ?? 50;
+    this.client = connect(target, this.timeoutMs);
+    this.client.defineCommand("gatehouseGcra", { lua: gcraLua });
+    this.client.defineCommand("gatehouseHeartbeat", { lua: heartbeatLua, numberOfKeys: 1 });
+    this.scripts = this.client as unknown as ScriptClient;
+    this.suspendMs = options.suspendMs ?? 500;
+    this.heartbeatKey = `${options.keyPrefix ?? "gatehouse"}:replicas`;
+    const every = options.heartbeatMs ?? 2_000;
+    this.client.on("ready", () => {
+      if (!this.up) log.info("redis reachable", { url: redact(options.url) });
+      this.up = true;
+      this.suspendedUntil = 0;
+      void this.beat(every);
+    });
+    this.client.on("error", (err: Error) => {
+      if (this.up) log.warn("redis unreachable", { url: redact(options.url), error: err.message });
+      this.up = false;
+    });
+    this.client.on("close", () => {
+      this.up = false;
+    });
+    this.heartbeat = setInterval(() => void this.beat(every), every);
+    this.heartbeat.unref?.();
+  }
+
+  async check(items: readonly LimitItem[]): Promise<LimitResult> {
+    if (!this.isUp()) {
+      this.failures++;
+      throw new LimiterUnavailableError("redis is not connected");
+    }
+    const args: (string | number)[] = items.map((i) => i.key);
+    for (const i of items) args.push(i.intervalMs, i.burst);
+    this.commands++;
+    let reply: unknown;
+    try {
+      reply = await this.withDeadline(this.scripts.gatehouseGcra(items.length, ...args));
+    } catch (err) {
+      this.failures++;
+      // A timeout means Redis is slow or hung: skip it for a moment, so only a few requests pay the wait.
+      if (/timed out/i.test((err as Error).message)) this.suspendedUntil = Date.now() + this.suspendMs;
+      throw new LimiterUnavailableError((err as Error).message);
+    }
+    return parseReply(reply, items);
+  }
+
+  /**
+   * ioredis starts a command's timeout when the command is written, and with auto-pipelining a command
+   * may sit behind a pipeline still in flight: measured against a hung Redis, a 50 ms timeout let some
+   * requests wait 100 ms. This deadline starts when the request asks, so none waits longer.
+   */
+  private withDeadline<T>(command: Promise<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error("Command timed out (deadline)")), this.timeoutMs);
+      command.then(
+        (value) => {
+          clearTimeout(timer);
+          resolve(value);
+        },
+        (err) => {
+          clearTimeout(timer);
+          reject(err);
+        },
+      );
+    });
+  }
+
+  replicas(): number {
+    return this.lastReplicas;
+  }
+
+  isUp(): boolean {
+    return this.up && this.client.status === "ready" && Date.now() >= this.suspendedUntil;
+  }
+
+  stats() {
+    return { commands: this.commands, failures: this.failures };
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.heartbeat);
+    try {
+      if (this.client.status === "ready") await this.client.zrem(this.heartbeatKey, this.member);
+    } catch {
+      // best effort: the member expires anyway
+    }
+    this.client.disconnect();
+  }
+
+  /** Announce this replica and remember how many are live (kept when Redis cannot be asked). */
+  private async beat(everyMs: number): Promise<void> {
+    if (this.client.status !== "ready") return;
+    try {
+      const n = Number(await this.scripts.gatehouseHeartbeat(this.heartbeatKey, this.member, everyMs * 3));
+      if (Number.isInteger(n) && n >= 1) this.lastReplicas = n;
+    } catch {
+      // the next beat tries again; the last known count stands
+    }
+  }
+}
+
+function parseReply(reply: unknown, asked: readonly LimitItem[]): LimitResult {
+  const n = asked.length;
+  if (!Array.isArray(reply) || reply.length !== 1 + 3 * n) {
+    throw new LimiterUnavailableError(`unexpected reply from the rate limit script: ${String(reply)}`);
+  }
+  const items: ItemResult[] = [];
+  for (let i = 0; i < n; i++) {
+    items.push({
+      remaining: Number(reply[1 + 3 * i]),
+      resetMs: Number(reply[2 + 3 * i]),
+      retryAfterMs: Number(reply[3 + 3 * i]),
+    });
+  }
+  if (Number(reply[0]) === 1) return { allowed: true, items };
+  return {
+    allowed: false,
+    items: items.map((r, i) => uncounted(r, asked[i]?.intervalMs ?? 0, asked[i]?.burst ?? 1)),
+  };
+}
+
+/** An ioredis client set for the edge: fail fast rather than queue, reconnect forever in the background. */
+function connect(target: RedisTarget, commandTimeout: number): Redis | Cluster {
+  const common: RedisOptions = {
+    commandTimeout,
+    maxRetriesPerRequest: 1,
+    connectTimeout: 2_000,
+    enableAutoPipelining: true,
+    ...(target.username ? { username: target.username } : {}),
+    ...(target.password ? { password: target.password } : {}),
+    ...(target.tls ? { tls: {} } : {}),
+  };
+  const retryStrategy = (times: number) => Math.min(50 * times, 1_000);
+  if (target.kind === "cluster") {
+    return new Cluster(
+      target.nodes.map((n) => ({ host: n.host, port: n.port })),
+      {
+        enableOfflineQueue: false,
+        enableAutoPipelining: true,
+        clusterRetryStrategy: retryStrategy,
+        redisOptions: common,
+      },
+    );
+  }
+  const base = { ...common, enableOfflineQueue: false, retryStrategy, db: target.db };
+  if (target.kind === "sentinel") {
+    return new Redis({
+      ...base,
+      sentinels: target.sentinels.map((n) => ({ host: n.host, port: n.port })),
+      name: target.name,
+      ...(target.sentinelPassword ? { sentinelPassword: target.sentinelPassword } : {}),
+      ...(target.tls ? { enableTLSForSentinelMode: true } : {}),
+    });
+  }
+  return new Redis({ ...base, host: target.node.host, port: target.node.port });
+}

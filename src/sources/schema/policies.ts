@@ -1,0 +1,46 @@
+import { z } from "zod";
+import { policyGroup, policyTargetRef } from "./auth-policy.ts";
+import { objectMeta } from "./meta.ts";
+
+/**
+ * `gatehouse.dev/v1alpha1` RateLimitPolicy (gateway-crds/ratelimitpolicy.yaml). Only the envelope, the
+ * shape of `targetRefs` and the types of the spec's fields are checked here; values (a zero limit, an
+ * unknown key source, a bad window) are judged by translation (src/translate/ratelimit-policy.ts) so the
+ * policy gets an `Invalid` condition naming the field instead of vanishing without a status.
+ */
+const rule = z
+  .object({
+    name: z.string().optional(),
+    limit: z.number(),
+    window: z.string(),
+    burst: z.number().optional(),
+    keys: z.array(z.string()).optional(),
+  })
+  .loose();
+
+export const rateLimitPolicy = z
+  .object({
+    apiVersion: z.literal(`${policyGroup}/v1alpha1`),
+    kind: z.literal("RateLimitPolicy"),
+    metadata: objectMeta,
+    spec: z
+      .object({
+        targetRefs: z.array(policyTargetRef).min(1).max(16),
+        rules: z.array(rule),
+        shared: z.boolean().optional(),
+        clientIP: z
+          .object({ trustedProxies: z.array(z.string()).optional() })
+          .loose()
+          .optional(),
+        exempt: z.array(z.string()).optional(),
+        failureMode: z.string().optional(),
+        shadow: z.boolean().optional(),
+        hideHeaders: z.boolean().optional(),
+      })
+      .loose(),
+    /** Status is ours to write; accepted and ignored on input. */
+    status: z.unknown().optional(),
+  })
+  .loose();
+export type RateLimitPolicy = z.infer<typeof rateLimitPolicy>;
+export type RateLimitPolicySpec = RateLimitPolicy["spec"];
