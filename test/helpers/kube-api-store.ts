@@ -65,6 +65,7 @@ export const defaultResources: readonly ResourceDef[] = [
   def("gateway.networking.k8s.io", "v1beta1", "referencegrants", "ReferenceGrant", true, false),
   def("coordination.k8s.io", "v1", "leases", "Lease", true, false),
   def("gatehouse.dev", "v1alpha1", "authpolicies", "AuthPolicy", true, true),
+  def("gatehouse.dev", "v1alpha1", "ratelimitpolicies", "RateLimitPolicy", true, true),
 ];
 
 function def(g: string, v: string, plural: string, kind: string, ns: boolean, status: boolean): ResourceDef {

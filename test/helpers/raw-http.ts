@@ -12,6 +12,8 @@ export interface RawResponse {
   readonly headers: Readonly<Record<string, string>>;
   /** Body with chunked framing removed. */
   readonly body: string;
+  /** The head exactly as received. */
+  readonly head: string;
 }
 
 export interface RawRequest {
@@ -74,12 +76,44 @@ export function rawRequest(req: RawRequest): Promise<RawResponse> {
   });
 }
 
+/**
+ * Sends `bytes` exactly as given on a fresh connection and reads until the server closes it (send
+ * `Connection: close`), for requests `rawRequest` cannot express (HTTP/1.0, two Host lines, smuggling).
+ */
+export function wireExchange(port: number, bytes: string, timeoutMs = 5000): Promise<RawResponse> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    const socket = connect({ host: "127.0.0.1", port }, () => socket.write(bytes));
+    socket.setTimeout(timeoutMs, () => socket.destroy(new Error("wire exchange timed out")));
+    socket.on("data", (c: Buffer) => chunks.push(c));
+    socket.on("error", reject);
+    socket.on("close", () => {
+      try {
+        resolve(parseResponse(Buffer.concat(chunks)));
+      } catch (err) {
+        reject(err);
+      }
+    });
+  });
+}
+
+/** `GET <target>` on 127.0.0.1 with a Host header (none when `host` is null) and Connection: close. */
+export function wireGet(
+  port: number,
+  target: string,
+  host: string | null = "test.example",
+): Promise<RawResponse> {
+  const hostLine = host === null ? "" : `Host: ${host}\r\n`;
+  return wireExchange(port, `GET ${target} HTTP/1.1\r\n${hostLine}Connection: close\r\n\r\n`);
+}
+
 /** Parse one HTTP/1.1 response; throws on anything that is not one. */
 export function parseResponse(raw: Buffer): RawResponse {
   const end = raw.indexOf("\r\n\r\n");
   if (end < 0)
     throw new Error(`no complete response head in ${raw.length} bytes: ${raw.toString().slice(0, 200)}`);
-  const [statusLine = "", ...lines] = raw.subarray(0, end).toString("latin1").split("\r\n");
+  const head = raw.subarray(0, end).toString("latin1");
+  const [statusLine = "", ...lines] = head.split("\r\n");
   const m = /^(HTTP\/\d\.\d) (\d{3})/.exec(statusLine);
   if (!m) throw new Error(`bad status line: ${statusLine}`);
   const headerList = lines.map((l) => {
@@ -93,7 +127,14 @@ export function parseResponse(raw: Buffer): RawResponse {
   }
   let body = raw.subarray(end + 4);
   if (headers["transfer-encoding"]?.toLowerCase().includes("chunked")) body = dechunk(body);
-  return { proto: m[1] as string, status: Number(m[2]), headerList, headers, body: body.toString("utf8") };
+  return {
+    proto: m[1] as string,
+    status: Number(m[2]),
+    headerList,
+    headers,
+    body: body.toString("utf8"),
+    head,
+  };
 }
 
 function dechunk(buf: Buffer): Buffer {

@@ -7,13 +7,12 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type RunningGateway, startGateway } from "../../src/cli/serve.ts";
-import { parseServeConfig } from "../../src/config/config.ts";
+import type { RunningGateway } from "../../src/cli/serve.ts";
 import { setLogSink } from "../../src/observability/logger.ts";
 import { type EchoServer, startEchoServer } from "../helpers/echo-server.ts";
 import { KubeApiServer } from "../helpers/kube-api-server.ts";
 import { ingress, ns, probe, service, slice, within } from "../helpers/kube-fixtures.ts";
-import { freePort } from "../helpers/ports.ts";
+import { startTestGateway } from "../helpers/test-gateway.ts";
 
 let api: KubeApiServer;
 let gw: RunningGateway;
@@ -46,25 +45,8 @@ beforeAll(async () => {
   api.create(ingress("app", "app.test", "/", "app"));
   await startPod("p0");
   await startPod("p1");
-  port = await freePort();
-  const config = parseServeConfig(
-    [
-      "--kube",
-      "--kubeconfig",
-      await api.writeKubeconfig(join(dir, "kc")),
-      "--bind",
-      "127.0.0.1",
-      "--http-port",
-      String(port),
-      "--admin-port",
-      "0",
-      "--debounce-ms",
-      "5",
-      "--read-only",
-    ],
-    {},
-  );
-  gw = await startGateway(config);
+  const kubeconfig = await api.writeKubeconfig(join(dir, "kc"));
+  ({ gw, port } = await startTestGateway(["--kube", "--kubeconfig", kubeconfig], ["--read-only"]));
   await within(2000, async () => (await probe(port, "app.test")).status === 200);
 });
 

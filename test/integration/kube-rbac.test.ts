@@ -8,8 +8,6 @@ import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseAllDocuments } from "yaml";
-import { startGateway } from "../../src/cli/serve.ts";
-import { parseServeConfig } from "../../src/config/config.ts";
 import { setLogSink } from "../../src/observability/logger.ts";
 import {
   clusterPermissions,
@@ -28,6 +26,7 @@ import {
   within,
 } from "../helpers/kube-fixtures.ts";
 import { freePort } from "../helpers/ports.ts";
+import { startTestGateway } from "../helpers/test-gateway.ts";
 
 const deployDir = join(resolve(import.meta.dir, "../.."), "deploy");
 // biome-ignore lint/suspicious/noExplicitAny: manifests are arbitrary YAML
@@ -136,27 +135,11 @@ describe("deploy/", () => {
       api.create(gatewayClass());
       api.create(gateway("gw", await freePort()));
       api.create(httpRoute("r", "gw", "r.test", "web"));
-      const config = parseServeConfig(
-        [
-          "--kube",
-          "--kubeconfig",
-          await api.writeKubeconfig(join(dir, "kc")),
-          "--bind",
-          "127.0.0.1",
-          "--http-port",
-          String(await freePort()),
-          "--admin-port",
-          "0",
-          "--debounce-ms",
-          "5",
-          "--lease-duration-ms",
-          "1000",
-          "--leader-election-namespace",
-          "gatehouse-system",
-        ],
-        {},
+      const kubeconfig = await api.writeKubeconfig(join(dir, "kc"));
+      const { gw } = await startTestGateway(
+        ["--kube", "--kubeconfig", kubeconfig],
+        ["--lease-duration-ms", "1000", "--leader-election-namespace", "gatehouse-system"],
       );
-      const gw = await startGateway(config);
       try {
         // A newly referenced Secret is read (get secrets); status is written (patch */status).
         const ing = ingress("tls", "tls.test", "/", "web");

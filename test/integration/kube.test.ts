@@ -8,8 +8,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type RunningGateway, startGateway } from "../../src/cli/serve.ts";
-import { parseServeConfig } from "../../src/config/config.ts";
+import type { RunningGateway } from "../../src/cli/serve.ts";
 import { setLogSink } from "../../src/observability/logger.ts";
 import { type EchoServer, startEchoServer } from "../helpers/echo-server.ts";
 import { KubeApiServer } from "../helpers/kube-api-server.ts";
@@ -25,6 +24,7 @@ import {
   within,
 } from "../helpers/kube-fixtures.ts";
 import { freePort } from "../helpers/ports.ts";
+import { startTestGateway } from "../helpers/test-gateway.ts";
 
 let api: KubeApiServer;
 let web: EchoServer;
@@ -48,20 +48,9 @@ beforeAll(async () => {
   api.create(service("other"));
   api.create(slice("other", [other.port]));
   api.create(ingress("web", "web.test", "/", "web"));
-  port = await freePort();
-  const config = parseServeConfig(
+  ({ gw, port } = await startTestGateway(
+    ["--kube", "--kubeconfig", kubeconfig],
     [
-      "--kube",
-      "--kubeconfig",
-      kubeconfig,
-      "--bind",
-      "127.0.0.1",
-      "--http-port",
-      String(port),
-      "--admin-port",
-      "0",
-      "--debounce-ms",
-      "5",
       "--leader-election-namespace",
       "gatehouse-system",
       "--lease-duration-ms",
@@ -69,9 +58,7 @@ beforeAll(async () => {
       "--status-address",
       "203.0.113.7",
     ],
-    {},
-  );
-  gw = await startGateway(config);
+  ));
 });
 
 afterAll(async () => {

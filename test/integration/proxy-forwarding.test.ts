@@ -9,7 +9,7 @@ import { setLogSink } from "../../src/observability/logger.ts";
 import { GatewayServer } from "../../src/proxy/server.ts";
 import { backend, forwardTo, listener, match, model, route, vhost } from "../../src/proxy/testing/model.ts";
 import { type Received, startUpstream, type TestUpstream } from "../../src/proxy/testing/upstream.ts";
-import { parseWire, wireExchange } from "../../src/proxy/testing/wire.ts";
+import { parseResponse as parseWire, wireExchange } from "../helpers/raw-http.ts";
 
 let a: TestUpstream;
 let b: TestUpstream;

@@ -8,7 +8,7 @@ import { setLogSink } from "../../src/observability/logger.ts";
 import { GatewayServer } from "../../src/proxy/server.ts";
 import { backend, forwardTo, listener, match, model, route, vhost } from "../../src/proxy/testing/model.ts";
 import { startUpstream, type TestUpstream } from "../../src/proxy/testing/upstream.ts";
-import { wireExchange, wireGet } from "../../src/proxy/testing/wire.ts";
+import { wireExchange, wireGet } from "../helpers/raw-http.ts";
 
 let pub: TestUpstream;
 let gw: GatewayServer;

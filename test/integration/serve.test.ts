@@ -6,11 +6,10 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type RunningGateway, startGateway } from "../../src/cli/serve.ts";
-import { parseServeConfig } from "../../src/config/config.ts";
+import type { RunningGateway } from "../../src/cli/serve.ts";
 import { setLogSink } from "../../src/observability/logger.ts";
 import { type EchoServer, startEchoServer } from "../helpers/echo-server.ts";
-import { freePort } from "../helpers/ports.ts";
+import { startTestGateway } from "../helpers/test-gateway.ts";
 
 let dir: string;
 let web: EchoServer;
@@ -72,23 +71,7 @@ beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), "gatehouse-serve-"));
   await writeFile(join(dir, "services.yaml"), `${service("web", web.port)}---\n${service("api", api.port)}`);
   await writeFile(join(dir, "web.yaml"), ingress("web", "demo.test", "/", "web"));
-  port = await freePort();
-  const config = parseServeConfig(
-    [
-      "--dir",
-      dir,
-      "--bind",
-      "127.0.0.1",
-      "--http-port",
-      String(port),
-      "--admin-port",
-      "0",
-      "--debounce-ms",
-      "20",
-    ],
-    {},
-  );
-  gw = await startGateway(config);
+  ({ gw, port } = await startTestGateway(["--dir", dir], [], 20));
 });
 
 afterAll(async () => {
