@@ -10,6 +10,7 @@ import { startGateway } from "./cli/serve.ts";
 import { runTranslate } from "./cli/translate.ts";
 import { ConfigError, parseServeConfig } from "./config/config.ts";
 import { logger } from "./observability/logger.ts";
+import type { PeerMetrics } from "./observability/metrics.ts";
 
 const usage = `gatehouse — a Gateway API-first ingress gateway
 
@@ -35,9 +36,12 @@ async function main(argv: string[]): Promise<number> {
       return 2;
     }
     const workers = config.workers === 0 ? availableParallelism() : config.workers;
-    const children = process.env.GATEHOUSE_WORKER_OF ? [] : spawnWorkers(workers - 1, rest);
+    const workerAdmins = new Map<number, number>();
+    const children = process.env.GATEHOUSE_WORKER_OF ? [] : spawnWorkers(workers - 1, rest, workerAdmins);
     if (process.env.GATEHOUSE_WORKER_OF) exitWithParent(Number(process.env.GATEHOUSE_WORKER_OF));
     const gateway = await startGateway(config);
+    if (process.env.GATEHOUSE_WORKER_OF) process.send?.({ adminPort: gateway.admin.port });
+    if (children.length > 0) gateway.metrics.setPeers(() => workerMetrics(workerAdmins));
     logger.info("gatehouse serving", { listeners: gateway.proxy.ports(), admin: gateway.admin.port });
     // SIGTERM (Kubernetes) drains with the configured delay; Ctrl-C stops without waiting.
     const signal = await new Promise<NodeJS.Signals>((resolve) => {
@@ -71,14 +75,20 @@ async function main(argv: string[]): Promise<number> {
 /**
  * Extra serving processes: the same command, sharing the traffic ports through SO_REUSEPORT (the kernel
  * spreads connections across them). Only the first process serves the admin port; each worker watches
- * the same source on its own, so they converge on the same configuration.
+ * the same source on its own, so they converge on the same configuration. A worker's own admin listener
+ * is on an ephemeral loopback port it reports over IPC (into `admins`), where the primary collects its
+ * metrics from.
  */
-function spawnWorkers(count: number, args: readonly string[]): Bun.Subprocess[] {
+function spawnWorkers(count: number, args: readonly string[], admins: Map<number, number>): Bun.Subprocess[] {
   const script = process.argv[1] as string;
+  const workerArgs = ["--admin-port", "0", "--admin-bind", "127.0.0.1", "--workers", "1"];
   return Array.from({ length: Math.max(0, count) }, (_, i) =>
-    Bun.spawn([process.execPath, script, "serve", ...args, "--admin-port", "0", "--workers", "1"], {
+    Bun.spawn([process.execPath, script, "serve", ...args, ...workerArgs], {
       env: { ...process.env, GATEHOUSE_WORKER_OF: String(process.pid), GATEHOUSE_WORKER_ID: String(i + 1) },
       stdio: ["ignore", "inherit", "inherit"],
+      ipc: (message: { adminPort?: unknown }) => {
+        if (typeof message?.adminPort === "number") admins.set(i + 1, message.adminPort);
+      },
       // A worker that dies takes the whole gateway down rather than leaving it silently degraded.
       onExit: (_proc, code) => {
         if (code !== 0 && code !== null) {
@@ -88,6 +98,23 @@ function spawnWorkers(count: number, args: readonly string[]): Bun.Subprocess[] 
       },
     }),
   );
+}
+
+/** Each worker's own samples; a worker that does not answer within a second is left out of this scrape. */
+async function workerMetrics(admins: ReadonlyMap<number, number>): Promise<PeerMetrics[]> {
+  const replies = await Promise.all(
+    [...admins.values()].map(async (port) => {
+      try {
+        const res = await fetch(`http://127.0.0.1:${port}/metrics/process.json`, {
+          signal: AbortSignal.timeout(1000),
+        });
+        return res.ok ? ((await res.json()) as PeerMetrics) : undefined;
+      } catch {
+        return undefined;
+      }
+    }),
+  );
+  return replies.filter((r) => r !== undefined);
 }
 
 /** A worker whose primary died (even by SIGKILL) must not keep serving on its own. */

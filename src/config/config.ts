@@ -42,6 +42,8 @@ const serveFlags = z
     /** ingress-nginx `ssl-redirect` default: plain-HTTP requests to Ingress hosts with TLS get 308 to https. */
     "ssl-redirect": bool.default(true),
     "admin-port": port.default(9090),
+    /** Address of the admin listener; unset: `--bind`. Workers of `--workers` use 127.0.0.1. */
+    "admin-bind": z.string().min(1).optional(),
     bind: z.string().min(1).default("0.0.0.0"),
     "ingress-class": z.string().min(1).default("gatehouse"),
     "ingress-controller": z.string().min(1).default("gatehouse.dev/ingress-controller"),

@@ -33,5 +33,7 @@ export function createAdminApp(state: AdminState, metrics: GatewayMetrics): Hono
   app.get("/metrics", async (c) =>
     c.body(await metrics.text(), 200, { "content-type": metrics.registry.contentType }),
   );
+  // This process's samples only, for the primary of `--workers` to aggregate (metrics.ts).
+  app.get("/metrics/process.json", async (c) => c.json(await metrics.registry.getMetricsAsJSON()));
   return app;
 }

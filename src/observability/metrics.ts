@@ -5,9 +5,21 @@
  * what a client sends, so memory is bounded by the configuration.
  */
 import { X509Certificate } from "node:crypto";
-import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
+import {
+  AggregatorRegistry,
+  Counter,
+  collectDefaultMetrics,
+  Gauge,
+  Histogram,
+  type MetricObjectWithValues,
+  type MetricValue,
+  Registry,
+} from "prom-client";
 import type { GatewayModel, Problem } from "../model/types.ts";
 import { latencyBuckets, noRoute, RouteStatsTable } from "./route-stats.ts";
+
+/** One process's samples as `Registry.getMetricsAsJSON` gives them. */
+export type PeerMetrics = MetricObjectWithValues<MetricValue<string>>[];
 
 type Sample = { labels?: Record<string, string | number>; value: number; metricName?: string };
 
@@ -33,6 +45,7 @@ export class GatewayMetrics {
   readonly registry = new Registry();
   readonly routes = new RouteStatsTable();
   private inflight: () => number = () => 0;
+  private peers: (() => Promise<PeerMetrics[]>) | undefined;
   private readonly upstreamErrors = new Counter({
     name: "gatehouse_upstream_errors_total",
     help: "Forwarding failures by backend and kind (connect: unreachable or reset, timeout: no response in time).",
@@ -55,12 +68,15 @@ export class GatewayMetrics {
     name: "gatehouse_translate_problems",
     help: "Problems found in the current configuration, by object kind, reason and severity.",
     labelNames: ["kind", "reason", "severity"] as const,
+    // Every worker translates the same configuration: one copy, not the sum.
+    aggregator: "first",
     registers: [this.registry],
   });
   private readonly certExpiry = new Gauge({
     name: "gatehouse_tls_certificate_expiry_timestamp_seconds",
     help: "Expiry (notAfter, Unix seconds) of each certificate served, by listener and source Secret.",
     labelNames: ["listener", "certificate"] as const,
+    aggregator: "first",
     registers: [this.registry],
   });
   readonly authFailures = new Counter({
@@ -71,8 +87,16 @@ export class GatewayMetrics {
   });
   readonly rateLimitDecisions = new Counter({
     name: "gatehouse_ratelimit_decisions_total",
-    help: "Rate limit decisions by policy and decision (allowed, limited, failed_open, failed_closed, shadow).",
+    help: "Rate limit decisions by policy and decision (allowed, limited, exempt, shadow, failed_open, failed_closed, local_allowed, local_limited).",
     labelNames: ["policy", "decision"] as const,
+    registers: [this.registry],
+  });
+  /** Set by src/ratelimit/runtime.ts on each change of the shared store's health. */
+  readonly rateLimitDegraded = new Gauge({
+    name: "gatehouse_ratelimit_degraded",
+    help: "1 while a rate limit policy's shared store (Redis) fails and its failure mode applies, else 0.",
+    labelNames: ["policy"] as const,
+    aggregator: "max",
     registers: [this.registry],
   });
 
@@ -145,7 +169,7 @@ export class GatewayMetrics {
         "gatehouse_inflight_requests",
         "Requests being served right now, all listeners.",
         "gauge",
-        () => [{ value: this.inflight() }],
+        () => [{ labels: {}, value: this.inflight() }],
       ) as never,
     );
   }
@@ -186,9 +210,24 @@ export class GatewayMetrics {
     }
   }
 
-  /** The Prometheus text exposition. */
+  /**
+   * Where the other serving processes' samples come from (`--workers`: each worker counts its own
+   * requests; the primary's /metrics reports the whole gateway).
+   */
+  setPeers(read: () => Promise<PeerMetrics[]>): void {
+    this.peers = read;
+  }
+
+  /** The Prometheus text exposition: this process, plus its workers when it has any. */
   async text(): Promise<string> {
-    return this.registry.metrics();
+    if (this.peers === undefined) return this.registry.metrics();
+    const own = await this.registry.getMetricsAsJSON();
+    const others = await this.peers();
+    if (others.length === 0) return this.registry.metrics();
+    // prom-client's aggregator hashes every sample's labels; some collectors leave them out when empty.
+    for (const metrics of [own, ...others])
+      for (const m of metrics) for (const v of m.values) (v as { labels?: object }).labels ??= {};
+    return AggregatorRegistry.aggregate([own, ...others]).metrics();
   }
 }
 
