@@ -16,14 +16,32 @@ export function routeSet(hostCount: number, pathsPerHost: number): RouteSet {
   };
 }
 
-/** Ingresses (one per host, one Prefix path per route) + one Service + its EndpointSlice. */
-export function manifests(set: RouteSet, upstreamPort: number): string {
+/**
+ * Even hosts as Ingresses, odd hosts as HTTPRoutes on a Gateway sharing the Ingress socket (`httpPort`),
+ * one Prefix path per route; one Service + its EndpointSlice behind all of them.
+ */
+export function manifests(set: RouteSet, upstreamPort: number, httpPort: number): string {
   const docs: unknown[] = [
     {
       apiVersion: "networking.k8s.io/v1",
       kind: "IngressClass",
       metadata: { name: "gatehouse" },
       spec: { controller: "gatehouse.dev/ingress-controller" },
+    },
+    {
+      apiVersion: "gateway.networking.k8s.io/v1",
+      kind: "GatewayClass",
+      metadata: { name: "gatehouse" },
+      spec: { controllerName: "gatehouse.dev/gateway-controller" },
+    },
+    {
+      apiVersion: "gateway.networking.k8s.io/v1",
+      kind: "Gateway",
+      metadata: { name: "bench", namespace: "bench" },
+      spec: {
+        gatewayClassName: "gatehouse",
+        listeners: [{ name: "http", port: httpPort, protocol: "HTTP" }],
+      },
     },
     {
       apiVersion: "v1",
@@ -45,6 +63,22 @@ export function manifests(set: RouteSet, upstreamPort: number): string {
     },
   ];
   set.hosts.forEach((host, i) => {
+    if (i % 2 === 1) {
+      docs.push({
+        apiVersion: "gateway.networking.k8s.io/v1",
+        kind: "HTTPRoute",
+        metadata: { name: `bench-${i}`, namespace: "bench" },
+        spec: {
+          parentRefs: [{ name: "bench" }],
+          hostnames: [host],
+          rules: set.paths.map((path) => ({
+            matches: [{ path: { type: "PathPrefix", value: path } }],
+            backendRefs: [{ name: "backend", port: 80 }],
+          })),
+        },
+      });
+      return;
+    }
     docs.push({
       apiVersion: "networking.k8s.io/v1",
       kind: "Ingress",

@@ -1,5 +1,5 @@
 import { expect, test } from "bun:test";
-import { parseWrk } from "./wrk.ts";
+import { parseWrk, wrkArgs } from "./wrk.ts";
 
 const sample = `Running 2s test @ http://127.0.0.1:8080/
   1 threads and 32 connections
@@ -28,4 +28,37 @@ test("parseWrk reads throughput, percentiles and errors", () => {
 
 test("parseWrk refuses output it cannot read", () => {
   expect(() => parseWrk("wrk: connection refused")).toThrow(/cannot parse/);
+});
+
+test("wrkArgs passes headers with -H and the script only when given", () => {
+  const args = wrkArgs({
+    url: "http://127.0.0.1:1/p",
+    seconds: 2,
+    connections: 8,
+    threads: 1,
+    headers: { Host: "a.test", Authorization: "Bearer x.y.z" },
+  });
+  expect(args).toEqual([
+    "wrk",
+    "-t1",
+    "-c8",
+    "-d2s",
+    "--latency",
+    "-H",
+    "Host: a.test",
+    "-H",
+    "Authorization: Bearer x.y.z",
+    "http://127.0.0.1:1/p",
+  ]);
+  expect(wrkArgs({ url: "u", script: "s.lua", seconds: 1, connections: 1, threads: 1 }).slice(-3)).toEqual([
+    "-s",
+    "s.lua",
+    "u",
+  ]);
+});
+
+test("wrkArgs refuses a header that would split the request", () => {
+  const bad = { url: "u", seconds: 1, connections: 1, threads: 1 };
+  expect(() => wrkArgs({ ...bad, headers: { "x-a": "1\r\nx-b: 2" } })).toThrow(/bad header/);
+  expect(() => wrkArgs({ ...bad, headers: { "x a": "1" } })).toThrow(/bad header/);
 });

@@ -10,27 +10,37 @@ export interface WrkResult {
 
 export async function runWrk(opts: {
   url: string;
-  script: string;
+  script?: string;
   seconds: number;
   connections: number;
   threads: number;
+  /** Request headers (`-H`). wrk ignores them for requests a script formats with its own header table. */
+  headers?: Readonly<Record<string, string>>;
 }): Promise<WrkResult> {
-  const proc = Bun.spawn(
-    [
-      "wrk",
-      `-t${opts.threads}`,
-      `-c${opts.connections}`,
-      `-d${opts.seconds}s`,
-      "--latency",
-      "-s",
-      opts.script,
-      opts.url,
-    ],
-    { stdout: "pipe", stderr: "pipe" },
-  );
+  const proc = Bun.spawn(wrkArgs(opts), { stdout: "pipe", stderr: "pipe" });
   const [out, err] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text()]);
   if ((await proc.exited) !== 0) throw new Error(`wrk failed: ${err || out}`);
   return parseWrk(out);
+}
+
+/** The wrk command line; without a script wrk requests the URL's own path. */
+export function wrkArgs(opts: {
+  url: string;
+  script?: string;
+  seconds: number;
+  connections: number;
+  threads: number;
+  headers?: Readonly<Record<string, string>>;
+}): string[] {
+  const args = ["wrk", `-t${opts.threads}`, `-c${opts.connections}`, `-d${opts.seconds}s`, "--latency"];
+  for (const [name, value] of Object.entries(opts.headers ?? {})) {
+    if (/[\r\n]/.test(name + value) || !/^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/.test(name))
+      throw new Error(`wrk: bad header ${JSON.stringify(name)}`);
+    args.push("-H", `${name}: ${value}`);
+  }
+  if (opts.script !== undefined) args.push("-s", opts.script);
+  args.push(opts.url);
+  return args;
 }
 
 /** Parse wrk's text output (with --latency). */

@@ -9,6 +9,7 @@ import { GatewayMetrics } from "../observability/metrics.ts";
 import { MetricsAndAccessLog } from "../observability/request-observer.ts";
 import { GatewayServer } from "../proxy/server.ts";
 import { generatedDefaultCertificate } from "../proxy/tls.ts";
+import { RateLimitRuntime } from "../ratelimit/runtime.ts";
 import { type FolderLoad, FolderSource } from "../sources/file/index.ts";
 import { ClusterRuntime } from "../sources/kubernetes/cluster.ts";
 import type { ResourceSnapshot } from "../sources/snapshot.ts";
@@ -37,9 +38,15 @@ export async function startGateway(config: ServeConfig): Promise<RunningGateway>
   setLogLevel(config["log-level"]);
   const state: AdminState = { ready: false, model: undefined, problems: [], statuses: [] };
   const metrics = new GatewayMetrics();
+  // Before any listener, so a --redis-url that does not parse fails the start with nothing to clean up.
+  const rateLimit = new RateLimitRuntime({
+    redisUrl: config["redis-url"],
+    commandTimeoutMs: config["redis-timeout-ms"],
+    metrics,
+  });
   const admin = Bun.serve({
     port: config["admin-port"],
-    hostname: config.bind,
+    hostname: config["admin-bind"] ?? config.bind,
     fetch: createAdminApp(state, metrics).fetch,
   });
   const auth = new AuthEnforcer({ metrics });
@@ -47,7 +54,9 @@ export async function startGateway(config: ServeConfig): Promise<RunningGateway>
   const proxy = new GatewayServer({
     bind: config.bind,
     defaultUpstreamTimeoutMs: config["upstream-timeout-ms"],
-    guards: { auth },
+    front: config.front,
+    http2: config.http2,
+    guards: { auth, rateLimit: rateLimit.enforcer },
     observer: new MetricsAndAccessLog(metrics, accessLog),
   });
   metrics.setInflightSource(() => proxy.pendingRequests());
@@ -83,8 +92,11 @@ export async function startGateway(config: ServeConfig): Promise<RunningGateway>
         await proxy.apply(model);
         state.model = model;
         state.problems = problems;
-        state.statuses = statuses;
-        cluster?.applied(snapshot, statuses);
+        // Published now and again when the rate limit store's health changes (Degraded condition).
+        rateLimit.publish(model, statuses, (shown) => {
+          state.statuses = shown;
+          cluster?.applied(snapshot, shown);
+        });
         state.ready = true;
         metrics.configApplied(true, (performance.now() - started) / 1000, model, problems);
         log.info("config applied", {
@@ -120,6 +132,7 @@ export async function startGateway(config: ServeConfig): Promise<RunningGateway>
   } catch (err) {
     await proxy.stop();
     auth.close();
+    await rateLimit.close();
     admin.stop(true);
     throw err;
   }
@@ -128,6 +141,7 @@ export async function startGateway(config: ServeConfig): Promise<RunningGateway>
     source.stop();
     await proxy.stop();
     auth.close();
+    await rateLimit.close();
     admin.stop(true);
     throw new Error("the first configuration could not be served (see the log above)");
   }
@@ -150,6 +164,7 @@ export async function startGateway(config: ServeConfig): Promise<RunningGateway>
       const inTime = await Promise.race([stopped.then(() => true), Bun.sleep(timeoutMs).then(() => false)]);
       if (!inTime) log.warn("drain deadline reached; closing remaining connections", { timeoutMs });
       auth.close();
+      await rateLimit.close();
       admin.stop(true);
     },
   };

@@ -41,6 +41,9 @@ const serveFlags = z
       .optional(),
     /** ingress-nginx `ssl-redirect` default: plain-HTTP requests to Ingress hosts with TLS get 308 to https. */
     "ssl-redirect": bool.default(true),
+    /** HTTPS listeners also speak HTTP/2 (ALPN h2, on node:http2); off: HTTP/1.1 on Bun.serve, about twice
+     * as fast for HTTP/1.1 clients (docs/tls.md has the figures). */
+    http2: bool.default(false),
     "admin-port": port.default(9090),
     /** Address of the admin listener; unset: `--bind`. Workers of `--workers` use 127.0.0.1. */
     "admin-bind": z.string().min(1).optional(),
@@ -57,6 +60,9 @@ const serveFlags = z
       .optional(),
     "upstream-timeout-ms": z.coerce.number().int().min(1).default(60_000),
     "debounce-ms": z.coerce.number().int().min(0).default(100),
+    /** What serves plain-HTTP listeners: `raw` (own HTTP/1.1 on raw sockets, src/proxy/fast/) or `bun`
+     * (Bun.serve). HTTPS listeners are always Bun.serve. */
+    front: z.enum(["raw", "bun"]).default("raw"),
     /** Serving processes sharing the listeners (SO_REUSEPORT); 0 = one per CPU core. */
     workers: z.coerce.number().int().min(0).max(256).default(0),
     /** On SIGTERM: how long to keep accepting (readiness already false) so load balancers notice. */

@@ -6,6 +6,7 @@
 import type { Backend, GatewayModel, Listener, Route, VirtualHost } from "../model/types.ts";
 import { weightedPicker } from "./balancer.ts";
 import { compileFilterChain, type FilterChain, joinChains } from "./filters/chain.ts";
+import { buildPathIndex } from "./match/path-index.ts";
 import { compileAnchored, compileValueMatcher, type ValueMatcher } from "./match/values.ts";
 import { compilePathModifier } from "./path-modifier.ts";
 import {
@@ -22,9 +23,6 @@ import {
   type RouteTable,
   type VirtualHostIndex,
 } from "./table.ts";
-
-/** Virtual hosts with at least this many Exact-path routes get a path → routes index. */
-const EXACT_INDEX_MIN = 8;
 
 type Warn = (msg: string) => void;
 
@@ -87,18 +85,7 @@ function compileListener(l: Listener, ctx: CompileContext): ListenerTable {
 
 function compileVirtualHost(vh: VirtualHost, ctx: CompileContext): CompiledVirtualHost {
   const routes = vh.routes.map((r, i) => compileRoute(r, i, ctx));
-  const exactRoutes = routes.filter((r) => r.pathType === PATH_EXACT);
-  if (exactRoutes.length < EXACT_INDEX_MIN) {
-    return { hostname: vh.hostname, routes, exactIndex: undefined, others: routes };
-  }
-  const exactIndex = new Map<string, CompiledRoute[]>();
-  for (const r of exactRoutes) {
-    const list = exactIndex.get(r.pathValue);
-    if (list) list.push(r);
-    else exactIndex.set(r.pathValue, [r]);
-  }
-  const others = routes.filter((r) => r.pathType !== PATH_EXACT && r.pathType !== PATH_NEVER);
-  return { hostname: vh.hostname, routes, exactIndex, others };
+  return { hostname: vh.hostname, routes, pathIndex: buildPathIndex(routes) };
 }
 
 function compileRoute(r: Route, index: number, ctx: CompileContext): CompiledRoute {
@@ -144,6 +131,7 @@ function compileRoute(r: Route, index: number, ctx: CompileContext): CompiledRou
     timeouts: r.timeouts,
     retry: r.retry,
     auth: r.auth,
+    rateLimit: r.rateLimit,
     cors: hasCors(r),
   };
 }

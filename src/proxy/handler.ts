@@ -4,6 +4,7 @@
  * swap never changes a request already in flight. Anything unexpected becomes a 500 and a log line.
  */
 import { logger } from "../observability/logger.ts";
+import { clientAddress } from "./client-address.ts";
 import type { RequestContext } from "./filters/chain.ts";
 import { runResponseFilters } from "./filters/chain.ts";
 import { forward, outlastsIdle, prepareClientResponse } from "./forward.ts";
@@ -60,8 +61,15 @@ export function handleRequest(
   if (route === undefined) return errorResponse(404, server);
   if (info !== undefined) info.route = route.name;
   if (needsGuards(route)) {
-    return guarded(req, route, target, table, state.settings.guards, server, () =>
-      runAction(req, route, target, rawHost, host, srv, state, table, info),
+    return guarded(
+      req,
+      route,
+      target,
+      table,
+      state.settings.guards,
+      server,
+      () => clientAddress(req, srv),
+      () => runAction(req, route, target, rawHost, host, srv, state, table, info),
     );
   }
   return runAction(req, route, target, rawHost, host, srv, state, table, info);
@@ -151,7 +159,7 @@ async function forwardRoute(
       timeoutMs: defaultUpstreamTimeoutMs,
       upstream: "",
     };
-    const clientIp = srv.requestIP(req)?.address ?? "";
+    const clientIp = clientAddress(req, srv);
     if (info !== undefined) info.client = clientIp;
     prepareUpstreamHeaders(ctx.headers, {
       clientIp,

@@ -78,6 +78,7 @@ function merge(group: readonly ListenerTable[], key: string, warn: Warn): Listen
   return {
     ...first,
     name: group.map((lt) => lt.name).join(","),
+    memberHostnames: group.map((lt) => lt.hostname),
     tls: first.protocol === "HTTPS" ? { certificates } : undefined,
     hosts,
   };

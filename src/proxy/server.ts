@@ -3,7 +3,8 @@
  * compiles a model and swaps each listener's table with one assignment; listeners that appear are
  * opened, ones that disappear drain (in-flight requests finish). An HTTPS listener whose certificates
  * change is replaced by a second server on the same port (`reusePort`) before the old one drains,
- * since Bun's `server.reload()` keeps the old certificates. Model listeners sharing an address and port
+ * since Bun's `server.reload()` keeps the old certificates; with `http2`, HTTPS listeners are node:http2
+ * servers (h2/listener.ts) that swap certificates in place (docs/tls.md). Model listeners sharing an address and port
  * are merged into one socket (listener-merge.ts). Open WebSockets are closed (1001) when their listener
  * drains, since Bun's `stop(false)` would otherwise wait for them forever (measured).
  */
@@ -11,8 +12,11 @@ import type { ServerWebSocket } from "bun";
 import type { GatewayModel } from "../model/types.ts";
 import { logger } from "../observability/logger.ts";
 import { createListenerApp } from "./app.ts";
+import { takeRelayedClient } from "./client-address.ts";
 import { compile } from "./compile.ts";
+import { RawFront, type ServingSocket } from "./fast/front.ts";
 import type { EdgeGuards } from "./guards.ts";
+import { H2Listener } from "./h2/listener.ts";
 import { closeH2cSessions } from "./h2c.ts";
 import type { ListenerState, ProxySettings } from "./handler.ts";
 import { groupListeners } from "./listener-merge.ts";
@@ -36,11 +40,23 @@ export interface GatewayServerOptions {
   guards?: EdgeGuards;
   /** Told about every request (metrics, access log). */
   observer?: RequestObserver;
+  /** HTTPS listeners also speak HTTP/2 (ALPN h2, through node:http2; docs/tls.md). Default false. */
+  http2?: boolean;
+  /** What serves plain-HTTP listeners: the raw-socket front (src/proxy/fast/) or Bun.serve. */
+  front?: FrontKind;
+}
+
+export type FrontKind = "raw" | "bun";
+
+/** The default front; GATEHOUSE_FRONT overrides it (the CLI flag `--front` sets it explicitly). */
+export function defaultFront(): FrontKind {
+  const env = process.env.GATEHOUSE_FRONT;
+  return env === "bun" || env === "raw" ? env : "raw";
 }
 
 interface LiveListener {
   readonly key: string;
-  readonly server: ProxyServer;
+  readonly server: ServingSocket;
   readonly state: ListenerState;
   /** Proxied WebSockets open on this server. */
   readonly sockets: Set<ServerWebSocket<ProxiedSocket>>;
@@ -53,9 +69,13 @@ export class GatewayServer {
   private readonly settings: ProxySettings;
   private readonly live = new Map<string, LiveListener>();
   private readonly draining = new Set<Promise<void>>();
+  private readonly front: FrontKind;
+  private readonly http2: boolean;
 
   constructor(options: GatewayServerOptions = {}) {
     this.bind = options.bind ?? "0.0.0.0";
+    this.front = options.front ?? defaultFront();
+    this.http2 = options.http2 ?? false;
     const defaultUpstreamTimeoutMs = options.defaultUpstreamTimeoutMs ?? 60_000;
     this.settings = {
       defaultUpstreamTimeoutMs,
@@ -81,11 +101,21 @@ export class GatewayServer {
     );
     const opened: LiveListener[] = [];
     const replaced: LiveListener[] = [];
+    const rotated: (() => void)[] = [];
     try {
       for (const [key, lt] of wanted) {
         const cur = this.live.get(key);
         if (cur === undefined) opened.push(this.open(key, lt, lt.port));
         else if (cur.identity !== identityOf(lt)) {
+          // An HTTP/2 listener swaps its certificates in place: no second socket, so nothing queued is reset.
+          if (cur.server instanceof H2Listener && lt.protocol === "HTTPS") {
+            const commit = cur.server.prepareCertificates(lt.tls?.certificates ?? []);
+            rotated.push(() => {
+              commit();
+              this.live.set(key, { ...cur, identity: identityOf(lt) });
+            });
+            continue;
+          }
           // HTTPS → HTTPS binds beside the old one; a protocol change must not share the port even briefly.
           if (!cur.identity.startsWith("HTTPS") || lt.protocol !== "HTTPS") await this.close(cur, true);
           else warnWithoutMigration();
@@ -96,6 +126,7 @@ export class GatewayServer {
       for (const l of [...opened, ...replaced]) l.server.stop(true);
       throw err;
     }
+    for (const commit of rotated) commit();
     for (const [key, lt] of wanted) {
       const cur = this.live.get(key);
       if (cur !== undefined) cur.state.table = lt;
@@ -145,6 +176,48 @@ export class GatewayServer {
     const tls = lt.protocol === "HTTPS" ? sniEntries(lt.name, lt.tls?.certificates ?? []) : undefined;
     const serverHeader = this.settings.serverHeader;
     const sockets = new Set<ServerWebSocket<ProxiedSocket>>();
+    if (tls === undefined && this.front === "raw") {
+      // The app still serves what the raw front does not: on a private socket, told the client's address.
+      const server = new RawFront(lt.address || this.bind, port, state, {
+        idleTimeout: this.settings.idleTimeoutSeconds,
+        development: false,
+        fetch: (req, srv) => {
+          takeRelayedClient(req);
+          return app.fetch(req, srv);
+        },
+        websocket: websocketHandler(sockets),
+        error: (err) => {
+          const fields = { listener: lt.name, error: err.message };
+          limitedLog("error", lt.name, "unexpected error while serving a request", fields);
+          return errorResponse(500, serverHeader);
+        },
+      });
+      state.boundPort = server.port;
+      log.info("listener open", { listener: lt.name, address: server.hostname, port: state.boundPort });
+      return { key, server, state, sockets, identity: identityOf(lt) };
+    }
+    if (tls !== undefined && this.http2) {
+      const hostname = lt.address || this.bind;
+      const idleTimeoutSeconds = this.settings.idleTimeoutSeconds;
+      const upgrades = {
+        idleTimeout: idleTimeoutSeconds,
+        development: false,
+        fetch: (req: Request, srv: ProxyServer) => {
+          takeRelayedClient(req);
+          return app.fetch(req, srv);
+        },
+        websocket: websocketHandler(sockets),
+      };
+      const server = new H2Listener({ hostname, port, state, app, idleTimeoutSeconds, upgrades });
+      state.boundPort = server.port;
+      log.info("listener open", {
+        listener: lt.name,
+        address: server.hostname,
+        port: state.boundPort,
+        http2: true,
+      });
+      return { key, server, state, sockets, identity: identityOf(lt) };
+    }
     const server = Bun.serve<ProxiedSocket>({
       hostname: lt.address || this.bind,
       port,

@@ -8,10 +8,12 @@ import type {
   ListenerTLS,
   RetryPolicy,
   RouteAuth,
+  RouteRateLimit,
   RouteTimeouts,
   SourceRef,
 } from "../model/types.ts";
 import type { FilterChain } from "./filters/chain.ts";
+import type { PathIndex } from "./match/path-index.ts";
 import type { ValueMatcher } from "./match/values.ts";
 
 /** Every listener of one model, plus what the compiler had to say about it. */
@@ -31,6 +33,8 @@ export interface ListenerTable {
   readonly protocol: ListenerProtocol;
   /** The model listener's own hostname (absent: every host); decides ownership when listeners merge. */
   readonly hostname: string | undefined;
+  /** Merged socket only: the hostname of every model listener served on it (HTTP/2 421 checks, h2/). */
+  readonly memberHostnames?: readonly (string | undefined)[];
   /** `http` or `https`, for X-Forwarded-Proto and redirects. */
   readonly scheme: "http" | "https";
   readonly tls: ListenerTLS | undefined;
@@ -51,9 +55,8 @@ export interface CompiledVirtualHost {
   readonly hostname: string;
   /** All routes in precedence order. */
   readonly routes: readonly CompiledRoute[];
-  /** When set: Exact-path routes by path, and every other route, both in precedence order. */
-  readonly exactIndex: ReadonlyMap<string, readonly CompiledRoute[]> | undefined;
-  readonly others: readonly CompiledRoute[];
+  /** Narrows the candidates for a path on larger hosts (match/path-index.ts); undefined: scan `routes`. */
+  readonly pathIndex: PathIndex | undefined;
 }
 
 export const PATH_EXACT = 0;
@@ -81,6 +84,8 @@ export interface CompiledRoute {
   readonly retry: RetryPolicy | undefined;
   /** Authentication the route requires (the model's object itself: the enforcer keys on identity). */
   readonly auth: RouteAuth | undefined;
+  /** The route's rate limit (the model's object itself: the enforcer caches per-limit work on it). */
+  readonly rateLimit: RouteRateLimit | undefined;
   /** The route or one of its backends has a CORS filter (preflights then skip authentication). */
   readonly cors: boolean;
 }

@@ -5,7 +5,9 @@
  */
 import type { BlockList } from "node:net";
 import type { RouteRateLimit } from "../model/types.ts";
+import { logger } from "../observability/logger.ts";
 import type { GatewayMetrics } from "../observability/metrics.ts";
+import { rateLimitedLog } from "../proxy/log-limit.ts";
 import { BlockedKeys } from "./blocked.ts";
 import { cidrSet, clientAddress, inSet } from "./client-ip.ts";
 import { limiterUnavailable, policyHeader, rateLimitHeader, tooManyRequests } from "./headers.ts";
@@ -38,6 +40,9 @@ interface Compiled {
 }
 
 const admitted: RateLimitOutcome = { allowed: true };
+
+/** Dry-run reports: one line per policy per 10 s (with the count suppressed since), never one per request. */
+const shadowLog = rateLimitedLog(logger.child({ component: "ratelimit" }));
 
 export class RateLimitEnforcer {
   private readonly limiter: Limiter;
@@ -126,7 +131,13 @@ export class RateLimitEnforcer {
   }
 
   private reject(limit: RouteRateLimit, c: Compiled, retryMs: number, header: string, decision: string) {
-    if (limit.shadow) return this.decide(limit, "shadow", admitted);
+    if (limit.shadow) {
+      shadowLog("warn", limit.policy, "dry run: the rate limit would have rejected this request", {
+        policy: limit.policy,
+        retryAfterMs: Math.ceil(retryMs),
+      });
+      return this.decide(limit, "shadow", admitted);
+    }
     const headers: [string, string][] =
       header === ""
         ? []

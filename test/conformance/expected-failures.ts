@@ -21,11 +21,6 @@ const gw = (test: string, caseContains: string, reason: string): ExpectedFailure
 
 export const expectedFailures: readonly ExpectedFailure[] = [
   gw(
-    "HTTPRouteHTTPSListenerDetectMisdirectedRequests",
-    "/detect-misdirected-requests' should",
-    "HTTP/2 over TLS (ALPN h2) is not served by HTTPS listeners yet (TLS issue); the cases also need 421 on SNI/Host mismatch",
-  ),
-  gw(
     "HTTPRouteBackendProtocolH2C",
     "http2 prior knowledge",
     "Gateway listeners do not speak cleartext HTTP/2 (h2c prior knowledge) yet: the client gets a protocol error",

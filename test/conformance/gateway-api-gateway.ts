@@ -12,7 +12,11 @@ import { gatewayController } from "./gateway-api-manifests.ts";
 /** Loopback addresses the Gateways bind (Linux routes all of 127/8 to lo). */
 export const addressPool = "127.0.1.0/24";
 
-export async function startGatewayOn(folder: string): Promise<RunningGateway> {
+/**
+ * `http2`: HTTPS listeners also speak HTTP/2 (`--http2 true`, off by default); the runner turns it on for
+ * the tests that send HTTP/2 over TLS, so the others cover the default Bun.serve listeners.
+ */
+export async function startGatewayOn(folder: string, http2 = false): Promise<RunningGateway> {
   const config = parseServeConfig(
     [
       "--dir",
@@ -34,6 +38,8 @@ export async function startGatewayOn(folder: string): Promise<RunningGateway> {
       "10",
       "--workers",
       "1",
+      "--http2",
+      String(http2),
     ],
     { GATEHOUSE_LOG_LEVEL: "error", GATEHOUSE_ACCESS_LOG_SAMPLE: "0" },
   );

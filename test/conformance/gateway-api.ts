@@ -89,7 +89,10 @@ async function runTest(shared: Shared, test: TestData): Promise<CaseResult[]> {
   try {
     let files = await writeFolder(folder, objects);
     try {
-      gw = await startGatewayOn(folder);
+      gw = await startGatewayOn(
+        folder,
+        test.cases.some((c) => c.target.protocol === "H2"),
+      );
     } catch (err) {
       for (const item of itemsOf(test)) record(item.name, `gateway did not start: ${(err as Error).message}`);
       return results;

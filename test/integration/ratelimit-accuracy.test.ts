@@ -1,76 +1,113 @@
 /**
- * Three gateway processes share one real redis-server and one limit of 100 requests per 10 s (burst
- * 100): 1,000 requests spread across them must admit between 100 and 105 (GCRA refills one request per
- * 100 ms, so a run under half a second can admit at most 4 more than the burst), and every store round
- * trip is one EVALSHA at most per request.
+ * Three `gatehouse serve` processes share one real redis-server and one RateLimitPolicy of 100 requests
+ * per 10 s (burst 100, per client address): 1,000 requests spread across them must admit between 100 and
+ * 105 (GCRA refills one request per 100 ms, so a run under half a second can admit at most 4 more than
+ * the burst), and the store sees at most one command per request (Redis `INFO commandstats`).
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { join } from "node:path";
-import { testLimit } from "../helpers/ratelimit-model.ts";
+import { type Fleet, startFleet } from "../helpers/ratelimit-fleet.ts";
 import { commandCalls, type RedisServer, startRedis } from "../helpers/redis.ts";
 
-const script = join(import.meta.dir, "../helpers/ratelimit-node.ts");
-let redis: RedisServer;
-const nodes: { proc: Bun.Subprocess<"ignore", "pipe", "inherit">; port: number }[] = [];
-
-async function startNode(env: Record<string, string>) {
-  const proc = Bun.spawn([process.execPath, script], {
-    env: { ...process.env, ...env },
-    stdin: "ignore",
-    stdout: "pipe",
-    stderr: "inherit",
-  });
-  const reader = proc.stdout.getReader();
-  let text = "";
-  while (!text.includes("\n")) {
-    const { value, done } = await reader.read();
-    if (done) throw new Error(`node exited early: ${text}`);
-    text += new TextDecoder().decode(value);
-  }
-  reader.releaseLock();
-  const line = text.split("\n").find((l) => l.startsWith('{"port"')) ?? "";
-  nodes.push({ proc, port: (JSON.parse(line) as { port: number }).port });
-}
+let redis: RedisServer | undefined;
+let fleet: Fleet | undefined;
 
 beforeAll(async () => {
   redis = await startRedis();
-  const env = { RL_REDIS_URL: redis.url, RL_LIMIT: JSON.stringify(testLimit()) };
-  await Promise.all([startNode(env), startNode(env), startNode(env)]);
-});
+  fleet = await startFleet(
+    3,
+    [
+      { name: "api", path: "/", policy: "  rules: [{ limit: 100, window: 10s }]" },
+      { name: "warm", path: "/warm" }, // unlimited: warms each process up before the measured run
+      { name: "big", path: "/big", policy: "  rules: [{ limit: 1000000, window: 10s }]" },
+    ],
+    ["--redis-url", redis.url],
+  );
+}, 30_000);
 
 afterAll(async () => {
-  for (const n of nodes) n.proc.kill("SIGKILL");
-  await Promise.all(nodes.map((n) => n.proc.exited));
+  await fleet?.close();
   await redis?.close();
 });
 
-test("3 processes, one Redis, 100 per 10 s: 1,000 requests admit 100–105", async () => {
-  // Warm each node's connection to Redis so the first requests do not meet a half-open client.
-  for (const n of nodes) await fetch(`http://127.0.0.1:${n.port}/__stats`);
-  const before = await commandCalls(redis, "evalsha");
+/** Every Redis command the limiter can send for a check (EVALSHA, or EVAL when the script was flushed). */
+async function scriptCalls(r: RedisServer): Promise<number> {
+  return (await commandCalls(r, "evalsha")) + (await commandCalls(r, "eval"));
+}
+
+test("3 gateway processes, one Redis, 100 per 10 s: 1,000 requests admit 100–105", async () => {
+  const f = fleet as Fleet;
+  const r = redis as RedisServer;
+  // Every process must be connected to Redis before the run (the store-up gauge), or it would fail open.
+  for (let i = 0; i < 3; i++) {
+    const deadline = Date.now() + 5_000;
+    while ((await f.metric(i, "gatehouse_ratelimit_store_up")) !== 1 && Date.now() < deadline)
+      await Bun.sleep(20);
+  }
+  // The refill (one request per 100 ms) makes the admitted count depend on how fast the run goes, so the
+  // processes are warmed up first (JIT, upstream connections) on a route without a limit.
+  await Promise.all(
+    [0, 1, 2].map(async (i) => {
+      for (let n = 0; n < 100; n++) await f.get(i, "/warm");
+    }),
+  );
+  const before = await scriptCalls(r);
   const statuses = new Map<number, number>();
   let next = 0;
   const started = performance.now();
   await Promise.all(
-    Array.from({ length: 24 }, async () => {
+    Array.from({ length: 48 }, async () => {
       while (next < 1000) {
         const i = next++;
-        const node = nodes[i % 3] as { port: number };
-        const res = await fetch(`http://127.0.0.1:${node.port}/x`);
-        await res.arrayBuffer();
+        const res = await f.get(i % 3, "/x");
         statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
       }
     }),
   );
   const elapsedMs = performance.now() - started;
+  const calls = (await scriptCalls(r)) - before;
+  let checks = 0;
+  for (let i = 0; i < 3; i++) checks += await f.metric(i, "gatehouse_ratelimit_store_commands_total");
   const admitted = statuses.get(200) ?? 0;
-  const calls = (await commandCalls(redis, "evalsha")) + (await commandCalls(redis, "eval"));
   console.log(
-    `accuracy: ${admitted} admitted of 1000 in ${elapsedMs.toFixed(0)} ms; store calls ${calls - before}`,
+    `accuracy: ${admitted} admitted of 1000 in ${elapsedMs.toFixed(0)} ms; Redis script calls ${calls} ` +
+      `(${(calls / 1000).toFixed(3)} per request, heartbeats included); limiter checks sent ${checks}`,
   );
   expect(admitted + (statuses.get(429) ?? 0)).toBe(1000);
   expect(admitted).toBeGreaterThanOrEqual(100);
   expect(admitted).toBeLessThanOrEqual(105);
-  // Keys over the limit are cached until their retry-after: most of the 900 rejections never reach Redis.
-  expect(calls - before).toBeLessThan(400);
+  // At most one command per request; and keys over the limit are cached until their retry-after, so
+  // most of the 900 rejections never reach Redis.
+  expect(calls).toBeLessThanOrEqual(1000);
+  expect(calls).toBeLessThan(400);
+}, 30_000);
+
+test("under the limit every request costs exactly one Redis command", async () => {
+  const f = fleet as Fleet;
+  const r = redis as RedisServer;
+  const checks = async () => {
+    let n = 0;
+    for (let i = 0; i < 3; i++) n += await f.metric(i, "gatehouse_ratelimit_store_commands_total");
+    return n;
+  };
+  const [callsBefore, checksBefore] = [await scriptCalls(r), await checks()];
+  const started = performance.now();
+  let next = 0;
+  let ok = 0;
+  await Promise.all(
+    Array.from({ length: 12 }, async () => {
+      while (next < 300) {
+        const i = next++;
+        if ((await f.get(i % 3, "/big")).status === 200) ok++;
+      }
+    }),
+  );
+  const elapsedMs = performance.now() - started;
+  const calls = (await scriptCalls(r)) - callsBefore;
+  const sent = (await checks()) - checksBefore;
+  console.log(`under the limit: 300 requests, ${sent} limiter checks, ${calls} Redis script calls`);
+  expect(ok).toBe(300);
+  expect(sent).toBe(300);
+  // Besides the checks, only the replicas' heartbeats (one per process every 2 s) run scripts.
+  expect(calls).toBeGreaterThanOrEqual(300);
+  expect(calls).toBeLessThanOrEqual(300 + 3 * (Math.ceil(elapsedMs / 2_000) + 1));
 }, 30_000);

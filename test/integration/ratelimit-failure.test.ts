@@ -1,78 +1,51 @@
 /**
- * Redis fails under load: killed (connections drop) and hung (SIGSTOP: nothing answers). Each failure
- * mode must do what it says (Open admits, Closed answers 503, Local limits at limit / replicas), no
- * request may wait much longer than the command timeout (added p99 < 60 ms), the degraded state must
- * show in a metric and in `degradedPolicies()`, and limits must resume when Redis is back.
+ * Redis fails under load behind two real `gatehouse serve` processes: killed (connections drop), then
+ * back, then hung (SIGSTOP: nothing answers). Each failure mode must do what it says (Open admits and
+ * counts it, Closed answers 503, Local limits at limit / live replicas), no request may wait much longer
+ * than the command timeout (added p99 < 60 ms), the degraded state must show in the metrics and in the
+ * policy's `Degraded` condition, and limits must resume through Redis once it is back.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import type { RouteRateLimit } from "../../src/model/types.ts";
-import { GatewayMetrics } from "../../src/observability/metrics.ts";
-import { RateLimitEnforcer } from "../../src/ratelimit/enforce.ts";
-import { RedisLimiter } from "../../src/ratelimit/redis.ts";
-import { testLimit } from "../helpers/ratelimit-model.ts";
+import { degradedStatus, type Fleet, p99, startFleet } from "../helpers/ratelimit-fleet.ts";
 import { type RedisServer, startRedis } from "../helpers/redis.ts";
 
-const big = [{ name: "big", limit: 1_000_000, windowSeconds: 10, burst: 1_000_000, keys: [] }];
-const small = [
-  {
-    name: "small",
-    limit: 10,
-    windowSeconds: 10,
-    burst: 10,
-    keys: [{ source: "Header" as const, name: "x-client" }],
-  },
-];
-const limits: Record<string, RouteRateLimit> = {
-  "/open": testLimit({ policy: "p/open", bucket: "open", rules: big, failureMode: "Open" }),
-  "/closed": testLimit({ policy: "p/closed", bucket: "closed", rules: big, failureMode: "Closed" }),
-  "/local": testLimit({ policy: "p/local", bucket: "local", rules: big, failureMode: "Local" }),
-  "/local-small": testLimit({ policy: "p/local-small", bucket: "ls", rules: small, failureMode: "Local" }),
-};
-
-let redis: RedisServer;
-let limiter: RedisLimiter;
-let peer: RedisLimiter;
-let enforcer: RateLimitEnforcer;
-let server: ReturnType<typeof Bun.serve>;
-const metrics = new GatewayMetrics({ processMetrics: false });
+const big = "  rules: [{ limit: 1000000, window: 10s }]";
+let redis: RedisServer | undefined;
+let fleet: Fleet | undefined;
 
 beforeAll(async () => {
   redis = await startRedis();
-  limiter = new RedisLimiter({ url: redis.url, commandTimeoutMs: 50, heartbeatMs: 100 });
-  peer = new RedisLimiter({ url: redis.url, heartbeatMs: 100 }); // a second replica, for Local's divisor
-  enforcer = new RateLimitEnforcer({ limiter, metrics });
-  server = Bun.serve({
-    port: 0,
-    hostname: "127.0.0.1",
-    async fetch(req, srv) {
-      const path = new URL(req.url).pathname;
-      const limit = limits[path];
-      if (!limit) return new Response("no route", { status: 404 });
-      const outcome = await enforcer.check(limit, {
-        clientIp: srv.requestIP(req)?.address ?? "",
-        header: (n) => req.headers.get(n),
-        method: req.method,
-        path,
-        routeName: path,
-      });
-      return outcome.allowed ? new Response("ok") : outcome.response;
-    },
-  });
-  const deadline = Date.now() + 3_000;
-  while (limiter.replicas() < 2 && Date.now() < deadline) await Bun.sleep(20);
-});
+  fleet = await startFleet(
+    2,
+    [
+      { name: "open", path: "/open", policy: `  failureMode: open\n${big}` },
+      { name: "closed", path: "/closed", policy: `  failureMode: closed\n${big}` },
+      { name: "local", path: "/local", policy: `  failureMode: local\n${big}` },
+      {
+        name: "local-small",
+        path: "/local-small",
+        policy: '  failureMode: local\n  rules: [{ limit: 10, window: 10s, keys: ["header:x-client"] }]',
+      },
+    ],
+    ["--redis-url", redis.url, "--redis-timeout-ms", "50"],
+  );
+}, 30_000);
 
 afterAll(async () => {
-  server?.stop(true);
-  await enforcer?.close();
-  await peer?.close();
+  await fleet?.close();
   await redis?.close();
 });
 
-const base = () => `http://127.0.0.1:${server.port}`;
+async function until(what: string, ok: () => Promise<boolean>, ms = 5_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await ok())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await Bun.sleep(25);
+  }
+}
 
-/** Drive the three big-limit routes for `ms` with 6 workers; `during` runs once `atMs` in. */
-async function load(ms: number, atMs = 0, during?: () => void | Promise<void>) {
+/** Drive the three big-limit routes on both gateways for `ms` with 6 clients; `during` runs `atMs` in. */
+async function load(f: Fleet, ms: number, atMs = 0, during?: () => void | Promise<void>) {
   const samples: { path: string; status: number; ms: number; t: number }[] = [];
   const start = performance.now();
   const paths = ["/open", "/closed", "/local"];
@@ -81,10 +54,10 @@ async function load(ms: number, atMs = 0, during?: () => void | Promise<void>) {
   await Promise.all(
     Array.from({ length: 6 }, async () => {
       while (performance.now() - start < ms) {
-        const path = paths[i++ % 3] as string;
+        const n = i++;
+        const path = paths[n % 3] as string;
         const t0 = performance.now();
-        const res = await fetch(base() + path);
-        await res.arrayBuffer();
+        const res = await f.get(Math.floor(n / 3) % 2, path);
         samples.push({ path, status: res.status, ms: performance.now() - t0, t: t0 - start });
       }
     }),
@@ -93,65 +66,80 @@ async function load(ms: number, atMs = 0, during?: () => void | Promise<void>) {
   return samples;
 }
 
-function p99(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * 0.99))] ?? 0;
-}
-
-async function smallRun(client: string): Promise<number> {
+/** 20 requests for one client of the 10-per-10-s route, spread over `gateways`; how many were admitted. */
+async function smallRun(f: Fleet, client: string, gateways: number[]): Promise<number> {
   let ok = 0;
   for (let i = 0; i < 20; i++) {
-    const res = await fetch(`${base()}/local-small`, { headers: { "x-client": client } });
-    await res.arrayBuffer();
+    const res = await f.get(gateways[i % gateways.length] as number, "/local-small", { "x-client": client });
     if (res.status === 200) ok++;
   }
   return ok;
 }
 
-test("failure modes: Redis killed, then hung, then back", async () => {
-  const baseline = await load(600);
-  expect(baseline.every((s) => s.status === 200)).toBe(true);
+const decisions = (policy: string, decision: string) =>
+  `gatehouse_ratelimit_decisions_total{policy="ratelimitpolicy/rl/${policy}",decision="${decision}"}`;
+
+test("failure modes: Redis killed, then back, then hung", async () => {
+  const f = fleet as Fleet;
+  const r = redis as RedisServer;
+  // Both replicas announced themselves (failure mode Local divides by this count).
+  for (const i of [0, 1])
+    await until("2 replicas", async () => (await f.metric(i, "gatehouse_ratelimit_store_replicas")) === 2);
+
+  await load(f, 300); // warm-up (JIT, connections), not measured
+  const baseline = await load(f, 600);
+  // Open and Local never refuse; Closed refuses only when a check misses the 50 ms deadline, which an
+  // overloaded 2-core machine can cause now and then (Redis is then skipped for 100 ms): rare, not none.
+  const refused = baseline.filter((s) => s.status !== 200);
+  expect(refused.filter((s) => s.path !== "/closed" || s.status !== 503)).toEqual([]);
+  expect(refused.length).toBeLessThan(baseline.filter((s) => s.path === "/closed").length / 2);
   const baseP99 = p99(baseline.map((s) => s.ms));
 
-  // Killed mid-run.
-  const killed = await load(1_000, 300, () => redis.stop());
+  // Killed mid-run: after it, Open admits, Closed answers 503, Local admits (far below its share).
+  const killed = await load(f, 1_000, 300, () => r.stop());
   const after = killed.filter((s) => s.t > 350);
-  const statusOf = (path: string) => new Set(after.filter((s) => s.path === path).map((s) => s.status));
-  expect([...statusOf("/open")]).toEqual([200]);
-  expect([...statusOf("/closed")]).toEqual([503]);
-  expect([...statusOf("/local")]).toEqual([200]);
+  const statusesOf = (path: string) => [
+    ...new Set(after.filter((s) => s.path === path).map((s) => s.status)),
+  ];
+  expect(statusesOf("/open")).toEqual([200]);
+  expect(statusesOf("/closed")).toEqual([503]);
+  expect(statusesOf("/local")).toEqual([200]);
   const killedP99 = p99(killed.map((s) => s.ms));
-  expect(limiter.isUp()).toBe(false);
-  expect(enforcer.degradedPolicies().sort()).toEqual(["p/closed", "p/local", "p/open"]);
-  const text = await metrics.text();
-  expect(text).toContain("gatehouse_ratelimit_store_up 0");
-  expect(text).toMatch(
-    /gatehouse_ratelimit_decisions_total\{policy="p\/open",decision="failed_open"\} [1-9]/,
-  );
-  expect(text).toMatch(/decision="failed_closed"\} [1-9]/);
-  // Local: 10 per 10 s shared by 2 live replicas → 5 here.
-  expect(await smallRun("a")).toBe(5);
+  for (const i of [0, 1]) {
+    expect(await f.metric(i, "gatehouse_ratelimit_store_up")).toBe(0);
+    expect(await f.metric(i, decisions("open", "failed_open"))).toBeGreaterThan(0);
+    expect(await f.metric(i, decisions("closed", "failed_closed"))).toBeGreaterThan(0);
+    expect(await f.metric(i, decisions("local", "local_allowed"))).toBeGreaterThan(0);
+  }
+  // The degraded state: a metric per policy and the policy's Degraded condition (next health tick).
+  await until("Degraded=True", async () => (await degradedStatus(f, 0, "closed")) === "True");
+  expect(await f.metric(0, 'gatehouse_ratelimit_degraded{policy="ratelimitpolicy/rl/open"}')).toBe(1);
+  // Local: 10 per 10 s shared by 2 live replicas → 5 on one replica.
+  expect(await smallRun(f, "a", [0])).toBe(5);
 
-  // Back: limits resume through Redis (the full 10 for a fresh client), Closed admits again.
-  await redis.start();
-  const deadline = Date.now() + 5_000;
-  while (!limiter.isUp() && Date.now() < deadline) await Bun.sleep(20);
-  expect(limiter.isUp()).toBe(true);
-  expect(await smallRun("b")).toBe(10);
-  expect((await fetch(`${base()}/closed`)).status).toBe(200);
-  expect(Number((await redis.command("DBSIZE")).slice(1))).toBeGreaterThan(0);
+  // Back: limits resume through Redis by themselves (the full 10 across both replicas for a fresh
+  // client, not 5 each), and Closed admits again.
+  await r.start();
+  for (const i of [0, 1])
+    await until("store up", async () => (await f.metric(i, "gatehouse_ratelimit_store_up")) === 1);
+  expect(await smallRun(f, "b", [0, 1])).toBe(10);
+  expect((await f.get(0, "/closed")).status).toBe(200);
+  expect(Number((await r.command("DBSIZE")).slice(1))).toBeGreaterThan(0);
 
-  // Hung: every command times out after 50 ms; then Redis is skipped for a while, so few requests wait.
-  const hung = await load(1_000, 300, () => redis.pause());
-  redis.resume();
+  // Hung: commands time out after 50 ms, then Redis is skipped for a while, so few requests wait.
+  const hung = await load(f, 1_000, 300, () => r.pause());
+  r.resume();
   const hungAfter = hung.filter((s) => s.t > 400);
-  expect(new Set(hungAfter.filter((s) => s.path === "/closed").map((s) => s.status)).has(503)).toBe(true);
+  expect(hungAfter.filter((s) => s.path === "/closed").some((s) => s.status === 503)).toBe(true);
   expect(hungAfter.filter((s) => s.path === "/open").every((s) => s.status === 200)).toBe(true);
-  const hungMax = Math.max(...hung.map((s) => s.ms));
   const hungP99 = p99(hung.map((s) => s.ms));
+  const hungMax = Math.max(...hung.map((s) => s.ms));
   console.log(
-    `latency p99 ms: baseline ${baseP99.toFixed(1)}, killed ${killedP99.toFixed(1)}, hung ${hungP99.toFixed(1)} (max ${hungMax.toFixed(1)})`,
+    `failure p99 ms: baseline ${baseP99.toFixed(1)}, killed ${killedP99.toFixed(1)} ` +
+      `(+${(killedP99 - baseP99).toFixed(1)}), hung ${hungP99.toFixed(1)} (+${(hungP99 - baseP99).toFixed(1)}, ` +
+      `max ${hungMax.toFixed(1)}); requests ${baseline.length}/${killed.length}/${hung.length}; ` +
+      `baseline Closed refusals ${refused.length}`,
   );
   expect(killedP99 - baseP99).toBeLessThan(60);
   expect(hungP99 - baseP99).toBeLessThan(60);
-}, 30_000);
+}, 40_000);

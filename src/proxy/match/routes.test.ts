@@ -9,7 +9,7 @@ const direct = (body: string) => ({ kind: "DirectResponse", status: 200, body })
 function finder(routes: Route[], indexed = false) {
   const vh = compile(model([listener([vhost("*", routes)])])).listeners[0]?.hosts.any;
   if (!vh) throw new Error("no vhost");
-  expect(vh.exactIndex !== undefined).toBe(indexed);
+  expect(vh.pathIndex !== undefined).toBe(indexed);
   return (path: string, init: { method?: string; headers?: Record<string, string>; query?: string } = {}) =>
     findRoute(vh, path, init.method ?? "GET", new Headers(init.headers), init.query ?? "")?.name;
 }
@@ -82,7 +82,7 @@ describe("findRoute", () => {
     expect(find("/", { ...ok, query: "" })).toBe("fallback");
   });
 
-  test("the exact-path index keeps precedence across route kinds", () => {
+  test("the path index keeps precedence across route kinds", () => {
     const routes: Route[] = [];
     for (let i = 0; i < 20; i++) routes.push(route(`exact-${i}`, match(`/e/${i}`, "Exact"), direct("e")));
     routes.splice(5, 0, route("prefix-before", match("/e/7"), direct("p")));

@@ -1,7 +1,7 @@
 /**
  * Picks the first route of a virtual host whose conditions all hold. Routes are in precedence order;
- * the exact-path index (when built) only narrows the candidates, merging by position so precedence is
- * the same as a linear scan.
+ * the path index (path-index.ts, built for larger hosts) only narrows the candidates, and the lowest
+ * `index` among the matching candidates wins, so precedence is the same as a linear scan.
  */
 import {
   type CompiledRoute,
@@ -10,6 +10,7 @@ import {
   PATH_PREFIX,
   PATH_REGEX,
 } from "../table.ts";
+import type { Candidates, PathIndex } from "./path-index.ts";
 import { firstQueryValue, valueMatches } from "./values.ts";
 
 /** What header conditions read: a `Headers`, or the raw-socket front's view of its parsed head. */
@@ -24,29 +25,60 @@ export function findRoute(
   headers: HeaderLookup,
   query: string,
 ): CompiledRoute | undefined {
-  if (vh.exactIndex === undefined) {
+  const ix = vh.pathIndex;
+  if (ix === undefined || path.charCodeAt(0) !== 47) {
     for (const r of vh.routes) if (routeMatches(r, path, method, headers, query)) return r;
     return undefined;
   }
-  const exact = vh.exactIndex.get(path);
-  const others = vh.others;
-  let i = 0;
-  let j = 0;
-  const ne = exact === undefined ? 0 : exact.length;
-  while (i < ne || j < others.length) {
-    const a = i < ne ? (exact as readonly CompiledRoute[])[i] : undefined;
-    const b = j < others.length ? others[j] : undefined;
-    let r: CompiledRoute;
-    if (a !== undefined && (b === undefined || a.index < b.index)) {
-      r = a;
-      i++;
-    } else {
-      r = b as CompiledRoute;
-      j++;
-    }
-    if (routeMatches(r, path, method, headers, query)) return r;
+  return findIndexed(ix, path, method, headers, query);
+}
+
+function findIndexed(
+  ix: PathIndex,
+  path: string,
+  method: string,
+  headers: HeaderLookup,
+  query: string,
+): CompiledRoute | undefined {
+  let best =
+    ix.exact.size > 0 ? firstMatch(ix.exact.get(path), undefined, path, method, headers, query) : undefined;
+  let node = ix.root;
+  best = firstMatch(node, best, path, method, headers, query);
+  // Walk the path's segments down the prefix tree; each node visited holds prefixes that can match.
+  let start = 1;
+  while (node.children.size > 0) {
+    let end = path.indexOf("/", start);
+    if (end < 0) end = path.length;
+    const child = node.children.get(path.slice(start, end));
+    if (child === undefined) break;
+    node = child;
+    best = firstMatch(node, best, path, method, headers, query);
+    if (end >= path.length) break;
+    start = end + 1;
   }
-  return undefined;
+  // Last: regular expressions rank after paths in Gateway API precedence, so a hit above usually skips them.
+  return ix.always.routes.length > 0 ? firstMatch(ix.always, best, path, method, headers, query) : best;
+}
+
+/** The first candidate (in precedence order) that matches and comes before `best`; else `best`. */
+function firstMatch(
+  c: Candidates | undefined,
+  best: CompiledRoute | undefined,
+  path: string,
+  method: string,
+  headers: HeaderLookup,
+  query: string,
+): CompiledRoute | undefined {
+  if (c === undefined) return best;
+  const limit = best === undefined ? Number.POSITIVE_INFINITY : best.index;
+  const routes = c.routes;
+  for (let i = 0; i < routes.length; i++) {
+    const r = routes[i] as CompiledRoute;
+    if (r.index >= limit) break;
+    // Path-only candidates were reached through the index by their path: they match as they are.
+    if (c.pathOnly[i] === true || routeMatches(r, path, method, headers, query)) return r;
+  }
+  return best;
 }
 
 export function routeMatches(

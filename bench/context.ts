@@ -1,0 +1,23 @@
+/** What every bench section gets from the runner. */
+import type { Processes } from "./procs.ts";
+
+export interface BenchSettings {
+  /** A tiny run of each section that proves the harness works (CI); its figures mean nothing. */
+  readonly smoke: boolean;
+  readonly rounds: number;
+  /** wrk duration per round. */
+  readonly seconds: number;
+  readonly connections: number;
+  /** Worker counts measured in the proxy section (N=1 and N=cores by default). */
+  readonly workerCounts: readonly number[];
+  readonly cores: number;
+}
+
+export interface BenchContext {
+  readonly settings: BenchSettings;
+  readonly procs: Processes;
+  /** A scratch folder removed after the run; sections make their own subfolders. */
+  readonly work: string;
+  /** The shared upstream (bench/backend.ts). */
+  readonly backendPort: number;
+}

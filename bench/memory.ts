@@ -1,0 +1,77 @@
+/**
+ * Memory section: resident memory (VmRSS, /proc/PID/status, the process and its children) of a gateway
+ * serving 10k routes (1000 hosts × 10 prefixes, Ingress and HTTPRoute mixed) with one worker, idle after
+ * start and after warm-up traffic over every host; beside nginx with the same routes and one worker
+ * process (master + worker summed).
+ */
+import { mkdir, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { freePort } from "../test/helpers/ports.ts";
+import type { BenchContext } from "./context.ts";
+import { rssKb, type Target } from "./procs.ts";
+import { manifests, nginxConf, routeSet, wrkScript } from "./routes.ts";
+import { runWrk } from "./wrk.ts";
+
+export async function memorySection(ctx: BenchContext): Promise<string> {
+  const set = ctx.settings.smoke ? routeSet(20, 10) : routeSet(1000, 10);
+  const routes = set.hosts.length * set.paths.length;
+  const dir = join(ctx.work, "memory");
+  await mkdir(dir, { recursive: true });
+  const script = join(dir, "routes.lua");
+  await writeFile(script, wrkScript(set));
+  const warmSeconds = ctx.settings.smoke ? 1 : 5;
+  const out = [
+    `${routes} routes; one worker each; warm-up: wrk -t1 -c${ctx.settings.connections} -d${warmSeconds}s over every host × path`,
+    "target       RSS idle (MB)   RSS after traffic (MB)",
+  ];
+  const measure = async (t: Target) => {
+    const pid = t.proc?.pid as number;
+    const settle = ctx.settings.smoke ? 50 : 500;
+    await Bun.sleep(settle);
+    const idle = await rssKb(pid);
+    const res = await runWrk({
+      url: t.url,
+      script,
+      seconds: warmSeconds,
+      connections: ctx.settings.connections,
+      threads: 1,
+    });
+    if (res.errors > 0) throw new Error(`memory: ${t.name}: ${res.errors} failed responses`);
+    await Bun.sleep(settle);
+    const warm = await rssKb(pid);
+    out.push(
+      `${t.name.padEnd(12)} ${(idle / 1024).toFixed(1).padStart(13)}   ${(warm / 1024).toFixed(1).padStart(22)}`,
+    );
+  };
+
+  const port = await freePort();
+  const gwDir = join(dir, "gatehouse");
+  await mkdir(gwDir, { recursive: true });
+  await writeFile(join(gwDir, "routes.yaml"), manifests(set, ctx.backendPort, port));
+  const gw = await ctx.procs.gatehouse({
+    dir: gwDir,
+    port,
+    workers: 1,
+    ready: { probe: "/p0/x", host: set.hosts[1] as string },
+  });
+  try {
+    await measure(gw);
+  } finally {
+    await gw.stop();
+  }
+
+  const nginxPort = await freePort();
+  const prefix = join(dir, "nginx");
+  const nginx = await ctx.procs.nginx({
+    prefix,
+    conf: nginxConf(set, { port: nginxPort, upstreamPort: ctx.backendPort, workers: 1, prefix }),
+    port: nginxPort,
+    host: set.hosts[0] as string,
+  });
+  try {
+    await measure(nginx);
+  } finally {
+    await nginx.stop();
+  }
+  return out.join("\n");
+}

@@ -1,0 +1,159 @@
+/**
+ * The processes a bench run starts (backend, nginx, gateways, redis), each tracked so that the run
+ * stops all of them, pass or fail.
+ */
+import { writeFile } from "node:fs/promises";
+import { join, resolve } from "node:path";
+import { freePort } from "../test/helpers/ports.ts";
+import { type RedisServer, startRedis } from "../test/helpers/redis.ts";
+
+export const repo = resolve(import.meta.dir, "..");
+
+export interface Target {
+  readonly name: string;
+  readonly url: string;
+  readonly proc: Bun.Subprocess | undefined;
+  stop(): Promise<void>;
+}
+
+/** Everything started by one bench run; `stopAll()` in a `finally`. */
+export class Processes {
+  private readonly children = new Set<Bun.Subprocess>();
+  private readonly redises = new Set<RedisServer>();
+
+  /**
+   * Spawn `cmd` and wait until `GET probe` (with `host`, when given) answers a body starting with
+   * `expect`; throws when the process exits or stays silent for 30 s.
+   */
+  async start(
+    cmd: string[],
+    ready: { port: number; probe?: string; expect: string; host?: string },
+    stdout: "ignore" | "pipe" = "ignore",
+  ): Promise<Bun.Subprocess> {
+    const proc = Bun.spawn(cmd, { stdout, stderr: "inherit", stdin: "ignore" });
+    this.children.add(proc);
+    const deadline = Date.now() + 30_000;
+    const url = `http://127.0.0.1:${ready.port}${ready.probe ?? "/p0/x"}`;
+    while (Date.now() < deadline) {
+      if (proc.exitCode !== null)
+        throw new Error(`${cmd.slice(0, 3).join(" ")} exited with ${proc.exitCode}`);
+      try {
+        const res = await fetch(url, ready.host ? { headers: { host: ready.host } } : {});
+        if ((await res.text()).startsWith(ready.expect)) return proc;
+      } catch {
+        // not listening yet
+      }
+      await Bun.sleep(50);
+    }
+    throw new Error(`${cmd.join(" ")} did not become ready on port ${ready.port}`);
+  }
+
+  async stop(proc: Bun.Subprocess): Promise<void> {
+    if (proc.exitCode === null && proc.signalCode === null) proc.kill("SIGTERM");
+    await proc.exited;
+    this.children.delete(proc);
+  }
+
+  async redis(): Promise<RedisServer> {
+    const r = await startRedis();
+    this.redises.add(r);
+    return r;
+  }
+
+  async stopAll(): Promise<void> {
+    for (const c of this.children) if (c.exitCode === null) c.kill("SIGKILL");
+    await Promise.all([...this.children].map((c) => c.exited));
+    this.children.clear();
+    await Promise.all([...this.redises].map((r) => r.close()));
+    this.redises.clear();
+  }
+
+  /** The small Bun upstream (bench/backend.ts) on a free port. */
+  async backend(): Promise<number> {
+    const port = await freePort();
+    await this.start(["bun", join(repo, "bench/backend.ts"), String(port)], { port, expect: "ok" });
+    return port;
+  }
+
+  /**
+   * `gatehouse serve` on a folder, as users start it. Access log off (nginx runs with none), metrics on.
+   * BENCH_GATEHOUSE_ARGS adds flags (e.g. to compare data planes).
+   */
+  async gatehouse(opts: {
+    dir: string;
+    port: number;
+    workers: number;
+    ready: { probe: string; host: string; expect?: string };
+    extra?: readonly string[];
+  }): Promise<Target> {
+    const extra = (process.env.BENCH_GATEHOUSE_ARGS ?? "").split(/\s+/).filter(Boolean);
+    const proc = await this.start(
+      [
+        "bun",
+        join(repo, "src/main.ts"),
+        "serve",
+        "--dir",
+        opts.dir,
+        "--bind",
+        "127.0.0.1",
+        "--http-port",
+        String(opts.port),
+        "--admin-port",
+        "0",
+        "--workers",
+        String(opts.workers),
+        "--log-level",
+        "error",
+        "--access-log-sample",
+        "0",
+        ...(opts.extra ?? []),
+        ...extra,
+      ],
+      { port: opts.port, probe: opts.ready.probe, host: opts.ready.host, expect: opts.ready.expect ?? "ok" },
+    );
+    return { name: "gatehouse", url: `http://127.0.0.1:${opts.port}`, proc, stop: () => this.stop(proc) };
+  }
+
+  /** A real nginx (`nginx -p prefix -c conf`) on `port`, the config already rendered. */
+  async nginx(opts: { prefix: string; conf: string; port: number; host: string }): Promise<Target> {
+    await Bun.$`mkdir -p ${opts.prefix}`.quiet();
+    const confPath = join(opts.prefix, "nginx.conf");
+    await writeFile(confPath, opts.conf);
+    const proc = await this.start(["nginx", "-p", opts.prefix, "-c", confPath, "-g", "daemon off;"], {
+      port: opts.port,
+      expect: "ok",
+      host: opts.host,
+    });
+    return { name: "nginx", url: `http://127.0.0.1:${opts.port}`, proc, stop: () => this.stop(proc) };
+  }
+}
+
+/** Resident memory of a process and its children (kB), from /proc/PID/status `VmRSS`. */
+export async function rssKb(pid: number): Promise<number> {
+  let total = 0;
+  for (const p of [pid, ...(await descendants(pid))]) {
+    const status = await Bun.file(`/proc/${p}/status`)
+      .text()
+      .catch(() => "");
+    const m = /^VmRSS:\s+(\d+) kB/m.exec(status);
+    if (m) total += Number(m[1]);
+  }
+  return total;
+}
+
+/** Every descendant pid of `pid` (workers of a gateway, nginx workers), from /proc/PID/task/…/children. */
+export async function descendants(pid: number): Promise<number[]> {
+  const out: number[] = [];
+  const queue = [pid];
+  while (queue.length > 0) {
+    const p = queue.shift() as number;
+    const text = await Bun.file(`/proc/${p}/task/${p}/children`)
+      .text()
+      .catch(() => "");
+    for (const c of text.split(/\s+/).filter(Boolean).map(Number)) {
+      out.push(c);
+      queue.push(c);
+    }
+  }
+  return out;
+}

@@ -1,0 +1,100 @@
+/**
+ * Proxy section: Gatehouse beside a real nginx (same 1000 routes, upstream keep-alive) and the backend
+ * direct (the ceiling), loaded in turn with wrk in alternating rounds, for each worker count: medians,
+ * spread, p50/p99, and the ratio to nginx.
+ */
+import { mkdir, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { freePort } from "../test/helpers/ports.ts";
+import type { BenchContext } from "./context.ts";
+import type { Target } from "./procs.ts";
+import { manifests, nginxConf, routeSet, wrkScript } from "./routes.ts";
+import { median, spread } from "./stats.ts";
+import { runWrk, type WrkResult } from "./wrk.ts";
+
+export async function proxySection(ctx: BenchContext): Promise<string> {
+  const { settings, procs } = ctx;
+  const set = routeSet(100, 10);
+  const dir = join(ctx.work, "proxy");
+  await mkdir(dir, { recursive: true });
+  const script = join(dir, "routes.lua");
+  await writeFile(script, wrkScript(set));
+  const directScript = join(dir, "direct.lua");
+  await writeFile(directScript, 'request = function() return wrk.format("GET", "/p0/x") end\n');
+  const out = [
+    `1000 routes (100 hosts × 10 prefixes, Ingress and HTTPRoute mixed); wrk -t1 -c${settings.connections} -d${settings.seconds}s; ${settings.rounds} round(s)`,
+  ];
+  const direct: Target = {
+    name: "direct",
+    url: `http://127.0.0.1:${ctx.backendPort}`,
+    proc: undefined,
+    stop: async () => {},
+  };
+  for (const n of settings.workerCounts) {
+    const port = await freePort();
+    const gwDir = join(dir, `gatehouse-${n}`);
+    await mkdir(gwDir, { recursive: true });
+    await writeFile(join(gwDir, "routes.yaml"), manifests(set, ctx.backendPort, port));
+    const nginxPort = await freePort();
+    const nginx = await procs.nginx({
+      prefix: join(dir, `nginx-${n}`),
+      conf: nginxConf(set, {
+        port: nginxPort,
+        upstreamPort: ctx.backendPort,
+        workers: n,
+        prefix: join(dir, `nginx-${n}`),
+      }),
+      port: nginxPort,
+      host: set.hosts[0] as string,
+    });
+    const gatehouse = await procs.gatehouse({
+      dir: gwDir,
+      port,
+      workers: n,
+      ready: { probe: "/p0/x", host: set.hosts[1] as string },
+    });
+    try {
+      const samples = new Map<string, WrkResult[]>();
+      for (let r = 0; r < settings.rounds; r++) {
+        // Alternate the order each round so slow drift on the machine does not favour one side.
+        const order = r % 2 === 0 ? [direct, nginx, gatehouse] : [gatehouse, nginx, direct];
+        for (const t of order) {
+          const res = await runWrk({
+            url: t.url,
+            script: t === direct ? directScript : script,
+            seconds: settings.seconds,
+            connections: settings.connections,
+            threads: 1,
+          });
+          if (res.errors > 0) throw new Error(`${t.name}: ${res.errors} failed responses in a bench run`);
+          samples.set(t.name, [...(samples.get(t.name) ?? []), res]);
+        }
+      }
+      out.push("", `N=${n} worker(s)`, wrkTable(samples, "nginx"));
+    } finally {
+      await nginx.stop();
+      await gatehouse.stop();
+    }
+  }
+  return out.join("\n");
+}
+
+/** One line per target: median req/s, spread, median p50/p99, and the ratio to `base`'s median. */
+export function wrkTable(samples: ReadonlyMap<string, readonly WrkResult[]>, base: string): string {
+  const baseRps = median((samples.get(base) ?? []).map((s) => s.rps));
+  const lines = [`target        req/s (median)   spread          p50 ms   p99 ms   × ${base}`];
+  for (const [name, runs] of samples) {
+    const rps = runs.map((s) => s.rps);
+    const m = median(rps);
+    lines.push(
+      `${name.padEnd(13)} ${m.toFixed(0).padStart(14)}   ${spread(rps).padEnd(14)} ${median(
+        runs.map((s) => s.p50Ms),
+      )
+        .toFixed(2)
+        .padStart(7)}  ${median(runs.map((s) => s.p99Ms))
+        .toFixed(2)
+        .padStart(7)}   ${(m / baseRps).toFixed(2)}`,
+    );
+  }
+  return lines.join("\n");
+}

@@ -1,0 +1,15 @@
+/** Small statistics for bench reports. */
+
+/** Median of a non-empty list (mean of the two middle values for an even count); NaN when empty. */
+export function median(xs: readonly number[]): number {
+  if (xs.length === 0) return Number.NaN;
+  const s = [...xs].sort((a, b) => a - b);
+  const m = Math.floor(s.length / 2);
+  return s.length % 2 ? (s[m] as number) : ((s[m - 1] as number) + (s[m] as number)) / 2;
+}
+
+/** `min–max` of a list, rounded to `digits`. */
+export function spread(xs: readonly number[], digits = 0): string {
+  if (xs.length === 0) return "–";
+  return `${Math.min(...xs).toFixed(digits)}–${Math.max(...xs).toFixed(digits)}`;
+}

@@ -1,0 +1,20 @@
+/** Byte classes of RFC 9110 used by the raw-socket parsers, as a lookup table (no regexes per request). */
+
+const TCHAR = new Uint8Array(256);
+for (let c = 0; c < 128; c++) {
+  const ch = String.fromCharCode(c);
+  if (/[A-Za-z0-9!#$%&'*+\-.^_`|~]/.test(ch)) TCHAR[c] = 1;
+}
+
+/** RFC 9110 §5.6.2 `tchar`: the characters of a method, header name or other token. */
+export function isTchar(c: number): boolean {
+  return TCHAR[c] === 1;
+}
+
+/** Hex digit value, or -1. */
+export function hexValue(c: number): number {
+  if (c >= 48 && c <= 57) return c - 48;
+  if (c >= 65 && c <= 70) return c - 55;
+  if (c >= 97 && c <= 102) return c - 87;
+  return -1;
+}

@@ -1,0 +1,80 @@
+/**
+ * Routes one parsed request and picks who serves it: the fast path (routes `isFastRoute` accepts), or
+ * the slow path (every other route, through `handleRequest`, so every feature works behind this front).
+ * A 404 and refused targets are answered here directly, with the bodies handler.ts uses.
+ */
+import { findVirtualHost, normaliseHost } from "../match/host.ts";
+import { findRoute, type HeaderLookup } from "../match/routes.ts";
+import { type RequestInfo, startedInfo } from "../observer.ts";
+import { generatedResponse } from "./client-head.ts";
+import type { ClientConnection, Exchange } from "./connection.ts";
+import { FastExchange } from "./fast-exchange.ts";
+import { isFastRoute } from "./plan.ts";
+import type { RequestHead } from "./request-head.ts";
+import { SlowExchange } from "./slow-exchange.ts";
+import { routingTarget } from "./target.ts";
+
+/** Header conditions read the parsed head through this (values of repeated fields joined as Headers does). */
+class HeadLookup implements HeaderLookup {
+  constructor(private readonly head: RequestHead) {}
+  get(name: string): string | null {
+    const lower = name.toLowerCase();
+    const { names, values } = this.head;
+    let v: string | null = null;
+    for (let i = 0; i < names.length; i++) {
+      if (names[i] === lower) v = v === null ? (values[i] as string) : `${v}, ${values[i]}`;
+    }
+    return v;
+  }
+}
+
+export function dispatch(conn: ClientConnection, head: RequestHead): Exchange | undefined {
+  const state = conn.state0;
+  const observer = state.settings.observer;
+  const info: RequestInfo | undefined = observer === undefined ? undefined : startedInfo();
+  const target = routingTarget(head.target);
+  if (target === undefined) {
+    answer(conn, head, info, 400, "", true);
+    return undefined;
+  }
+  const vh = findVirtualHost(state.table.hosts, normaliseHost(head.host));
+  const route =
+    vh === undefined
+      ? undefined
+      : findRoute(vh, target.path, head.method, new HeadLookup(head), target.query);
+  if (route === undefined) {
+    answer(conn, head, info, 404, target.path, false);
+    return undefined;
+  }
+  if (info !== undefined) info.route = route.name;
+  // Upgrades go the slow way: the app proxies WebSockets (and closes them on drain) as it always has.
+  if (head.upgrade === null && route.action.kind === "Forward" && isFastRoute(route)) {
+    const choice = route.action.pick();
+    if (choice !== undefined) return new FastExchange(conn, head, target, route, choice, info);
+  }
+  return new SlowExchange(conn, head, conn.internalEndpoint);
+}
+
+function answer(
+  conn: ClientConnection,
+  head: RequestHead,
+  info: RequestInfo | undefined,
+  status: number,
+  path: string,
+  close: boolean,
+): void {
+  const serverHeader = conn.state0.settings.serverHeader;
+  const res = generatedResponse(status, serverHeader, close || !head.keepAlive);
+  conn.write(res);
+  if (info !== undefined) {
+    conn.state0.settings.observer?.endRaw?.(info, {
+      method: head.method,
+      host: head.host ?? "",
+      path,
+      requestId: "",
+      status,
+      bytes: -1,
+    });
+  }
+  conn.responseDone(close);
+}

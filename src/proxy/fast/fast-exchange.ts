@@ -1,0 +1,104 @@
+/**
+ * The fast path: a request on a route `isFastRoute` accepts, relayed straight to one of its backend's
+ * endpoints over a pooled connection (upstream-exchange.ts does the relaying). The head sent is built
+ * as handler.ts + forward.ts build it (X-Forwarded-*, X-Request-Id, hop-by-hop fields dropped, the
+ * route's header modifiers and URL rewrite), and the route's time limits and retries apply.
+ */
+import { limit } from "../forward.ts";
+import { limitedLog } from "../log-limit.ts";
+import type { RequestInfo } from "../observer.ts";
+import type { RequestTarget } from "../request-target.ts";
+import {
+  type BackendChoice,
+  type CompiledBackend,
+  type CompiledRoute,
+  nextEndpoint,
+  PATH_REGEX,
+} from "../table.ts";
+import type { ClientConnection } from "./connection.ts";
+import { BODY_NONE, type RequestHead } from "./request-head.ts";
+import { type ExchangeLimits, UpstreamExchange } from "./upstream-exchange.ts";
+import { filteredUpstreamHead, plainUpstreamHead, type UpstreamRequest } from "./upstream-head.ts";
+
+export class FastExchange extends UpstreamExchange {
+  private readonly backend: CompiledBackend;
+  private endpoint = "";
+
+  constructor(
+    conn: ClientConnection,
+    head: RequestHead,
+    private readonly target: RequestTarget,
+    private readonly route: CompiledRoute,
+    private readonly choice: BackendChoice,
+    private readonly info: RequestInfo | undefined,
+  ) {
+    super(conn, head, routeLimits(route, head, conn), choice.filters.response);
+    this.backend = choice.backend as CompiledBackend;
+    if (info !== undefined) info.client = conn.clientIp;
+    this.start();
+  }
+
+  protected pickEndpoint(): string {
+    const endpoint = nextEndpoint(this.backend);
+    this.endpoint = endpoint;
+    if (this.info !== undefined) this.info.upstream = endpoint;
+    return endpoint;
+  }
+
+  protected requestHead(endpoint: string): UpstreamRequest {
+    const state = this.conn.state0;
+    const hop = {
+      clientIp: this.conn.clientIp,
+      scheme: state.table.scheme,
+      port: state.table.port || state.boundPort,
+    };
+    // "http://" is 7 characters: the rest is the authority, the Host when the client sent none.
+    const endpointHost = endpoint.slice(7);
+    const filters = this.choice.filters.request;
+    if (filters.length === 0) return plainUpstreamHead(this.head, this.target, hop, endpointHost);
+    const prefix = this.route.pathType === PATH_REGEX ? "" : this.route.pathValue;
+    return filteredUpstreamHead(this.head, this.target, hop, endpointHost, prefix, filters);
+  }
+
+  protected headersArrived(): void {
+    if (this.info !== undefined) this.info.upstreamMs = performance.now() - this.sentAt;
+  }
+
+  protected attemptFailed(timedOut: boolean, attempt: number, error: string): void {
+    const route = this.route.name;
+    limitedLog("warn", route, timedOut ? "upstream timed out" : "upstream unreachable", {
+      route,
+      backend: this.backend.id,
+      endpoint: this.endpoint,
+      attempt,
+      error,
+    });
+  }
+
+  protected observe(status: number, bytes: number): void {
+    const info = this.info;
+    if (info === undefined) return;
+    this.conn.state0.settings.observer?.endRaw?.(info, {
+      method: this.head.method,
+      host: this.head.host ?? "",
+      path: this.target.path,
+      requestId: this.requestId,
+      status,
+      bytes,
+    });
+  }
+}
+
+/** forward.ts's limits: `backendRequestMs` (else `requestMs`, else the default) per attempt, `requestMs` in all. */
+function routeLimits(route: CompiledRoute, head: RequestHead, conn: ClientConnection): ExchangeLimits {
+  const t = route.timeouts;
+  const defaultMs = conn.state0.settings.defaultUpstreamTimeoutMs;
+  const retry = route.retry;
+  return {
+    attemptMs: limit(t?.backendRequestMs ?? t?.requestMs ?? defaultMs),
+    deadline: t?.requestMs ? performance.now() + t.requestMs : Number.POSITIVE_INFINITY,
+    attempts: retry !== undefined && head.bodyKind === BODY_NONE ? 1 + Math.max(0, retry.attempts) : 1,
+    retryCodes: retry?.codes ?? [],
+    backoffMs: retry?.backoffMs ?? 0,
+  };
+}

@@ -1,0 +1,123 @@
+/**
+ * RawFront: a plain-HTTP listener served from raw sockets (`Bun.listen`) instead of `Bun.serve`, so the
+ * common request — routed, forwarded to an HTTP/1.1 backend — costs no Request/Response/Headers
+ * objects (the measured cost of the Bun front; docs/performance.md). Every other request is relayed to
+ * the listener's own Bun.serve app, which listens on a unix socket in a private directory (mode 0700)
+ * and is the same app a Bun front would run: one route table (`state`), one feature set.
+ *
+ * Stop: `stop(false)` stops accepting, closes idle client connections at once and busy ones after
+ * their current response, then stops the internal server; `stop(true)` cuts everything.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { ServeOptions, Socket, TCPSocketListener, TCPSocketListenOptions } from "bun";
+import type { ListenerState } from "../handler.ts";
+import type { ProxiedSocket, ProxyServer } from "../websocket.ts";
+import { ClientConnection } from "./connection.ts";
+import { upstreamPool } from "./upstream-pool.ts";
+
+/** What server.ts needs of a listener, whichever front serves it (Bun's Server has the same shape). */
+export interface ServingSocket {
+  readonly hostname: string | undefined;
+  readonly port: number | undefined;
+  readonly pendingRequests: number;
+  stop(now?: boolean): Promise<void>;
+}
+
+/** The internal server's options: Bun.serve's, without the address (the front picks a unix socket). */
+export type InternalServeOptions = Omit<
+  ServeOptions<ProxiedSocket>,
+  "hostname" | "port" | "unix" | "reusePort" | "tls"
+>;
+
+type ClientSocket = Socket<ClientConnection>;
+
+export class RawFront implements ServingSocket {
+  private readonly listener: TCPSocketListener<ClientConnection>;
+  private readonly internal: ProxyServer;
+  private readonly dir: string;
+  private readonly endpoint: string;
+  private readonly connections = new Set<ClientConnection>();
+  private allClosed: (() => void) | undefined;
+  private stopping: Promise<void> | undefined;
+
+  constructor(hostname: string, port: number, state: ListenerState, internal: InternalServeOptions) {
+    this.dir = mkdtempSync(join(tmpdir(), "gatehouse-front-"));
+    const path = join(this.dir, "internal.sock");
+    this.endpoint = `unix:${path}`;
+    this.internal = Bun.serve<ProxiedSocket>({ ...internal, unix: path } as ServeOptions<ProxiedSocket>);
+    try {
+      // Bun.listen honours reusePort (measured: two processes bound one port) though its types omit it.
+      const options: TCPSocketListenOptions<ClientConnection> & { reusePort: boolean } = {
+        hostname,
+        port,
+        // Worker processes (`--workers`) share the traffic ports.
+        reusePort: true,
+        // Filled in by `open`; Bun needs a value of the data type here.
+        data: undefined as unknown as ClientConnection,
+        socket: {
+          open: (s: ClientSocket) => {
+            const c = new ClientConnection(s, state, this.endpoint);
+            s.data = c;
+            this.connections.add(c);
+            s.timeout(state.settings.idleTimeoutSeconds);
+          },
+          data: (s: ClientSocket, chunk: Buffer) => s.data.onData(chunk),
+          drain: (s: ClientSocket) => s.data.onDrain(),
+          close: (s: ClientSocket) => this.closed(s),
+          error: (s: ClientSocket) => this.closed(s),
+          // Idle (keep-alive or slow head): the connection is dropped, as Bun.serve's idleTimeout does.
+          timeout: (s: ClientSocket) => s.terminate(),
+        },
+      };
+      this.listener = Bun.listen<ClientConnection>(options);
+    } catch (err) {
+      this.internal.stop(true);
+      rmSync(this.dir, { recursive: true, force: true });
+      throw err;
+    }
+  }
+
+  get hostname(): string {
+    return this.listener.hostname;
+  }
+
+  get port(): number {
+    return this.listener.port;
+  }
+
+  /** Requests being read or answered now (tunnels and idle keep-alive connections not counted). */
+  get pendingRequests(): number {
+    let n = 0;
+    for (const c of this.connections) if (c.serving) n++;
+    return n;
+  }
+
+  stop(now = false): Promise<void> {
+    if (now) for (const c of [...this.connections]) c.socket.terminate();
+    if (this.stopping === undefined) this.stopping = this.stopOnce(now);
+    return this.stopping;
+  }
+
+  private async stopOnce(now: boolean): Promise<void> {
+    this.listener.stop(false);
+    if (this.connections.size > 0) {
+      const done = new Promise<void>((resolve) => {
+        this.allClosed = resolve;
+      });
+      for (const c of [...this.connections]) c.drain();
+      await done;
+    }
+    upstreamPool.closeIdle(this.endpoint);
+    await this.internal.stop(now);
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+
+  private closed(s: ClientSocket): void {
+    const c = s.data;
+    if (c === undefined || !this.connections.delete(c)) return;
+    c.onClose();
+    if (this.connections.size === 0) this.allClosed?.();
+  }
+}

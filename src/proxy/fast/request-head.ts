@@ -1,0 +1,229 @@
+/**
+ * Strict HTTP/1.x request-head parser for the raw-socket front (RFC 9112). This is the internet-facing
+ * edge, so anything two parsers could read differently is refused instead of guessed: CRLF only (a bare
+ * LF or CR is 400), no obs-fold, no whitespace before a header's colon, header values without CTLs,
+ * Content-Length only as digits (a list of equal values is allowed, differing ones are not),
+ * Transfer-Encoding only as exactly `chunked`, never together with Content-Length, and Host
+ * required on HTTP/1.1. The body boundary is then exact, which is what prevents request smuggling.
+ */
+import { isTchar } from "./chars.ts";
+
+export const BODY_NONE = 0;
+export const BODY_LENGTH = 1;
+export const BODY_CHUNKED = 2;
+
+export interface RequestHead {
+  readonly method: string;
+  /** The request-target as sent (checked for visible ASCII only). */
+  readonly target: string;
+  readonly http10: boolean;
+  /** Header names as sent, lower-case names and values (OWS trimmed), in order. */
+  readonly rawNames: readonly string[];
+  readonly names: readonly string[];
+  readonly values: readonly string[];
+  readonly bodyKind: 0 | 1 | 2;
+  /** Body length for BODY_LENGTH, else 0. */
+  readonly contentLength: number;
+  readonly host: string | null;
+  /** Whether the connection may carry another request after this one. */
+  readonly keepAlive: boolean;
+  /** Lower-case tokens of the Connection header (hop-by-hop names to drop). */
+  readonly connection: readonly string[];
+  /** The Upgrade header when Connection names `upgrade`, else null. */
+  readonly upgrade: string | null;
+  readonly expectContinue: boolean;
+}
+
+/** Limits (nginx-like defaults; the brief's numbers). */
+export const MAX_HEAD_BYTES = 64 * 1024;
+export const MAX_REQUEST_LINE = 8 * 1024;
+export const MAX_HEADERS = 100;
+/** Content-Length above this (9 PB) is refused rather than risk precision loss. */
+const MAX_DIGITS = 15;
+
+/**
+ * Index just after the blank line ending the head in `buf[from, end)`, or -1 when it is not complete.
+ * `from` may point into the middle of the head (resume scanning); a bare-LF ending is reported as
+ * complete too, so that the parser refuses it at once instead of waiting for more bytes.
+ */
+export function findHeadEnd(buf: Uint8Array, from: number, end: number): number {
+  for (let i = buf.indexOf(10, from); i >= 0 && i < end; i = buf.indexOf(10, i + 1)) {
+    if (i + 1 >= end) return -1;
+    const n = buf[i + 1];
+    if (n === 10) return i + 2;
+    if (n === 13) {
+      if (i + 2 >= end) return -1;
+      if (buf[i + 2] === 10) return i + 3;
+    }
+  }
+  return -1;
+}
+
+/**
+ * Parses the complete head `buf[start, headEnd)` (as found by `findHeadEnd`). Returns the head, or the
+ * status to answer with: 400, 414 (request line too long), 431 (too many / too large headers), 501
+ * (a transfer coding we do not implement), 505 (HTTP version).
+ */
+export function parseRequestHead(buf: Buffer, start: number, headEnd: number): RequestHead | number {
+  if (headEnd - start > MAX_HEAD_BYTES) return 431;
+  // Request line: method SP target SP HTTP/1.x CRLF
+  const lineEnd = lineEndAt(buf, start, headEnd);
+  if (lineEnd < 0) return 400;
+  if (lineEnd - start > MAX_REQUEST_LINE) return 414;
+  let i = start;
+  while (i < lineEnd && isTchar(buf[i] as number)) i++;
+  if (i === start || buf[i] !== 32) return 400;
+  const method = buf.toString("latin1", start, i);
+  const targetStart = ++i;
+  while (i < lineEnd) {
+    const c = buf[i] as number;
+    if (c === 32) break;
+    if (c < 0x21 || c > 0x7e) return 400;
+    i++;
+  }
+  if (i === targetStart || i === lineEnd) return 400;
+  const target = buf.toString("latin1", targetStart, i);
+  const http10 = versionAt(buf, i + 1, lineEnd);
+  if (typeof http10 === "number") return http10;
+
+  const rawNames: string[] = [];
+  const names: string[] = [];
+  const values: string[] = [];
+  let host: string | null = null;
+  let length = -1;
+  let te: string | null = null;
+  let connection: string[] = [];
+  let upgradeValue: string | null = null;
+  let expectContinue = false;
+  let pos = lineEnd + 2;
+  for (;;) {
+    const end = lineEndAt(buf, pos, headEnd);
+    if (end < 0) return 400;
+    if (end === pos) break; // the blank line
+    if (names.length === MAX_HEADERS) return 431;
+    let j = pos;
+    while (j < end && isTchar(buf[j] as number)) j++;
+    // Covers obs-fold (a line starting with SP/HTAB) and whitespace before the colon.
+    if (j === pos || buf[j] !== 58) return 400;
+    let vs = j + 1;
+    let ve = end;
+    while (vs < ve && (buf[vs] === 32 || buf[vs] === 9)) vs++;
+    while (ve > vs && (buf[ve - 1] === 32 || buf[ve - 1] === 9)) ve--;
+    for (let k = vs; k < ve; k++) {
+      const c = buf[k] as number;
+      if ((c < 0x20 && c !== 9) || c === 0x7f) return 400;
+    }
+    const rawName = buf.toString("latin1", pos, j);
+    const name = rawName.toLowerCase();
+    const value = buf.toString("latin1", vs, ve);
+    rawNames.push(rawName);
+    names.push(name);
+    values.push(value);
+    switch (name) {
+      case "host":
+        // Repeated Host fields are joined as Bun.serve's Headers does: then no host matches (the
+        // catch-all, as on the Bun front), and upstream-head.ts sends that one joined value.
+        host = host === null ? value : `${host}, ${value}`;
+        break;
+      case "content-length": {
+        const n = parseContentLength(value);
+        if (n < 0 || (length >= 0 && n !== length)) return 400;
+        length = n;
+        break;
+      }
+      case "transfer-encoding":
+        te = te === null ? value : `${te},${value}`;
+        break;
+      case "connection":
+        connection = connection.concat(tokens(value));
+        break;
+      case "upgrade":
+        upgradeValue = value;
+        break;
+      case "expect":
+        expectContinue = value.toLowerCase() === "100-continue";
+        break;
+    }
+    pos = end + 2;
+  }
+  if (host === null && !http10) return 400;
+  let bodyKind: 0 | 1 | 2 = length > 0 ? BODY_LENGTH : BODY_NONE;
+  if (te !== null) {
+    // RFC 9112 §6.1: both present is a smuggling attempt as far as an intermediary is concerned.
+    if (length >= 0 || http10) return 400;
+    const codings = tokens(te);
+    if (codings.length === 1 && codings[0] === "chunked") bodyKind = BODY_CHUNKED;
+    else return codings[codings.length - 1] === "chunked" && codings.every(isToken) ? 501 : 400;
+  }
+  const close = connection.includes("close");
+  const keepAlive = http10 ? !close && connection.includes("keep-alive") : !close;
+  const upgrade = upgradeValue !== null && connection.includes("upgrade") ? upgradeValue : null;
+  return {
+    method,
+    target,
+    http10,
+    rawNames,
+    names,
+    values,
+    bodyKind,
+    contentLength: bodyKind === BODY_LENGTH ? length : 0,
+    host,
+    keepAlive,
+    connection,
+    upgrade,
+    expectContinue,
+  };
+}
+
+/** Index of the CR of the CRLF ending the line at `pos`, or -1 for a bare LF / bare CR / no end. */
+function lineEndAt(buf: Uint8Array, pos: number, limit: number): number {
+  const lf = buf.indexOf(10, pos);
+  if (lf < 0 || lf >= limit || lf === pos || buf[lf - 1] !== 13) return -1;
+  const cr = buf.indexOf(13, pos);
+  return cr === lf - 1 ? cr : -1;
+}
+
+/** `HTTP/1.1` → false, `HTTP/1.0` → true; another version → 505; anything else → 400. */
+function versionAt(buf: Uint8Array, at: number, lineEnd: number): boolean | number {
+  if (lineEnd - at !== 8) return 400;
+  // "HTTP/" then DIGIT "." DIGIT
+  if (buf[at] !== 72 || buf[at + 1] !== 84 || buf[at + 2] !== 84 || buf[at + 3] !== 80 || buf[at + 4] !== 47)
+    return 400;
+  const major = (buf[at + 5] as number) - 48;
+  const minor = (buf[at + 7] as number) - 48;
+  if (major < 0 || major > 9 || minor < 0 || minor > 9 || buf[at + 6] !== 46) return 400;
+  if (major !== 1 || minor > 1) return 505;
+  return minor === 0;
+}
+
+/** Digits, or a comma-separated list of equal digit strings; -1 when invalid. */
+export function parseContentLength(value: string): number {
+  let result = -1;
+  for (const part of value.split(",")) {
+    const v = part.trim();
+    if (v.length === 0 || v.length > MAX_DIGITS) return -1;
+    for (let i = 0; i < v.length; i++) {
+      const c = v.charCodeAt(i);
+      if (c < 48 || c > 57) return -1;
+    }
+    const n = Number(v);
+    if (result >= 0 && n !== result) return -1;
+    result = n;
+  }
+  return result;
+}
+
+/** Comma-separated list → trimmed, lower-case, non-empty elements. */
+export function tokens(value: string): string[] {
+  const out: string[] = [];
+  for (const part of value.split(",")) {
+    const t = part.trim().toLowerCase();
+    if (t !== "") out.push(t);
+  }
+  return out;
+}
+
+function isToken(s: string): boolean {
+  for (let i = 0; i < s.length; i++) if (!isTchar(s.charCodeAt(i))) return false;
+  return s.length > 0;
+}

@@ -1,0 +1,88 @@
+/**
+ * Pipes an upstream response body to the client in the framing it came in (Content-Length stays,
+ * chunked stays chunked; for HTTP/1.0 clients chunked is decoded and the connection closes), tracking
+ * where it ends so the upstream connection can be reused exactly then. Bytes beyond the end mean the
+ * upstream cannot be trusted with another request. A client that cannot keep up pauses the upstream.
+ */
+import { ChunkedDecoder } from "./chunked.ts";
+import type { ClientConnection } from "./connection.ts";
+import { RES_CHUNKED, RES_CLOSE, RES_LENGTH, RES_NONE, type ResponseHead } from "./response-head.ts";
+
+const TUNNEL = 4;
+
+export class ResponseRelay {
+  complete = false;
+  failed = false;
+  reusable: boolean;
+  private left: number;
+  private readonly decoder: ChunkedDecoder | undefined;
+
+  constructor(
+    private readonly conn: ClientConnection,
+    res: ResponseHead | undefined,
+    private readonly passFraming: boolean,
+    readonly closeClient: boolean,
+    private readonly pauseUpstream: () => void,
+    readonly kind: number = res?.bodyKind ?? RES_NONE,
+  ) {
+    this.reusable = res?.reusable ?? false;
+    this.left = res?.contentLength ?? 0;
+    this.decoder = kind === RES_CHUNKED ? new ChunkedDecoder() : undefined;
+    if (kind === RES_NONE) this.complete = true;
+  }
+
+  /** A 101 answer: from now on every byte is passed on, in both directions, until one side closes. */
+  static tunnel(conn: ClientConnection, pauseUpstream: () => void): ResponseRelay {
+    return new ResponseRelay(conn, undefined, true, true, pauseUpstream, TUNNEL);
+  }
+
+  get tunnel(): boolean {
+    return this.kind === TUNNEL;
+  }
+
+  feed(buf: Buffer, start: number, end: number): void {
+    if (this.complete && this.kind !== TUNNEL) {
+      // More than the framing announced: never reuse this connection.
+      this.reusable = false;
+      return;
+    }
+    switch (this.kind) {
+      case RES_LENGTH: {
+        const n = Math.min(this.left, end - start);
+        this.send(buf.subarray(start, start + n));
+        this.left -= n;
+        if (this.left === 0) this.complete = true;
+        if (end - start > n) this.reusable = false;
+        return;
+      }
+      case RES_CHUNKED: {
+        const d = this.decoder as ChunkedDecoder;
+        const at = d.feed(
+          buf,
+          start,
+          end,
+          this.passFraming ? undefined : (b, s, e) => this.send(b.subarray(s, e)),
+        );
+        if (at < 0) {
+          this.failed = true;
+          return;
+        }
+        if (this.passFraming) this.send(buf.subarray(start, d.done ? at : end));
+        if (d.done) {
+          this.complete = true;
+          if (at < end) this.reusable = false;
+        }
+        return;
+      }
+      default:
+        // RES_CLOSE and tunnels: everything until the upstream closes.
+        this.send(start === 0 && end === buf.length ? buf : buf.subarray(start, end));
+    }
+  }
+
+  private send(bytes: Uint8Array): void {
+    if (bytes.length > 0 && !this.conn.write(bytes)) this.pauseUpstream();
+  }
+}
+
+export { RES_CLOSE };

@@ -1,0 +1,125 @@
+/**
+ * The request head sent upstream by the fast path, written as bytes with no Headers object when the
+ * route has no request filters: the client's fields minus hop-by-hop ones (RFC 9110 §7.6.1, including
+ * those the Connection header names) and Expect, then the X-Forwarded-* and X-Request-Id fields with
+ * exactly the rules of forwarded-headers.ts (which the filtered variant calls directly), then our own
+ * framing (Content-Length, or chunked when we re-chunk a chunked body).
+ */
+import type { RequestContext } from "../filters/chain.ts";
+import { isSaneRequestId, newRequestId, prepareUpstreamHeaders } from "../forwarded-headers.ts";
+import type { RequestTarget } from "../request-target.ts";
+import { BODY_CHUNKED, BODY_LENGTH, type RequestHead } from "./request-head.ts";
+
+/** Headers never copied from the client: hop-by-hop, framing we redo, and what we set ourselves. */
+const DROP: ReadonlySet<string> = new Set([
+  "connection",
+  "keep-alive",
+  "proxy-connection",
+  "te",
+  "trailer",
+  "transfer-encoding",
+  "upgrade",
+  "expect",
+  "content-length",
+  "x-forwarded-for",
+  "x-forwarded-proto",
+  "x-forwarded-host",
+  "x-forwarded-port",
+  "x-request-id",
+]);
+
+export interface Hop {
+  readonly clientIp: string;
+  readonly scheme: "http" | "https";
+  readonly port: number;
+}
+
+export interface UpstreamRequest {
+  readonly head: Buffer;
+  readonly requestId: string;
+}
+
+/** The route has no request filters: the client's fields are copied in their order and spelling. */
+export function plainUpstreamHead(
+  head: RequestHead,
+  target: RequestTarget,
+  hop: Hop,
+  endpointHost: string,
+): UpstreamRequest {
+  const { rawNames, names, values } = head;
+  let out = `${head.method} ${target.path}${target.query} HTTP/1.1\r\n`;
+  let xff: string | null = null;
+  let requestId: string | null = null;
+  const named = head.connection;
+  let hostSent = false;
+  for (let i = 0; i < names.length; i++) {
+    const name = names[i] as string;
+    if (name === "host") {
+      // One Host line with the (joined) value routing saw, never two an upstream could choose from.
+      if (!hostSent) out += `${rawNames[i]}: ${head.host}\r\n`;
+      hostSent = true;
+      continue;
+    }
+    if (DROP.has(name)) {
+      if (name === "x-forwarded-for") xff = xff === null ? (values[i] as string) : `${xff}, ${values[i]}`;
+      else if (name === "x-request-id")
+        requestId = requestId === null ? (values[i] as string) : `${requestId}, ${values[i]}`;
+      continue;
+    }
+    // The Host line stays even when Connection names it (forward.ts re-sets Host the same way).
+    if (named.length > 0 && named.includes(name)) continue;
+    out += `${rawNames[i]}: ${values[i]}\r\n`;
+  }
+  if (head.host === null) out += `Host: ${endpointHost}\r\n`;
+  if (hop.clientIp !== "")
+    out += `X-Forwarded-For: ${xff === null ? hop.clientIp : `${xff}, ${hop.clientIp}`}\r\n`;
+  else if (xff !== null) out += `X-Forwarded-For: ${xff}\r\n`;
+  out += `X-Forwarded-Proto: ${hop.scheme}\r\n`;
+  if (head.host !== null) out += `X-Forwarded-Host: ${head.host}\r\n`;
+  out += `X-Forwarded-Port: ${hop.port}\r\n`;
+  if (requestId === null || !isSaneRequestId(requestId)) requestId = newRequestId();
+  out += `X-Request-Id: ${requestId}\r\n${framing(head)}\r\n`;
+  return { head: Buffer.from(out, "latin1"), requestId };
+}
+
+/** A placeholder for RequestContext.req: the filter kinds the fast path runs never read it. */
+const NO_REQUEST = new Request("http://fast-path.invalid/");
+
+/** The route has request filters: the same steps as handler.ts on a Headers object, then serialised. */
+export function filteredUpstreamHead(
+  head: RequestHead,
+  target: RequestTarget,
+  hop: Hop,
+  endpointHost: string,
+  prefix: string,
+  filters: readonly ((ctx: RequestContext) => Response | undefined)[],
+): UpstreamRequest {
+  const h = new Headers();
+  for (let i = 0; i < head.names.length; i++) h.append(head.names[i] as string, head.values[i] as string);
+  const requestId = prepareUpstreamHeaders(h, { ...hop, host: head.host });
+  const ctx: RequestContext = {
+    req: NO_REQUEST,
+    headers: h,
+    path: target.path,
+    query: target.query,
+    host: head.host,
+    prefix,
+    timeoutMs: 0,
+    upstream: "",
+  };
+  for (const f of filters) f(ctx);
+  let out = `${head.method} ${ctx.path}${ctx.query} HTTP/1.1\r\nHost: ${ctx.host ?? endpointHost}\r\n`;
+  for (const [name, value] of h) {
+    if (name === "host" || name === "content-length" || name === "transfer-encoding") continue;
+    out += `${name}: ${value}\r\n`;
+  }
+  out += `${framing(head)}\r\n`;
+  return { head: Buffer.from(out, "latin1"), requestId };
+}
+
+/** Our own framing of the body (never the client's fields, so it matches what we send exactly). */
+export function framing(head: RequestHead): string {
+  if (head.bodyKind === BODY_LENGTH) return `Content-Length: ${head.contentLength}\r\n`;
+  if (head.bodyKind === BODY_CHUNKED) return "Transfer-Encoding: chunked\r\n";
+  return head.names.includes("content-length") ? "Content-Length: 0\r\n" : "";
+}

@@ -1,0 +1,121 @@
+/**
+ * Between `node:http2`'s compatibility API (one request/response pair per HTTP/2 stream, or per HTTP/1.1
+ * request when the client did not offer h2) and the listener app, which takes a fetch `Request` and
+ * gives a `Response`: the same request path as the Bun.serve listeners, so every route feature behaves
+ * the same over HTTP/2. Bodies stream both ways; a client that goes away aborts the Request's signal
+ * (the upstream request is cancelled, as on Bun.serve) and cancels the response body.
+ */
+import type { Http2ServerRequest, Http2ServerResponse } from "node:http2";
+import { Readable } from "node:stream";
+import type { TLSSocket } from "node:tls";
+import type { ProxyServer } from "../websocket.ts";
+
+/** Connection-specific headers HTTP/2 forbids in a response (RFC 9113 §8.2.2); node throws on them. */
+const CONNECTION_HEADERS = new Set([
+  "connection",
+  "keep-alive",
+  "proxy-connection",
+  "transfer-encoding",
+  "upgrade",
+]);
+
+/**
+ * The fetch `Request` for a compat request; `host` is the authority the request named. Undefined for a
+ * request target that is neither origin-form (`/path`) nor absolute-form (`https://host/path`): 400.
+ */
+export function toRequest(req: Http2ServerRequest, host: string, signal: AbortSignal): Request | undefined {
+  let target = req.url;
+  if (!target.startsWith("/")) {
+    if (!/^https?:\/\//i.test(target) || !URL.canParse(target)) return undefined;
+    const u = new URL(target); // absolute-form: routed by the Host header, as Bun.serve does
+    target = u.pathname + u.search;
+  }
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (name.charCodeAt(0) === 58 || value === undefined) continue; // ":path" and the other pseudo-headers
+    if (Array.isArray(value)) for (const v of value) headers.append(name, v);
+    else headers.append(name, value);
+  }
+  // HTTP/2 carries the authority in :authority; the request path reads Host, as HTTP/1.1 sends it.
+  if (!headers.has("host") && host !== "") headers.set("host", host);
+  const method = req.method;
+  const hasBody = method !== "GET" && method !== "HEAD";
+  const init: RequestInit & { duplex?: "half" } = { method, headers, signal };
+  if (hasBody) {
+    init.body = Readable.toWeb(req as unknown as Readable) as unknown as ReadableStream<Uint8Array>;
+    init.duplex = "half";
+  }
+  return new Request(`https://${host || "invalid"}${target}`, init);
+}
+
+/**
+ * The subset of Bun's `Server` the request path uses (client address, per-request idle timeout,
+ * WebSocket upgrade). HTTP/2 has no `Upgrade`, and WebSocket over this listener's HTTP/1.1 is refused
+ * before the app runs (listener.ts), so `upgrade` never succeeds.
+ */
+export function serverFacade(socketOf: (req: Request) => TLSSocket | undefined): ProxyServer {
+  const facade: Pick<ProxyServer, "requestIP" | "timeout" | "upgrade"> = {
+    requestIP: (req) => {
+      const s = socketOf(req);
+      if (s?.remoteAddress === undefined) return null;
+      return {
+        address: s.remoteAddress,
+        port: s.remotePort ?? 0,
+        family: s.remoteFamily === "IPv6" ? "IPv6" : "IPv4",
+      };
+    },
+    // Sessions time out as a whole (listener.ts); a long upstream wait is covered by that limit.
+    timeout: () => {},
+    upgrade: () => false,
+  };
+  // The request path calls only these three (handler.ts, websocket.ts); the rest of Server is not there.
+  return facade as unknown as ProxyServer;
+}
+
+/** Writes `out` to the client, streaming its body with backpressure. Resolves when done or abandoned. */
+export async function writeResponse(res: Http2ServerResponse, out: Response, head: boolean): Promise<void> {
+  const headers: Record<string, string | string[]> = {};
+  for (const [name, value] of out.headers) {
+    if (CONNECTION_HEADERS.has(name) || name === "set-cookie") continue;
+    headers[name] = value;
+  }
+  const cookies = out.headers.getSetCookie();
+  if (cookies.length > 0) headers["set-cookie"] = cookies;
+  res.writeHead(out.status, headers);
+  const body = out.body;
+  if (body === null || head) {
+    if (body !== null) void body.cancel().catch(() => {});
+    res.end();
+    return;
+  }
+  const reader = body.getReader();
+  try {
+    for (;;) {
+      if (res.destroyed || res.writableEnded) {
+        void reader.cancel().catch(() => {});
+        return;
+      }
+      const { done, value } = await reader.read();
+      if (done) break;
+      if (!res.write(value)) await drained(res);
+    }
+    res.end();
+  } catch {
+    // The upstream body failed mid-way: the status is already sent, so the stream is reset.
+    void reader.cancel().catch(() => {});
+    res.stream?.close(2); // NGHTTP2_INTERNAL_ERROR (HTTP/1.1: the socket is destroyed below)
+    if (res.stream === undefined) res.destroy();
+  }
+}
+
+function drained(res: Http2ServerResponse): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      res.off("drain", done);
+      res.off("close", done);
+      resolve();
+    };
+    res.on("drain", done);
+    res.on("close", done);
+  });
+}

@@ -1,0 +1,59 @@
+/**
+ * The certificate table of an HTTP/2-capable HTTPS listener: one `SecureContext` per server name, looked
+ * up by `SNICallback`. It mirrors `sniEntries()` for `Bun.serve` (tls.ts): the first certificate is the
+ * fallback for clients without SNI or with a name no entry has; the first certificate to claim a name
+ * wins; `*.example.com` covers exactly one label (RFC 6125), an exact name beats a wildcard. Each context
+ * carries the same protocol and cipher policy as the Bun.serve listeners.
+ */
+import { createSecureContext, type SecureContext } from "node:tls";
+import type { TLSCertificate } from "../../model/types.ts";
+import { modernCiphers } from "../tls.ts";
+
+export interface SniTable {
+  readonly fallback: SecureContext;
+  readonly exact: ReadonlyMap<string, SecureContext>;
+  /** `*.foo.com` keyed by `foo.com`. */
+  readonly wildcard: ReadonlyMap<string, SecureContext>;
+}
+
+/** TLS 1.2 and 1.3 only; TLS 1.2 restricted to ECDHE + AEAD (docs/tls.md). */
+export const h2ProtocolOptions = { minVersion: "TLSv1.2", ciphers: modernCiphers } as const;
+
+function contextOf(c: TLSCertificate): SecureContext {
+  return createSecureContext({ ...h2ProtocolOptions, cert: c.certPem, key: c.keyPem });
+}
+
+/** Throws on an empty list or a PEM pair OpenSSL refuses (translation has already checked both). */
+export function buildSniTable(name: string, certs: readonly TLSCertificate[]): SniTable {
+  const first = certs[0];
+  if (first === undefined) throw new Error(`listener ${name}: HTTPS without certificates`);
+  const contexts = new Map<TLSCertificate, SecureContext>();
+  const ctx = (c: TLSCertificate): SecureContext => {
+    let s = contexts.get(c);
+    if (s === undefined) {
+      s = contextOf(c);
+      contexts.set(c, s);
+    }
+    return s;
+  };
+  const exact = new Map<string, SecureContext>();
+  const wildcard = new Map<string, SecureContext>();
+  for (const c of certs) {
+    for (const raw of c.hostnames) {
+      const host = raw.toLowerCase();
+      const [map, key] = host.startsWith("*.") ? [wildcard, host.slice(2)] : [exact, host];
+      if (!map.has(key)) map.set(key, ctx(c));
+    }
+  }
+  return { fallback: ctx(first), exact, wildcard };
+}
+
+/** The context for a client's SNI name (absent or unknown: the fallback). */
+export function contextFor(table: SniTable, servername: string | undefined): SecureContext {
+  if (!servername) return table.fallback;
+  const name = servername.toLowerCase();
+  const hit = table.exact.get(name);
+  if (hit !== undefined) return hit;
+  const dot = name.indexOf(".");
+  return (dot > 0 ? table.wildcard.get(name.slice(dot + 1)) : undefined) ?? table.fallback;
+}
