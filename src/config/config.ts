@@ -1,5 +1,6 @@
 import { parseArgs } from "node:util";
 import { z } from "zod";
+import { parseRedisUrl } from "../ratelimit/redis-url.ts";
 
 /**
  * Flags of `gatehouse serve`. Every flag can also come from `GATEHOUSE_<NAME>` in the environment
@@ -76,10 +77,10 @@ const serveFlags = z
      * docs/ratelimit.md). Unset: each process counts in memory on its own. */
     "redis-url": z
       .string()
-      .regex(
-        /^rediss?(-sentinel|-cluster)?:\/\//,
-        "must be a redis://, redis-sentinel:// or redis-cluster:// URL",
-      )
+      .superRefine((url, ctx) => {
+        const target = parseRedisUrl(url);
+        if ("error" in target) ctx.addIssue({ code: "custom", message: target.error });
+      })
       .optional(),
     /** Longest a request waits for Redis before the policy's failure mode applies. */
     "redis-timeout-ms": z.coerce.number().int().min(1).max(10_000).default(50),
