@@ -16,7 +16,7 @@ import { cachedSession, handleOIDC, isOIDCPath, type OIDCContext } from "./oidc.
 import type { AuthOutcome, RequestURL } from "./outcome.ts";
 import { type AuthFailureReason, forbidden, unauthorized } from "./responses.ts";
 import { type CachedToken, tokenHash, VerifiedTokenCache } from "./token-cache.ts";
-import { extractToken } from "./token-source.ts";
+import { extractToken, type HeaderReader } from "./token-source.ts";
 
 export type { AuthOutcome, RequestURL } from "./outcome.ts";
 
@@ -120,20 +120,34 @@ export class AuthEnforcer {
    * cookie) is cached; a promise otherwise. Never throws: an unexpected error is a 401.
    */
   check(auth: RouteAuth, req: Request, url: RequestURL): AuthOutcome | Promise<AuthOutcome> {
-    const realm = `${auth.policy.namespace}/${auth.policy.name}`;
-    if (auth.failClosed !== undefined) return this.refuse(unauthorized(realm), "policy_invalid");
     const oidc = auth.oidc;
-    if (oidc !== undefined && isOIDCPath(oidc, url)) return this.viaOIDC(auth, oidc, req, url);
+    if (oidc === undefined || auth.failClosed !== undefined)
+      return this.checkToken(auth, req.headers, url.query);
+    if (isOIDCPath(oidc, url)) return this.viaOIDC(auth, oidc, req, url);
+    // A bearer token wins over the session cookie (API clients on a route browsers also use).
     const jwt = auth.jwt;
     if (jwt !== undefined) {
       const token = extractToken(jwt.tokenSources, req.headers, url.query);
-      if (token !== undefined) return this.viaToken(auth, jwt, token, realm);
+      if (token !== undefined)
+        return this.viaToken(auth, jwt, token, `${auth.policy.namespace}/${auth.policy.name}`);
     }
-    if (oidc !== undefined) {
-      const ctx = this.byOIDC.get(oidc);
-      const hit = ctx && cachedSession(oidc, req.headers, ctx);
-      if (hit) return this.grant(auth, hit.identity, hit);
-      return this.viaOIDC(auth, oidc, req, url);
+    const ctx = this.byOIDC.get(oidc);
+    const hit = ctx && cachedSession(oidc, req.headers, ctx);
+    if (hit) return this.grant(auth, hit.identity, hit);
+    return this.viaOIDC(auth, oidc, req, url);
+  }
+
+  /**
+   * `check` for a route without OIDC login, from headers and the raw query alone (the raw-socket front
+   * calls it without building a Request). Same outcomes, same caches.
+   */
+  checkToken(auth: RouteAuth, headers: HeaderReader, query: string): AuthOutcome | Promise<AuthOutcome> {
+    const realm = `${auth.policy.namespace}/${auth.policy.name}`;
+    if (auth.failClosed !== undefined) return this.refuse(unauthorized(realm), "policy_invalid");
+    const jwt = auth.jwt;
+    if (jwt !== undefined) {
+      const token = extractToken(jwt.tokenSources, headers, query);
+      if (token !== undefined) return this.viaToken(auth, jwt, token, realm);
     }
     return this.refuse(unauthorized(realm), "missing_token");
   }

@@ -2,9 +2,14 @@
 import type { TokenSource } from "../model/types.ts";
 
 /** The first configured source present in the request, or undefined. Only that source is read. */
+/** What tokens are read from: a `Headers`, or the raw-socket front's view of a parsed request head. */
+export interface HeaderReader {
+  get(name: string): string | null;
+}
+
 export function extractToken(
   sources: readonly TokenSource[],
-  headers: Headers,
+  headers: HeaderReader,
   query: string,
 ): string | undefined {
   for (const s of sources) {
