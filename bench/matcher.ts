@@ -22,6 +22,8 @@ export interface MatcherResult {
   readonly spread: readonly [number, number];
   /** Only the lookups on the one big host (a tenth of the routes share it). */
   readonly bigHostNs: number;
+  /** Requests drawn with Zipf (s = 1) popularity, as real traffic concentrates on few routes. */
+  readonly zipfNs: number;
 }
 
 interface Probe {
@@ -104,7 +106,10 @@ export function runMatcher(
     const big = probes.filter((p) => p.host === "api.example.com");
     const bigHostNs =
       big.length > 0 ? timeLookups(table, big, calibrate(table, big, opts.roundMs)) : Number.NaN;
+    const zipf = zipfSample(probes, 200_000);
+    const zipfNs = timeLookups(table, zipf, calibrate(table, zipf, opts.roundMs));
     out.push({
+      zipfNs,
       routes: probes.filter((p) => p.hit).length,
       hosts: table.hosts.exact.size + table.hosts.oneLabel.size + table.hosts.anyLabels.size,
       buildMs,
@@ -116,11 +121,38 @@ export function runMatcher(
   return out;
 }
 
+/** `count` probes drawn with probability ∝ 1/rank (rank = position in the shuffled list), seeded. */
+function zipfSample(probes: readonly Probe[], count: number): Probe[] {
+  const cdf: number[] = [];
+  let sum = 0;
+  for (let i = 0; i < probes.length; i++) {
+    sum += 1 / (i + 1);
+    cdf.push(sum);
+  }
+  let s = 7;
+  const out: Probe[] = [];
+  for (let k = 0; k < count; k++) {
+    s = (s * 1103515245 + 12345) & 0x7fffffff;
+    const x = ((s >>> 4) / 2 ** 27) * sum;
+    let lo = 0;
+    let hi = cdf.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if ((cdf[mid] as number) < x) lo = mid + 1;
+      else hi = mid;
+    }
+    out.push(probes[lo] as Probe);
+  }
+  return out;
+}
+
 export function formatMatcher(results: readonly MatcherResult[]): string {
-  const lines = ["routes    hosts   ns/lookup (median)   spread          big host ns   translate+compile ms"];
+  const lines = [
+    "routes    hosts   ns/lookup (median)   spread          Zipf ns   big host ns   translate+compile ms",
+  ];
   for (const r of results)
     lines.push(
-      `${String(r.routes).padEnd(9)} ${String(r.hosts).padStart(6)}   ${r.nsPerLookup.toFixed(0).padStart(18)}   ${`${r.spread[0].toFixed(0)}–${r.spread[1].toFixed(0)}`.padEnd(14)}  ${r.bigHostNs.toFixed(0).padStart(11)}   ${r.buildMs.toFixed(0).padStart(20)}`,
+      `${String(r.routes).padEnd(9)} ${String(r.hosts).padStart(6)}   ${r.nsPerLookup.toFixed(0).padStart(18)}   ${`${r.spread[0].toFixed(0)}–${r.spread[1].toFixed(0)}`.padEnd(14)}  ${r.zipfNs.toFixed(0).padStart(7)}   ${r.bigHostNs.toFixed(0).padStart(11)}   ${r.buildMs.toFixed(0).padStart(20)}`,
     );
   return lines.join("\n");
 }

@@ -15,6 +15,8 @@ export const addressPool = "127.0.1.0/24";
 /**
  * `http2`: HTTPS listeners also speak HTTP/2 (`--http2 true`, off by default); the runner turns it on for
  * the tests that send HTTP/2 over TLS, so the others cover the default Bun.serve listeners.
+ * `GATEHOUSE_HTTP2=true` in the environment turns it on for every test (the node:http2 listeners against
+ * the whole suite).
  */
 export async function startGatewayOn(folder: string, http2 = false): Promise<RunningGateway> {
   const config = parseServeConfig(
@@ -39,7 +41,7 @@ export async function startGatewayOn(folder: string, http2 = false): Promise<Run
       "--workers",
       "1",
       "--http2",
-      String(http2),
+      String(http2 || process.env.GATEHOUSE_HTTP2 === "true"),
     ],
     { GATEHOUSE_LOG_LEVEL: "error", GATEHOUSE_ACCESS_LOG_SAMPLE: "0" },
   );

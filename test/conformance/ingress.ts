@@ -92,7 +92,13 @@ async function runFeature(
       ["--dir", folder, "--bind", "127.0.0.1", "--http-port", String(ports.http), "--admin-port", "0"].concat(
         ["--https-port", String(ports.https)],
       ),
-      { GATEHOUSE_INGRESS_CLASS: ourClass, GATEHOUSE_LOG_LEVEL: "error", GATEHOUSE_ACCESS_LOG_SAMPLE: "0" },
+      {
+        GATEHOUSE_INGRESS_CLASS: ourClass,
+        GATEHOUSE_LOG_LEVEL: "error",
+        GATEHOUSE_ACCESS_LOG_SAMPLE: "0",
+        // GATEHOUSE_HTTP2=true runs the suite against the node:http2 HTTPS listeners (docs/tls.md).
+        GATEHOUSE_HTTP2: process.env.GATEHOUSE_HTTP2 ?? "false",
+      },
     );
     gateway = await startGateway(config);
     for (const scenario of feature.scenarios) {

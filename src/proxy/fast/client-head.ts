@@ -37,6 +37,7 @@ const NO_REQUEST = new Request("http://fast-path.invalid/");
 /**
  * @param chunkedOut the body goes out chunked (upstream chunked and the client speaks 1.1)
  * @param close the client connection closes after this response
+ * @returns the head as a latin1 string (the relay writes it together with the first body bytes)
  */
 export function passedOnHead(
   res: ResponseHead,
@@ -45,7 +46,7 @@ export function passedOnHead(
   close: boolean,
   http10Client: boolean,
   filters: readonly ResponseFilter[],
-): Buffer {
+): string {
   const { rawNames, names, values } = res;
   let out = `HTTP/1.1 ${res.status} ${res.reason}\r\n`;
   const named = res.connection;
@@ -79,7 +80,7 @@ export function passedOnHead(
   if (chunkedOut && res.bodyKind === RES_CHUNKED) out += "Transfer-Encoding: chunked\r\n";
   if (close) out += "Connection: close\r\n";
   else if (http10Client) out += "Connection: keep-alive\r\n";
-  return Buffer.from(`${out}\r\n`, "latin1");
+  return `${out}\r\n`;
 }
 
 /** Field lines of a Headers object, Set-Cookie kept as separate lines. */

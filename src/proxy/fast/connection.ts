@@ -4,7 +4,9 @@
  * exchange serving it; WAIT holds until that exchange has written its response. Pipelined requests are
  * served one after another: the next head is parsed only once the current response is complete, and
  * reading stops while more than PIPELINE_LIMIT bytes are buffered. Reading also stops while the
- * upstream cannot take the body as fast as the client sends it (backpressure both ways).
+ * upstream cannot take the body as fast as the client sends it (backpressure both ways). A response
+ * that starts before its request body was read completely closes the connection afterwards: the rest
+ * of that body is never read as a next request. TUNNEL (after a 101) passes bytes through unparsed.
  */
 import type { Socket } from "bun";
 import type { ListenerState } from "../handler.ts";

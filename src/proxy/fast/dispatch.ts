@@ -1,7 +1,8 @@
 /**
- * Routes one parsed request and picks who serves it: the fast path (routes `isFastRoute` accepts), or
- * the slow path (every other route, through `handleRequest`, so every feature works behind this front).
- * A 404 and refused targets are answered here directly, with the bodies handler.ts uses.
+ * Routes one parsed request and picks who serves it: the fast path (routes `isFastRoute` accepts, no
+ * upgrade), or the slow path (everything else, relayed to the listener's internal Bun.serve app, which
+ * runs `handleRequest`, so every feature works behind this front). A 404 and refused targets are
+ * answered here directly, with the bodies handler.ts uses.
  */
 import { findVirtualHost, normaliseHost } from "../match/host.ts";
 import { findRoute, type HeaderLookup } from "../match/routes.ts";

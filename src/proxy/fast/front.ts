@@ -8,11 +8,12 @@
  * Stop: `stop(false)` stops accepting, closes idle client connections at once and busy ones after
  * their current response, then stops the internal server; `stop(true)` cuts everything.
  */
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { ServeOptions, Socket, TCPSocketListener, TCPSocketListenOptions } from "bun";
 import type { ListenerState } from "../handler.ts";
+import { limitedLog } from "../log-limit.ts";
 import type { ProxiedSocket, ProxyServer } from "../websocket.ts";
 import { ClientConnection } from "./connection.ts";
 import { upstreamPool } from "./upstream-pool.ts";
@@ -33,6 +34,64 @@ export type InternalServeOptions = Omit<
 
 type ClientSocket = Socket<ClientConnection>;
 
+const DIR_PREFIX = "gatehouse-front-";
+const liveDirs = new Set<string>();
+let swept = false;
+
+/**
+ * A private directory (mode 0700) for one internal socket, named after this process. A process that
+ * dies without stopping (SIGKILL, drain deadline) leaves its directories behind: the first front of
+ * the next process removes those whose process is gone, and an exit hook removes ours.
+ */
+function socketDir(): string {
+  if (!swept) {
+    swept = true;
+    sweepDeadDirs();
+    process.once("exit", () => {
+      for (const d of liveDirs) rmSync(d, { recursive: true, force: true });
+    });
+  }
+  const dir = mkdtempSync(join(tmpdir(), `${DIR_PREFIX}${process.pid}-`));
+  liveDirs.add(dir);
+  return dir;
+}
+
+function removeDir(dir: string): void {
+  liveDirs.delete(dir);
+  rmSync(dir, { recursive: true, force: true });
+}
+
+function sweepDeadDirs(): void {
+  try {
+    for (const name of readdirSync(tmpdir())) {
+      if (!name.startsWith(DIR_PREFIX)) continue;
+      const pid = Number(name.slice(DIR_PREFIX.length).split("-")[0]);
+      if (Number.isInteger(pid) && pid > 0 && !alive(pid))
+        rmSync(join(tmpdir(), name), { recursive: true, force: true });
+    }
+  } catch {
+    // Best effort: a directory we cannot read or remove costs a few bytes, never the start.
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    // EPERM: it exists but is someone else's.
+    return (err as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+function unexpected(state: ListenerState, err: unknown): void {
+  const listener = state.table.name;
+  limitedLog("error", listener, "unexpected error while serving a request", {
+    listener,
+    error: err instanceof Error ? (err.stack ?? err.message) : String(err),
+  });
+}
+
 export class RawFront implements ServingSocket {
   private readonly listener: TCPSocketListener<ClientConnection>;
   private readonly internal: ProxyServer;
@@ -43,7 +102,7 @@ export class RawFront implements ServingSocket {
   private stopping: Promise<void> | undefined;
 
   constructor(hostname: string, port: number, state: ListenerState, internal: InternalServeOptions) {
-    this.dir = mkdtempSync(join(tmpdir(), "gatehouse-front-"));
+    this.dir = socketDir();
     const path = join(this.dir, "internal.sock");
     this.endpoint = `unix:${path}`;
     this.internal = Bun.serve<ProxiedSocket>({ ...internal, unix: path } as ServeOptions<ProxiedSocket>);
@@ -63,7 +122,15 @@ export class RawFront implements ServingSocket {
             this.connections.add(c);
             s.timeout(state.settings.idleTimeoutSeconds);
           },
-          data: (s: ClientSocket, chunk: Buffer) => s.data.onData(chunk),
+          data: (s: ClientSocket, chunk: Buffer) => {
+            try {
+              s.data.onData(chunk);
+            } catch (err) {
+              // A bug must cost this connection only, never the process or other clients.
+              unexpected(state, err);
+              s.terminate();
+            }
+          },
           drain: (s: ClientSocket) => s.data.onDrain(),
           close: (s: ClientSocket) => this.closed(s),
           error: (s: ClientSocket) => this.closed(s),
@@ -74,7 +141,7 @@ export class RawFront implements ServingSocket {
       this.listener = Bun.listen<ClientConnection>(options);
     } catch (err) {
       this.internal.stop(true);
-      rmSync(this.dir, { recursive: true, force: true });
+      removeDir(this.dir);
       throw err;
     }
   }
@@ -111,7 +178,7 @@ export class RawFront implements ServingSocket {
     }
     upstreamPool.closeIdle(this.endpoint);
     await this.internal.stop(now);
-    rmSync(this.dir, { recursive: true, force: true });
+    removeDir(this.dir);
   }
 
   private closed(s: ClientSocket): void {

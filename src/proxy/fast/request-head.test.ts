@@ -103,6 +103,7 @@ describe("parseRequestHead", () => {
     expect(parse("GET  / HTTP/1.1\r\nHost: a\r\n\r\n")).toBe(400);
     expect(parse("GET /a b HTTP/1.1\r\nHost: a\r\n\r\n")).toBe(400);
     expect(parse("GET /\u007f HTTP/1.1\r\nHost: a\r\n\r\n")).toBe(400);
+    expect(head("GET /caf\u00c3\u00a9 HTTP/1.1\r\nHost: a\r\n\r\n").target).toBe("/caf\u00c3\u00a9");
     expect(parse("GET / HTTP/2.0\r\nHost: a\r\n\r\n")).toBe(505);
     expect(parse("GET / HTTP/1.2\r\nHost: a\r\n\r\n")).toBe(505);
     expect(parse("GET / HTTP/1.1 \r\nHost: a\r\n\r\n")).toBe(400);

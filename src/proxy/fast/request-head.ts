@@ -14,7 +14,7 @@ export const BODY_CHUNKED = 2;
 
 export interface RequestHead {
   readonly method: string;
-  /** The request-target as sent (checked for visible ASCII only). */
+  /** The request-target as sent, latin1-decoded (no controls or spaces; bytes ≥ 0x80 allowed). */
   readonly target: string;
   readonly http10: boolean;
   /** Header names as sent, lower-case names and values (OWS trimmed), in order. */
@@ -78,7 +78,8 @@ export function parseRequestHead(buf: Buffer, start: number, headEnd: number): R
   while (i < lineEnd) {
     const c = buf[i] as number;
     if (c === 32) break;
-    if (c < 0x21 || c > 0x7e) return 400;
+    // Bytes above 0x7e (raw UTF-8) are accepted as Bun.serve does; routing percent-encodes them.
+    if (c < 0x21 || c === 0x7f) return 400;
     i++;
   }
   if (i === targetStart || i === lineEnd) return 400;

@@ -16,6 +16,8 @@ export class ResponseRelay {
   reusable: boolean;
   private left: number;
   private readonly decoder: ChunkedDecoder | undefined;
+  /** The response head, not yet written: it goes out in one write with the first body bytes. */
+  private head: string | undefined;
 
   constructor(
     private readonly conn: ClientConnection,
@@ -38,6 +40,19 @@ export class ResponseRelay {
 
   get tunnel(): boolean {
     return this.kind === TUNNEL;
+  }
+
+  /** Holds `head` until the first body bytes (each socket write is a syscall: one instead of two). */
+  holdHead(head: string): void {
+    this.head = head;
+  }
+
+  /** Writes a held head that no body bytes came with. */
+  flushHead(): void {
+    const head = this.head;
+    if (head === undefined) return;
+    this.head = undefined;
+    if (!this.conn.write(Buffer.from(head, "latin1"))) this.pauseUpstream();
   }
 
   feed(buf: Buffer, start: number, end: number): void {
@@ -81,7 +96,16 @@ export class ResponseRelay {
   }
 
   private send(bytes: Uint8Array): void {
-    if (bytes.length > 0 && !this.conn.write(bytes)) this.pauseUpstream();
+    if (bytes.length === 0) return;
+    let out = bytes;
+    const head = this.head;
+    if (head !== undefined) {
+      this.head = undefined;
+      out = Buffer.allocUnsafe(head.length + bytes.length);
+      (out as Buffer).write(head, 0, "latin1");
+      out.set(bytes, head.length);
+    }
+    if (!this.conn.write(out)) this.pauseUpstream();
   }
 }
 

@@ -8,7 +8,7 @@
 import { parseRequestTarget, type RequestTarget } from "../request-target.ts";
 
 export function routingTarget(raw: string): RequestTarget | undefined {
-  let t = raw;
+  let t = hasHighBytes(raw) ? encodeHighBytes(raw) : raw;
   if (t.charCodeAt(0) !== 47) {
     const lower = t.slice(0, 8).toLowerCase();
     const skip = lower.startsWith("http://") ? 7 : lower.startsWith("https://") ? 8 : -1;
@@ -24,6 +24,21 @@ export function routingTarget(raw: string): RequestTarget | undefined {
   if (path.indexOf("\\") >= 0) path = path.replaceAll("\\", "/");
   if (path.indexOf("/.") >= 0 || path.indexOf("%2") >= 0) path = removeDotSegments(path);
   return parseRequestTarget(q < 0 ? path : path + t.slice(q));
+}
+
+function hasHighBytes(s: string): boolean {
+  for (let i = 0; i < s.length; i++) if (s.charCodeAt(i) > 0x7e) return true;
+  return false;
+}
+
+/** Raw bytes ≥ 0x80 (a latin1-decoded target) → `%XX`, as Bun.serve does before routing. */
+function encodeHighBytes(s: string): string {
+  let out = "";
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    out += c > 0x7e ? `%${c.toString(16).toUpperCase().padStart(2, "0")}` : s[i];
+  }
+  return out;
 }
 
 /** 1 for a `.` segment, 2 for `..` (either dot may be written `%2e`), else 0. */

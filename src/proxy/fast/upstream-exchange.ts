@@ -252,9 +252,10 @@ export abstract class UpstreamExchange implements Exchange, UpstreamHandler {
     const out = passedOnHead(res, serverHeader, chunkedOut, close, head.http10, this.responseFilters);
     const relay = new ResponseRelay(this.conn, res, chunkedOut, close, () => this.upstream?.socket?.pause());
     this.relay = relay;
-    this.conn.write(out);
-    this.observe(res.status, res.bodyKind === RES_LENGTH ? res.contentLength : res.bodyKind === 0 ? 0 : -1);
+    relay.holdHead(out);
     if (bodyStart < buf.length) relay.feed(buf, bodyStart, buf.length);
+    relay.flushHead();
+    this.observe(res.status, res.bodyKind === RES_LENGTH ? res.contentLength : res.bodyKind === 0 ? 0 : -1);
     if (relay.failed) this.brokenResponse();
     else if (relay.complete && this.bodyDone) this.finish();
   }

@@ -184,7 +184,14 @@ const HANDLERS = {
       conn.destroy();
       return;
     }
-    conn.handler.onData(conn, chunk);
+    try {
+      conn.handler.onData(conn, chunk);
+    } catch (err) {
+      // A bug while relaying must end this exchange (a 502 or a cut), not the process.
+      const h = conn.handler;
+      conn.destroy();
+      h?.onClose(conn, err instanceof Error ? err : new Error(String(err)));
+    }
   },
   drain(s: Socket<UpstreamConn>) {
     const conn = s.data;

@@ -72,8 +72,23 @@ export function serverFacade(socketOf: (req: Request) => TLSSocket | undefined):
   return facade as unknown as ProxyServer;
 }
 
-/** Writes `out` to the client, streaming its body with backpressure. Resolves when done or abandoned. */
-export async function writeResponse(res: Http2ServerResponse, out: Response, head: boolean): Promise<void> {
+/**
+ * Writes `out` to the client, streaming its body with backpressure. `gone` is aborted when the client
+ * goes away (the response's `close` before it finished): a destroyed HTTP/2 stream neither throws on
+ * write nor emits `close` again, so that signal, not the response, says when to stop. Resolves when the
+ * response is written or abandoned; never rejects.
+ */
+export async function writeResponse(
+  res: Http2ServerResponse,
+  out: Response,
+  head: boolean,
+  gone: AbortSignal,
+): Promise<void> {
+  const body = out.body;
+  if (gone.aborted) {
+    if (body !== null) void body.cancel().catch(() => {});
+    return;
+  }
   const headers: Record<string, string | string[]> = {};
   for (const [name, value] of out.headers) {
     if (CONNECTION_HEADERS.has(name) || name === "set-cookie") continue;
@@ -81,41 +96,48 @@ export async function writeResponse(res: Http2ServerResponse, out: Response, hea
   }
   const cookies = out.headers.getSetCookie();
   if (cookies.length > 0) headers["set-cookie"] = cookies;
-  res.writeHead(out.status, headers);
-  const body = out.body;
-  if (body === null || head) {
-    if (body !== null) void body.cancel().catch(() => {});
-    res.end();
-    return;
-  }
-  const reader = body.getReader();
+  const reader = body === null || head ? undefined : body.getReader();
+  // A body that never ends (a stream, a long poll) must stop with the client: cancelling ends the read.
+  const cancel = () => void reader?.cancel().catch(() => {});
+  gone.addEventListener("abort", cancel);
   try {
+    res.writeHead(out.status, headers);
+    if (reader === undefined) {
+      if (body !== null) void body.cancel().catch(() => {});
+      res.end();
+      return;
+    }
     for (;;) {
-      if (res.destroyed || res.writableEnded) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      if (gone.aborted) {
         void reader.cancel().catch(() => {});
         return;
       }
-      const { done, value } = await reader.read();
-      if (done) break;
-      if (!res.write(value)) await drained(res);
+      if (!res.write(value)) await drained(res, gone);
     }
-    res.end();
+    if (!gone.aborted) res.end();
   } catch {
-    // The upstream body failed mid-way: the status is already sent, so the stream is reset.
-    void reader.cancel().catch(() => {});
-    res.stream?.close(2); // NGHTTP2_INTERNAL_ERROR (HTTP/1.1: the socket is destroyed below)
-    if (res.stream === undefined) res.destroy();
+    // The upstream body failed mid-way (or the client went away): the status may be sent, so reset.
+    if (reader !== undefined) void reader.cancel().catch(() => {});
+    if (res.stream !== undefined)
+      res.stream.close(2); // NGHTTP2_INTERNAL_ERROR
+    else res.destroy();
+  } finally {
+    gone.removeEventListener("abort", cancel);
   }
 }
 
-function drained(res: Http2ServerResponse): Promise<void> {
+/** Until the client can take more, or is gone. */
+function drained(res: Http2ServerResponse, gone: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
     const done = () => {
       res.off("drain", done);
-      res.off("close", done);
+      gone.removeEventListener("abort", done);
       resolve();
     };
     res.on("drain", done);
-    res.on("close", done);
+    gone.addEventListener("abort", done);
+    if (gone.aborted) done();
   });
 }

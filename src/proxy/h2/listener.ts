@@ -167,6 +167,11 @@ export class H2Listener {
     const h2 = req.httpVersionMajor === 2;
     const socket = req.socket as TLSSocket;
     const authority = (h2 ? (req.headers[":authority"] ?? req.headers.host) : req.headers.host) ?? "";
+    // Aborted when the client goes away first: cancels the upstream request and stops the response.
+    const ctrl = new AbortController();
+    res.on("close", () => {
+      if (!res.writableFinished) ctrl.abort();
+    });
     if (
       h2 &&
       isMisdirected(
@@ -175,16 +180,12 @@ export class H2Listener {
         normaliseHost(authority),
       )
     ) {
-      void writeResponse(res, textResponse(421, "Misdirected Request\n", serverHeader), false);
+      void writeResponse(res, textResponse(421, "Misdirected Request\n", serverHeader), false, ctrl.signal);
       return;
     }
     const h1Socket = h2 ? undefined : socket;
     if (h1Socket !== undefined) this.h1.set(h1Socket, (this.h1.get(h1Socket) ?? 0) + 1);
     this.pendingRequests++;
-    const ctrl = new AbortController();
-    res.on("close", () => {
-      if (!res.writableFinished) ctrl.abort();
-    });
     void this.respond(req, res, authority, socket, ctrl.signal).finally(() => {
       this.pendingRequests--;
       if (h1Socket === undefined) return;
@@ -205,16 +206,17 @@ export class H2Listener {
     try {
       const request = toRequest(req, authority, signal);
       if (request === undefined) {
-        await writeResponse(res, errorResponse(400, state.settings.serverHeader), false);
+        await writeResponse(res, errorResponse(400, state.settings.serverHeader), false, signal);
         return;
       }
       this.sockets.set(request, socket);
       const out = await this.app.fetch(request, this.facade);
-      await writeResponse(res, out, req.method === "HEAD");
+      await writeResponse(res, out, req.method === "HEAD", signal);
     } catch (err) {
       const fields = { listener: state.table.name, error: err instanceof Error ? err.message : String(err) };
       limitedLog("error", state.table.name, "unexpected error while serving a request", fields);
-      if (!res.headersSent) await writeResponse(res, errorResponse(500, state.settings.serverHeader), false);
+      if (!res.headersSent)
+        await writeResponse(res, errorResponse(500, state.settings.serverHeader), false, signal);
       else res.destroy();
     }
   }

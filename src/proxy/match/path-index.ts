@@ -1,74 +1,88 @@
 /**
  * A per-virtual-host index that narrows the routes a path can match, so a host with thousands of routes
  * costs a few map lookups instead of a scan. It only ever narrows: every route that could match a path
- * is among the candidates, and the candidates are still checked in full (`routeMatches`), the first in
- * precedence order (lowest `index`) winning, exactly as the linear scan would pick.
+ * is among the candidates; a candidate whose path alone decides matches by having been found, the others
+ * are checked in full (`routeMatches`); the lowest `index` wins, exactly as the linear scan would pick.
  *
- * - Exact paths: by the whole path.
- * - Prefixes: a tree of path segments. Matching is element-wise, so a prefix `/a/b` can only match a
- *   path whose first two segments are `a` and `b`, and walking the path's segments down the tree visits
- *   every prefix that can match it (and only those). `/` (stored as "") sits at the root.
+ * - One map by path string. Exact routes sit at their path. Prefix matching is element-wise, so a prefix
+ *   `/a/b` matches exactly the paths `/a/b` and `/a/b/…`: it is found at the whole path or at the part of
+ *   the path before one of its `/` (only as many `/` deep as the deepest prefix of the host).
+ * - The prefix `/` (stored as "") matches every path: its routes are always candidates.
  * - Everything else (regular expressions, a value not starting with `/`) is tried for every path.
  * Paths that do not start with `/` (`*`, absolute-form leftovers) take the linear scan.
+ * The layout keeps the objects a lookup touches few (entry → array → route), since at 10k+ routes the
+ * cost of a lookup is mostly memory latency (bench/matcher.ts).
  */
 import { type CompiledRoute, PATH_EXACT, PATH_NEVER, PATH_PREFIX } from "../table.ts";
 
 /**
- * Routes in precedence order, each with whether its path alone decides: no method, header or query
- * condition. Reaching such a route through the index is a match, with no check at all (the lookup then
- * reads nothing of the route but its `index`, which keeps large tables out of the CPU cache's way).
+ * Routes in precedence order, and a bit per route (the first 31) set when its path alone decides — no
+ * method, header or query condition. Reaching such a route through the index is a match without any
+ * check; other routes (and any past the 31st) are checked in full.
  */
 export interface Candidates {
   readonly routes: CompiledRoute[];
-  readonly pathOnly: boolean[];
+  mask: number;
 }
 
-export interface PrefixNode extends Candidates {
-  readonly children: Map<string, PrefixNode>;
+export interface PathEntry {
+  /** Exact routes for this very path. */
+  exact: Candidates | undefined;
+  /** Prefix routes whose value is this path. */
+  prefix: Candidates | undefined;
 }
 
 export interface PathIndex {
-  readonly exact: ReadonlyMap<string, Candidates>;
-  readonly root: PrefixNode;
+  readonly byPath: ReadonlyMap<string, PathEntry>;
+  /** Prefix `/`: candidates for every path. */
+  readonly root: Candidates | undefined;
+  /** The most `/` in a prefix value of this host: how many parts of a path are looked up. */
+  readonly maxDepth: number;
   /** Never path-only: their path must still be checked. */
-  readonly always: Candidates;
+  readonly always: Candidates | undefined;
 }
 
-/** Hosts with fewer routes are scanned: below this a scan is as fast as the index (bench/matcher.ts). */
-export const PATH_INDEX_MIN = 8;
+/**
+ * Hosts with fewer routes are scanned: one array walked in order beats a few hash lookups there, more so
+ * when the table is large and lookups miss the CPU cache (bench/matcher.ts: 10-route hosts at 10k routes,
+ * scanned 0.8 µs a lookup, indexed 1.2 µs).
+ */
+export const PATH_INDEX_MIN = 16;
+
+function add(c: Candidates | undefined, r: CompiledRoute, pathDecides: boolean): Candidates {
+  const out = c ?? { routes: [], mask: 0 };
+  const i = out.routes.push(r) - 1;
+  const only = pathDecides && r.method === undefined && r.headers.length === 0 && r.query.length === 0;
+  if (only && i < 31) out.mask |= 1 << i;
+  return out;
+}
 
 /** The index of `routes` (in precedence order), or undefined when a scan is as good. */
 export function buildPathIndex(routes: readonly CompiledRoute[]): PathIndex | undefined {
   if (routes.length < PATH_INDEX_MIN) return undefined;
-  const exact = new Map<string, Candidates>();
-  const root: PrefixNode = { routes: [], pathOnly: [], children: new Map() };
-  const always: Candidates = { routes: [], pathOnly: [] };
-  const add = (c: Candidates, r: CompiledRoute, pathDecides: boolean) => {
-    c.routes.push(r);
-    c.pathOnly.push(pathDecides && r.method === undefined && r.headers.length === 0 && r.query.length === 0);
+  const byPath = new Map<string, PathEntry>();
+  let root: Candidates | undefined;
+  let always: Candidates | undefined;
+  let maxDepth = 0;
+  const entry = (path: string) => {
+    let e = byPath.get(path);
+    if (e === undefined) {
+      e = { exact: undefined, prefix: undefined };
+      byPath.set(path, e);
+    }
+    return e;
   };
   for (const r of routes) {
     if (r.pathType === PATH_NEVER) continue;
     if (r.pathType === PATH_EXACT) {
-      let c = exact.get(r.pathValue);
-      if (c === undefined) {
-        c = { routes: [], pathOnly: [] };
-        exact.set(r.pathValue, c);
-      }
-      add(c, r, true);
-    } else if (r.pathType === PATH_PREFIX && (r.pathValue === "" || r.pathValue.charCodeAt(0) === 47)) {
-      let node = root;
-      if (r.pathValue !== "")
-        for (const seg of r.pathValue.slice(1).split("/")) {
-          let child = node.children.get(seg);
-          if (child === undefined) {
-            child = { routes: [], pathOnly: [], children: new Map() };
-            node.children.set(seg, child);
-          }
-          node = child;
-        }
-      add(node, r, true);
-    } else add(always, r, false);
+      const e = entry(r.pathValue);
+      e.exact = add(e.exact, r, true);
+    } else if (r.pathType === PATH_PREFIX && r.pathValue === "") root = add(root, r, true);
+    else if (r.pathType === PATH_PREFIX && r.pathValue.charCodeAt(0) === 47) {
+      const e = entry(r.pathValue);
+      e.prefix = add(e.prefix, r, true);
+      maxDepth = Math.max(maxDepth, r.pathValue.split("/").length - 1);
+    } else always = add(always, r, false);
   }
-  return { exact, root, always };
+  return { byPath, root, maxDepth, always };
 }

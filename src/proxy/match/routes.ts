@@ -40,24 +40,22 @@ function findIndexed(
   headers: HeaderLookup,
   query: string,
 ): CompiledRoute | undefined {
-  let best =
-    ix.exact.size > 0 ? firstMatch(ix.exact.get(path), undefined, path, method, headers, query) : undefined;
-  let node = ix.root;
-  best = firstMatch(node, best, path, method, headers, query);
-  // Walk the path's segments down the prefix tree; each node visited holds prefixes that can match.
-  let start = 1;
-  while (node.children.size > 0) {
-    let end = path.indexOf("/", start);
-    if (end < 0) end = path.length;
-    const child = node.children.get(path.slice(start, end));
-    if (child === undefined) break;
-    node = child;
-    best = firstMatch(node, best, path, method, headers, query);
-    if (end >= path.length) break;
-    start = end + 1;
+  let best: CompiledRoute | undefined;
+  const whole = ix.byPath.get(path);
+  if (whole !== undefined) {
+    best = firstMatch(whole.exact, best, path, method, headers, query);
+    best = firstMatch(whole.prefix, best, path, method, headers, query);
+  }
+  best = firstMatch(ix.root, best, path, method, headers, query);
+  // The parts of the path before each `/`: `/a`, `/a/b` for `/a/b/c`; a prefix there matches.
+  let depth = 1;
+  for (let end = path.indexOf("/", 1); end > 0 && depth <= ix.maxDepth; end = path.indexOf("/", end + 1)) {
+    const e = ix.byPath.get(path.slice(0, end));
+    if (e !== undefined) best = firstMatch(e.prefix, best, path, method, headers, query);
+    depth++;
   }
   // Last: regular expressions rank after paths in Gateway API precedence, so a hit above usually skips them.
-  return ix.always.routes.length > 0 ? firstMatch(ix.always, best, path, method, headers, query) : best;
+  return firstMatch(ix.always, best, path, method, headers, query);
 }
 
 /** The first candidate (in precedence order) that matches and comes before `best`; else `best`. */
@@ -76,7 +74,7 @@ function firstMatch(
     const r = routes[i] as CompiledRoute;
     if (r.index >= limit) break;
     // Path-only candidates were reached through the index by their path: they match as they are.
-    if (c.pathOnly[i] === true || routeMatches(r, path, method, headers, query)) return r;
+    if ((i < 31 && (c.mask & (1 << i)) !== 0) || routeMatches(r, path, method, headers, query)) return r;
   }
   return best;
 }

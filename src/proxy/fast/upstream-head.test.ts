@@ -1,0 +1,99 @@
+import { describe, expect, test } from "bun:test";
+import { RELAYED_CLIENT_HEADER } from "../client-address.ts";
+import { prepareUpstreamHeaders } from "../forwarded-headers.ts";
+import { findHeadEnd, parseRequestHead, type RequestHead } from "./request-head.ts";
+import { internalHead } from "./slow-exchange.ts";
+import { plainUpstreamHead } from "./upstream-head.ts";
+
+function head(text: string): RequestHead {
+  const buf = Buffer.from(text, "latin1");
+  const h = parseRequestHead(buf, 0, findHeadEnd(buf, 0, buf.length));
+  if (typeof h === "number") throw new Error(`refused with ${h}`);
+  return h;
+}
+
+/** Field lines of a serialised head → lower-case name → values joined like Headers does. */
+function fields(wire: string): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const line of wire.split("\r\n").slice(1)) {
+    if (line === "") break;
+    const i = line.indexOf(":");
+    const name = line.slice(0, i).toLowerCase();
+    const value = line.slice(i + 1).trim();
+    const had = out.get(name);
+    out.set(name, had === undefined ? value : `${had}, ${value}`);
+  }
+  return out;
+}
+
+const hop = { clientIp: "10.1.2.3", scheme: "http" as const, port: 8080 };
+
+describe("plainUpstreamHead", () => {
+  test("gives the fields forwarded-headers.ts gives (the Bun front's rules)", () => {
+    const text =
+      "GET /p?q=1 HTTP/1.1\r\nHost: a.example\r\nX-Forwarded-For: 1.1.1.1\r\nX-Forwarded-For: 2.2.2.2\r\n" +
+      "X-Forwarded-Proto: https\r\nX-Forwarded-Port: 1\r\nX-Request-Id: abc\r\nConnection: keep-alive, X-Hop\r\n" +
+      "X-Hop: 1\r\nTE: trailers\r\nKeep-Alive: 5\r\nUpgrade: h2c\r\nExpect: 100-continue\r\nAccept: */*\r\n\r\n";
+    const h = head(text);
+    const ours = fields(
+      plainUpstreamHead(h, { path: "/p", query: "?q=1" }, hop, "127.0.0.1:9").head.toString("latin1"),
+    );
+    const reference = new Headers();
+    for (let i = 0; i < h.names.length; i++) reference.append(h.names[i] as string, h.values[i] as string);
+    prepareUpstreamHeaders(reference, { ...hop, host: h.host });
+    expect(Object.fromEntries(ours)).toEqual(Object.fromEntries(reference.entries()));
+  });
+
+  test("one Host line even when the client sent two; the request line is the routed target", () => {
+    const h = head("GET /x/../y HTTP/1.1\r\nHost: a.example\r\nHost: b.example\r\n\r\n");
+    const wire = plainUpstreamHead(h, { path: "/y", query: "" }, hop, "127.0.0.1:9").head.toString("latin1");
+    expect(wire.startsWith("GET /y HTTP/1.1\r\n")).toBe(true);
+    expect(wire.match(/^host:/gim)?.length).toBe(1);
+    expect(fields(wire).get("host")).toBe("a.example, b.example");
+  });
+
+  test("framing is ours: a chunked body stays chunked, a length is restated", () => {
+    const te = head("POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n");
+    const wire = plainUpstreamHead(te, { path: "/", query: "" }, hop, "h").head.toString("latin1");
+    expect(fields(wire).get("transfer-encoding")).toBe("chunked");
+    expect(fields(wire).has("content-length")).toBe(false);
+    const cl = head("POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 3, 3\r\n\r\n");
+    expect(
+      fields(plainUpstreamHead(cl, { path: "/", query: "" }, hop, "h").head.toString()).get("content-length"),
+    ).toBe("3");
+  });
+});
+
+describe("internalHead (slow path)", () => {
+  test("keeps the request as sent, replaces any relayed-client field, and keeps the connection reusable", () => {
+    const h = head(
+      "GET /a/%2e%2e/b HTTP/1.1\r\nHost: a.example\r\nConnection: close, X-Hop\r\nX-Hop: 1\r\n" +
+        `${RELAYED_CLIENT_HEADER}: 6.6.6.6\r\nExpect: 100-continue\r\n\r\n`,
+    );
+    const wire = internalHead(h, "10.1.2.3").toString("latin1");
+    expect(wire.startsWith("GET /a/%2e%2e/b HTTP/1.1\r\n")).toBe(true);
+    const f = fields(wire);
+    expect(f.get(RELAYED_CLIENT_HEADER)).toBe("10.1.2.3");
+    expect(f.get("connection")).toBe("x-hop");
+    expect(f.get("x-hop")).toBe("1");
+    expect(f.has("expect")).toBe(false);
+  });
+
+  test("an upgrade keeps Upgrade and its Connection token", () => {
+    const h = head(
+      "GET /ws HTTP/1.1\r\nHost: a\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Key: k\r\n\r\n",
+    );
+    const f = fields(internalHead(h, "1.2.3.4").toString("latin1"));
+    expect([f.get("connection"), f.get("upgrade"), f.get("sec-websocket-key")]).toEqual([
+      "upgrade",
+      "websocket",
+      "k",
+    ]);
+  });
+
+  test("HTTP/1.0 keeps its version and asks for keep-alive on the internal connection", () => {
+    const wire = internalHead(head("GET / HTTP/1.0\r\n\r\n"), "1.2.3.4").toString("latin1");
+    expect(wire.startsWith("GET / HTTP/1.0\r\n")).toBe(true);
+    expect(fields(wire).get("connection")).toBe("keep-alive");
+  });
+});
