@@ -60,6 +60,7 @@ export async function startGateway(config: ServeConfig): Promise<RunningGateway>
     observer: new MetricsAndAccessLog(metrics, accessLog),
   });
   metrics.setInflightSource(() => proxy.pendingRequests());
+  metrics.setConnectionSource(() => proxy.openConnections());
   // Made once per process (~20 ms of openssl); served for SNI misses on the Ingress HTTPS listener.
   const defaultCert = generatedDefaultCertificate();
   if (defaultCert === undefined)

@@ -45,6 +45,7 @@ export class GatewayMetrics {
   readonly registry = new Registry();
   readonly routes = new RouteStatsTable();
   private inflight: () => number = () => 0;
+  private connections: () => number = () => 0;
   private peers: (() => Promise<PeerMetrics[]>) | undefined;
   private readonly upstreamErrors = new Counter({
     name: "gatehouse_upstream_errors_total",
@@ -172,6 +173,14 @@ export class GatewayMetrics {
         () => [{ labels: {}, value: this.inflight() }],
       ) as never,
     );
+    this.registry.registerMetric(
+      collector(
+        "gatehouse_client_connections",
+        "Client connections open on plain-HTTP listeners (the raw front; TLS listeners are not counted).",
+        "gauge",
+        () => [{ labels: {}, value: this.connections() }],
+      ) as never,
+    );
   }
 
   /** Count one answered request (hot path). `route` is a configured route name or undefined for none. */
@@ -186,6 +195,11 @@ export class GatewayMetrics {
   /** Where the in-flight request count comes from (the proxy's servers). */
   setInflightSource(read: () => number): void {
     this.inflight = read;
+  }
+
+  /** Where the open client connection count comes from (the proxy's servers). */
+  setConnectionSource(read: () => number): void {
+    this.connections = read;
   }
 
   /** Record a configuration apply and refresh what derives from the configuration. */

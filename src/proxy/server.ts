@@ -152,6 +152,13 @@ export class GatewayServer {
     return n;
   }
 
+  /** Client connections open on the listeners that can count them (the raw front's plain-HTTP ones). */
+  openConnections(): number {
+    let n = 0;
+    for (const l of this.live.values()) n += l.server.openConnections ?? 0;
+    return n;
+  }
+
   /** Bound sockets, for tests and logs (a model port of 0 shows the port actually bound). */
   ports(): { listener: string; address: string; port: number }[] {
     return [...this.live.values()].map((l) => ({

@@ -34,6 +34,7 @@ beforeAll(async () => {
     [backend("app", [upstream.port]), backend("gone", [], { problem: "NoReadyEndpoints" })],
   );
   await proxy.apply(m);
+  metrics.setConnectionSource(() => proxy.openConnections());
   metrics.configApplied(true, 0.001, m, []);
   base = `http://127.0.0.1:${proxy.ports()[0]?.port}`;
 });
@@ -110,6 +111,35 @@ describe("metrics", () => {
     expect(metrics.routes.size).toBe(tablesBefore);
     expect((await metrics.text()).split("\n").length).toBe(seriesBefore);
   }, 30_000);
+
+  test("open client connections are a gauge that falls when they close", async () => {
+    const port = proxy.ports()[0]?.port as number;
+    const gauge = async () => {
+      const line = (await metrics.text())
+        .split("\n")
+        .find((l) => l.startsWith("gatehouse_client_connections "));
+      return Number(line?.slice(line.lastIndexOf(" ") + 1) ?? Number.NaN);
+    };
+    const before = await gauge();
+    const sockets = await Promise.all(
+      [0, 1, 2].map(async () => {
+        const answered = Promise.withResolvers<void>();
+        const s = await Bun.connect({
+          hostname: "127.0.0.1",
+          port,
+          socket: { data: () => answered.resolve(), close: () => {} },
+        });
+        s.write("GET /api/x HTTP/1.1\r\nHost: app.test\r\n\r\n");
+        await answered.promise;
+        return s;
+      }),
+    );
+    expect(await gauge()).toBe(before + 3);
+    for (const s of sockets) s.end();
+    const deadline = Date.now() + 2000;
+    while ((await gauge()) !== before && Date.now() < deadline) await Bun.sleep(10);
+    expect(await gauge()).toBe(before);
+  });
 
   test("routes removed from the configuration stop being reported", async () => {
     metrics.configApplied(true, 0.001, model([listener([])]), []);

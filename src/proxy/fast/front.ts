@@ -23,6 +23,8 @@ export interface ServingSocket {
   readonly hostname: string | undefined;
   readonly port: number | undefined;
   readonly pendingRequests: number;
+  /** Client connections open now; absent where the server does not tell (Bun.serve). */
+  readonly openConnections?: number;
   stop(now?: boolean): Promise<void>;
 }
 
@@ -152,6 +154,10 @@ export class RawFront implements ServingSocket {
 
   get port(): number {
     return this.listener.port;
+  }
+
+  get openConnections(): number {
+    return this.connections.size;
   }
 
   /** Requests being read or answered now (tunnels and idle keep-alive connections not counted). */
