@@ -15,10 +15,16 @@ import type { PeerMetrics } from "./observability/metrics.ts";
 const usage = `gatehouse — a Gateway API-first ingress gateway
 
 Usage:
-  gatehouse serve --dir DIR [--http-port 8080] [--https-port 8443] [--admin-port 9090] [--bind ADDR]
-                  [--ingress-class gatehouse] [--watch-ingress-without-class] [--upstream-timeout-ms 60000]
-                  [--workers N] [--drain-delay-ms 5000]
-                  [--drain-timeout-ms 30000] [--access-log-sample 1] [--log-level info]
+  gatehouse serve --dir DIR | --kube [--kubeconfig FILE]
+                  [--http-port 8080] [--https-port 8443] [--admin-port 9090] [--bind 0.0.0.0]
+                  [--workers N] [--ingress-class gatehouse] [--watch-ingress-without-class]
+                  [--gateway-controller gatehouse.dev/gateway-controller] [--gateway-address-pool CIDR]
+                  [--upstream-timeout-ms 60000] [--debounce-ms 100]
+                  [--drain-delay-ms 5000] [--drain-timeout-ms 30000]
+                  [--default-certificate NS/NAME] [--ssl-redirect true] [--http2 false]
+                  [--access-log-sample 1] [--log-level info]
+                  [--redis-url redis://HOST:6379] [--redis-timeout-ms 50]
+                  [--front raw|bun] [--admin-bind ADDR]
   gatehouse translate -f FILE [-f FILE...] [--ingress-class NAME]
 
 Every serve flag can also be set as GATEHOUSE_<FLAG_NAME>, e.g. GATEHOUSE_HTTP_PORT=8080.
