@@ -2,7 +2,7 @@
  * Headers that describe one connection, not the message (RFC 9110 §7.6.1), removed in both directions:
  * the fixed list plus every header the Connection header names.
  */
-const FIXED = [
+export const HOP_BY_HOP: readonly string[] = [
   "connection",
   "keep-alive",
   "proxy-connection",
@@ -20,5 +20,5 @@ export function stripHopByHop(h: Headers): void {
       if (name !== "" && name !== "close" && name !== "keep-alive") h.delete(name);
     }
   }
-  for (const name of FIXED) h.delete(name);
+  for (const name of HOP_BY_HOP) h.delete(name);
 }

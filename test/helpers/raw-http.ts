@@ -1,4 +1,4 @@
-import { connect } from "node:net";
+import { connect, type Socket } from "node:net";
 import { connect as connectTls, type PeerCertificate } from "node:tls";
 
 /** One HTTP/1.1 exchange as it happened on the wire, for assertions a fetch() client would hide. */
@@ -46,10 +46,9 @@ export function rawRequest(req: RawRequest): Promise<RawResponse> {
   if (!headers.some(([n]) => n.toLowerCase() === "connection")) headers.push(["Connection", "close"]);
   if (req.body !== undefined) headers.push(["Content-Length", String(Buffer.byteLength(req.body))]);
   const head = `${req.method ?? "GET"} ${req.target} HTTP/1.1\r\n${headers.map(([n, v]) => `${n}: ${v}\r\n`).join("")}\r\n`;
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    // write, not end: Bun drops the answer of an async handler when the client half-closes first.
-    const send = () => socket.write(head + (req.body ?? ""));
+  // write, not end: Bun drops the answer of an async handler when the client half-closes first.
+  const bytes = head + (req.body ?? "");
+  return exchange((send) => {
     const socket = req.tls
       ? connectTls(
           {
@@ -60,10 +59,19 @@ export function rawRequest(req: RawRequest): Promise<RawResponse> {
             ...(req.tls.checkServerIdentity ? { checkServerIdentity: req.tls.checkServerIdentity } : {}),
             ALPNProtocols: ["http/1.1"],
           },
-          send,
+          () => send(bytes),
         )
-      : connect({ host: req.host, port: req.port }, send);
-    socket.setTimeout(req.timeoutMs ?? 10_000, () => socket.destroy(new Error("raw request timed out")));
+      : connect({ host: req.host, port: req.port }, () => send(bytes));
+    return socket;
+  }, req.timeoutMs ?? 10_000);
+}
+
+/** Connects with `open`, writes once connected, and parses what arrives until the server closes. */
+function exchange(open: (send: (bytes: string) => void) => Socket, timeoutMs: number): Promise<RawResponse> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    const socket: Socket = open((bytes) => socket.write(bytes));
+    socket.setTimeout(timeoutMs, () => socket.destroy(new Error("raw exchange timed out")));
     socket.on("data", (c: Buffer) => chunks.push(c));
     socket.on("error", reject);
     socket.on("close", () => {
@@ -81,20 +89,7 @@ export function rawRequest(req: RawRequest): Promise<RawResponse> {
  * `Connection: close`), for requests `rawRequest` cannot express (HTTP/1.0, two Host lines, smuggling).
  */
 export function wireExchange(port: number, bytes: string, timeoutMs = 5000): Promise<RawResponse> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    const socket = connect({ host: "127.0.0.1", port }, () => socket.write(bytes));
-    socket.setTimeout(timeoutMs, () => socket.destroy(new Error("wire exchange timed out")));
-    socket.on("data", (c: Buffer) => chunks.push(c));
-    socket.on("error", reject);
-    socket.on("close", () => {
-      try {
-        resolve(parseResponse(Buffer.concat(chunks)));
-      } catch (err) {
-        reject(err);
-      }
-    });
-  });
+  return exchange((send) => connect({ host: "127.0.0.1", port }, () => send(bytes)), timeoutMs);
 }
 
 /** `GET <target>` on 127.0.0.1 with a Host header (none when `host` is null) and Connection: close. */

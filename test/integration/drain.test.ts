@@ -7,6 +7,7 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type EchoServer, startEchoServer } from "../helpers/echo-server.ts";
+import { defaultBackendYaml } from "../helpers/folder-fixtures.ts";
 import { type GatewayProcess, startGatewayProcess } from "../helpers/gateway-process.ts";
 
 let dir: string;
@@ -16,28 +17,7 @@ let gw: GatewayProcess | undefined;
 beforeAll(async () => {
   echo = startEchoServer({ service: "slow" });
   dir = await mkdtemp(join(tmpdir(), "gatehouse-drain-"));
-  await writeFile(
-    join(dir, "all.yaml"),
-    `apiVersion: networking.k8s.io/v1
-kind: Ingress
-metadata: { name: slow, namespace: default }
-spec:
-  ingressClassName: gatehouse
-  defaultBackend: { service: { name: slow, port: { number: 80 } } }
----
-apiVersion: v1
-kind: Service
-metadata: { name: slow, namespace: default }
-spec: { ports: [{ port: 80 }] }
----
-apiVersion: discovery.k8s.io/v1
-kind: EndpointSlice
-metadata: { name: slow-1, namespace: default, labels: { kubernetes.io/service-name: slow } }
-addressType: IPv4
-endpoints: [{ addresses: [127.0.0.1] }]
-ports: [{ port: ${echo.port} }]
-`,
-  );
+  await writeFile(join(dir, "all.yaml"), defaultBackendYaml("slow", echo.port));
 });
 
 afterAll(async () => {

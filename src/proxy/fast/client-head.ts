@@ -4,18 +4,11 @@
  * runResponseFilters do), and the small answers the gateway makes itself (same bodies as responses.ts).
  */
 import type { ResponseFilter } from "../filters/chain.ts";
+import { HOP_BY_HOP } from "../hop-by-hop.ts";
 import { STATUS_TEXT } from "../responses.ts";
 import { RES_CHUNKED, RES_LENGTH, type ResponseHead } from "./response-head.ts";
 
-const HOP: ReadonlySet<string> = new Set([
-  "connection",
-  "keep-alive",
-  "proxy-connection",
-  "te",
-  "trailer",
-  "transfer-encoding",
-  "upgrade",
-]);
+const HOP: ReadonlySet<string> = new Set(HOP_BY_HOP);
 
 const REASONS: Readonly<Record<number, string>> = {
   100: "Continue",

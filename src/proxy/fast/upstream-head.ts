@@ -7,18 +7,13 @@
  */
 import type { RequestContext } from "../filters/chain.ts";
 import { isSaneRequestId, newRequestId, prepareUpstreamHeaders } from "../forwarded-headers.ts";
+import { HOP_BY_HOP } from "../hop-by-hop.ts";
 import type { RequestTarget } from "../request-target.ts";
 import { BODY_CHUNKED, BODY_LENGTH, type RequestHead } from "./request-head.ts";
 
 /** Headers never copied from the client: hop-by-hop, framing we redo, and what we set ourselves. */
 const DROP: ReadonlySet<string> = new Set([
-  "connection",
-  "keep-alive",
-  "proxy-connection",
-  "te",
-  "trailer",
-  "transfer-encoding",
-  "upgrade",
+  ...HOP_BY_HOP,
   "expect",
   "content-length",
   "x-forwarded-for",

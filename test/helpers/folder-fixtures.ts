@@ -1,0 +1,24 @@
+/** Manifests for folder-source tests: the smallest configuration that routes traffic somewhere. */
+
+/** An Ingress whose default backend is Service `name`, with one EndpointSlice on 127.0.0.1:`port`. */
+export function defaultBackendYaml(name: string, port: number): string {
+  return `apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata: { name: ${name}, namespace: default }
+spec:
+  ingressClassName: gatehouse
+  defaultBackend: { service: { name: ${name}, port: { number: 80 } } }
+---
+apiVersion: v1
+kind: Service
+metadata: { name: ${name}, namespace: default }
+spec: { ports: [{ port: 80 }] }
+---
+apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata: { name: ${name}-1, namespace: default, labels: { kubernetes.io/service-name: ${name} } }
+addressType: IPv4
+endpoints: [{ addresses: [127.0.0.1] }]
+ports: [{ port: ${port} }]
+`;
+}
