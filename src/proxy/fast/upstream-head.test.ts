@@ -3,7 +3,7 @@ import { RELAYED_CLIENT_HEADER } from "../client-address.ts";
 import { prepareUpstreamHeaders } from "../forwarded-headers.ts";
 import { findHeadEnd, parseRequestHead, type RequestHead } from "./request-head.ts";
 import { internalHead } from "./slow-exchange.ts";
-import { plainUpstreamHead } from "./upstream-head.ts";
+import { filteredUpstreamHead, plainUpstreamHead } from "./upstream-head.ts";
 
 function head(text: string): RequestHead {
   const buf = Buffer.from(text, "latin1");
@@ -61,6 +61,18 @@ describe("plainUpstreamHead", () => {
     expect(
       fields(plainUpstreamHead(cl, { path: "/", query: "" }, hop, "h").head.toString()).get("content-length"),
     ).toBe("3");
+  });
+});
+
+describe("the internal relay header on the fast path", () => {
+  test("a client's copy never goes upstream, with or without request filters", () => {
+    const h = head(`GET / HTTP/1.1\r\nHost: a\r\n${RELAYED_CLIENT_HEADER}: 6.6.6.6\r\n\r\n`);
+    const plain = plainUpstreamHead(h, { path: "/", query: "" }, hop, "h").head.toString("latin1");
+    const filtered = filteredUpstreamHead(h, { path: "/", query: "" }, hop, "h", "", []).head.toString(
+      "latin1",
+    );
+    expect(fields(plain).has(RELAYED_CLIENT_HEADER)).toBe(false);
+    expect(fields(filtered).has(RELAYED_CLIENT_HEADER)).toBe(false);
   });
 });
 

@@ -5,6 +5,8 @@
  * exactly the rules of forwarded-headers.ts (which the filtered variant calls directly), then our own
  * framing (Content-Length, or chunked when we re-chunk a chunked body).
  */
+
+import { RELAYED_CLIENT_HEADER } from "../client-address.ts";
 import type { RequestContext } from "../filters/chain.ts";
 import { isSaneRequestId, newRequestId, prepareUpstreamHeaders } from "../forwarded-headers.ts";
 import { HOP_BY_HOP } from "../hop-by-hop.ts";
@@ -21,6 +23,8 @@ const DROP: ReadonlySet<string> = new Set([
   "x-forwarded-host",
   "x-forwarded-port",
   "x-request-id",
+  // Our internal relay header means nothing outside the front; a client's copy is never passed on.
+  RELAYED_CLIENT_HEADER,
 ]);
 
 export interface Hop {
@@ -92,6 +96,7 @@ export function filteredUpstreamHead(
   const h = new Headers();
   for (let i = 0; i < head.names.length; i++) h.append(head.names[i] as string, head.values[i] as string);
   const requestId = prepareUpstreamHeaders(h, { ...hop, host: head.host });
+  h.delete(RELAYED_CLIENT_HEADER);
   const ctx: RequestContext = {
     req: NO_REQUEST,
     headers: h,
