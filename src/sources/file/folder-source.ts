@@ -2,7 +2,7 @@ import { type FSWatcher, watch } from "node:fs";
 import { stat } from "node:fs/promises";
 import { CappedDebounce } from "../debounce.ts";
 import type { FileMemory, FolderLoad } from "./assemble.ts";
-import { fileSourceLog as log, logLoad, readFolder } from "./load.ts";
+import { fileSourceLog as log, logLoad, type ParseCache, readFolder } from "./load.ts";
 import { folderFingerprint } from "./walk.ts";
 
 export interface FolderSourceOptions {
@@ -31,6 +31,7 @@ export class FolderSource {
   readonly #pollMs: number;
   readonly #usePolling: boolean;
   #memory: FileMemory = new Map();
+  readonly #parsed: ParseCache = new Map();
   #watcher: FSWatcher | undefined;
   #watchedIno: number | undefined;
   #poller: ReturnType<typeof setInterval> | undefined;
@@ -53,7 +54,7 @@ export class FolderSource {
     // Watch before reading, so a change made during the first read is not missed.
     if (!(await stat(this.#dir)).isDirectory()) throw new Error(`${this.#dir} is not a folder`);
     await this.#ensureWatching();
-    const { load, memory } = await readFolder(this.#dir);
+    const { load, memory } = await readFolder(this.#dir, new Map(), this.#parsed);
     this.#memory = memory;
     logLoad(load);
     this.#onSnapshot(load);
@@ -81,7 +82,7 @@ export class FolderSource {
     }
     this.#reading = true;
     try {
-      const { load, memory } = await readFolder(this.#dir, this.#memory);
+      const { load, memory } = await readFolder(this.#dir, this.#memory, this.#parsed);
       if (this.#stopped) return;
       this.#memory = memory;
       logLoad(load);

@@ -3,7 +3,7 @@ import { mkdir, mkdtemp, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setLogSink } from "../../observability/logger.ts";
-import { loadFiles, loadFolder, readFolder } from "./load.ts";
+import { loadFiles, loadFolder, type ParseCache, readFolder } from "./load.ts";
 
 const svc = (name: string, extra = "") =>
   `apiVersion: v1\nkind: Service\nmetadata: { name: ${name}${extra} }\nspec: { ports: [{ port: 80 }] }\n`;
@@ -189,5 +189,26 @@ describe("loadFiles", () => {
     expect(names(load.snapshot.services)).toEqual(["default/z", "default/x"]);
     expect(load.errors).toEqual([expect.objectContaining({ file: join(dir, "missing.yaml"), docIndex: -1 })]);
     expect(logs).toEqual([]);
+  });
+});
+
+describe("readFolder with a parse cache", () => {
+  test("unchanged files reuse their parse; changed and removed files do not", async () => {
+    await put("a.yaml", svc("a"));
+    await put("b.yaml", svc("b"));
+    const cache: ParseCache = new Map();
+    const first = await readFolder(dir, new Map(), cache);
+    const parseA = cache.get(join(dir, "a.yaml"))?.parse;
+    const parseB = cache.get(join(dir, "b.yaml"))?.parse;
+    await put("b.yaml", svc("b2"));
+    await put("c.yaml", svc("c"));
+    const second = await readFolder(dir, first.memory, cache);
+    expect(names(second.load.snapshot.services)).toEqual(["default/a", "default/b2", "default/c"]);
+    expect(cache.get(join(dir, "a.yaml"))?.parse).toBe(parseA as never);
+    expect(cache.get(join(dir, "b.yaml"))?.parse).not.toBe(parseB as never);
+    await rm(join(dir, "a.yaml"));
+    const third = await readFolder(dir, second.memory, cache);
+    expect(names(third.load.snapshot.services)).toEqual(["default/b2", "default/c"]);
+    expect([...cache.keys()].sort()).toEqual([join(dir, "b.yaml"), join(dir, "c.yaml")]);
   });
 });
