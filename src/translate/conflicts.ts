@@ -15,7 +15,8 @@ export interface ConflictCandidate extends RouteOrder {
 
 /** Routes that claim the same thing: same host, same kind (rule or default backend), same path match. */
 function conflictKey(c: ConflictCandidate): string {
-  return JSON.stringify([c.host.hostname, c.isDefault, c.path.type, c.path.value]);
+  // NUL cannot occur in a host or path; a string join is much cheaper than JSON at 10k routes.
+  return `${c.host.hostname}\0${c.isDefault}\0${c.path.type}\0${c.path.value}`;
 }
 
 /** Oldest object first, then namespace/name, then position within the object. */

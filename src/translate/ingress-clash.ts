@@ -24,7 +24,7 @@ export function dropIngressClashes(
       continue;
     for (const vh of l.virtualHosts) {
       for (const r of vh.routes) {
-        const key = JSON.stringify([vh.hostname, r.match.path.type, r.match.path.value]);
+        const key = claimKey(vh.hostname, r);
         if (!claims.has(key)) claims.set(key, { route: r, listener: l.name });
       }
     }
@@ -35,7 +35,7 @@ export function dropIngressClashes(
     .map((vh) => ({
       ...vh,
       routes: vh.routes.filter((r) => {
-        const claim = claims.get(JSON.stringify([vh.hostname, r.match.path.type, r.match.path.value]));
+        const claim = claims.get(claimKey(vh.hostname, r));
         if (!claim || r.source.kind !== "Ingress") return true;
         const by = claim.route.source;
         problems.push(
@@ -51,4 +51,9 @@ export function dropIngressClashes(
     }))
     .filter((vh) => vh.routes.length > 0);
   return { listener: { ...defaultListener, virtualHosts }, problems };
+}
+
+/** Host and path match as one map key (NUL cannot occur in either; cheaper than JSON at 10k routes). */
+function claimKey(hostname: string, r: Route): string {
+  return `${hostname}\0${r.match.path.type}\0${r.match.path.value}`;
 }

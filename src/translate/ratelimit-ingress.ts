@@ -74,3 +74,11 @@ export function ingressRateLimit(ingress: Ingress, ref: SourceRef): IngressRateL
   };
   return { settings, problems };
 }
+
+/** Whether the Ingress carries any `limit-*` annotation (only those are read by `ingressRateLimit`). */
+export function hasLimitAnnotation(ingress: Ingress): boolean {
+  const annotations = ingress.metadata?.annotations;
+  if (annotations === undefined || annotations === null) return false;
+  for (const key of Object.keys(annotations)) if (key.startsWith(`${prefix}limit-`)) return true;
+  return false;
+}

@@ -21,7 +21,7 @@ import {
 } from "./policy-attachment.ts";
 import { type PolicyStatusInput, policyProblems, policyStatus } from "./policy-status.ts";
 import { internalProblem } from "./problems.ts";
-import { ingressRateLimit } from "./ratelimit-ingress.ts";
+import { hasLimitAnnotation, ingressRateLimit } from "./ratelimit-ingress.ts";
 import { parseRateLimitSpec, type RateLimitSettings } from "./ratelimit-spec.ts";
 import { compareStrings } from "./sort.ts";
 
@@ -58,14 +58,15 @@ export function applyRateLimitPolicies(
     }
   }
   // Annotations count only on Ingresses that are ours (they have routes in the model).
+  const limited = arrayOf(snapshot?.ingresses).filter((ing) => ing?.metadata && hasLimitAnnotation(ing));
   const ours = new Set<string>();
-  mapPlacedRoutes(model, (_l, route) => {
-    if (route.source.kind === "Ingress") ours.add(`${route.source.namespace}/${route.source.name}`);
-    return route;
-  });
+  if (limited.length > 0)
+    for (const l of model.listeners)
+      for (const vh of l.virtualHosts)
+        for (const r of vh.routes)
+          if (r.source.kind === "Ingress") ours.add(`${r.source.namespace}/${r.source.name}`);
   const annotated = new Map<string, RateLimitSettings>();
-  for (const ing of arrayOf(snapshot?.ingresses)) {
-    if (!ing?.metadata) continue;
+  for (const ing of limited) {
     const ref = sourceRef("Ingress", ing);
     if (!ours.has(`${ref.namespace}/${ref.name}`)) continue;
     const found = ingressRateLimit(ing, ref);
@@ -75,13 +76,17 @@ export function applyRateLimitPolicies(
   const targets = policyTargets(snapshot);
   const valid = candidates.filter((c): c is Valid => typeof c.settings !== "string");
   const attached = attachPolicies(valid, targets);
-  const next = mapPlacedRoutes(model, (listener, route) => {
-    const p = attached.policyFor(listener, route);
-    if (p !== undefined) return withLimit(route, p.ref, "ratelimitpolicy", p.settings);
-    if (route.source.kind !== "Ingress") return route;
-    const own = annotated.get(`${route.source.namespace}/${route.source.name}`);
-    return own === undefined ? route : withLimit(route, route.source, "ingress", own);
-  });
+  // Nothing can attach (the common case): skip walking every route of a large model.
+  const next =
+    valid.length === 0 && annotated.size === 0
+      ? model
+      : mapPlacedRoutes(model, (listener, route) => {
+          const p = attached.policyFor(listener, route);
+          if (p !== undefined) return withLimit(route, p.ref, "ratelimitpolicy", p.settings);
+          if (route.source.kind !== "Ingress") return route;
+          const own = annotated.get(`${route.source.namespace}/${route.source.name}`);
+          return own === undefined ? route : withLimit(route, route.source, "ingress", own);
+        });
   const statuses: ObjectStatus[] = [];
   const sorted = [...candidates].sort(
     (a, b) => compareStrings(a.ref.namespace, b.ref.namespace) || compareStrings(a.ref.name, b.ref.name),

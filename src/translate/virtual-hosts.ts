@@ -28,7 +28,8 @@ export function buildVirtualHosts(candidates: readonly RouteCandidate[], index: 
   for (const c of candidates) {
     try {
       const ns = c.ref.namespace;
-      const key = JSON.stringify([ns, c.backend.serviceName, c.backend.port]);
+      const port = c.backend.port;
+      const key = `${ns}\0${c.backend.serviceName}\0${"number" in port ? port.number : `name:${port.name}`}`;
       let lookup = lookups.get(key);
       if (!lookup) {
         lookup = lookupServiceBackend(index, ns, c.backend.serviceName, c.backend.port);
