@@ -28,6 +28,34 @@ const REASONS: Readonly<Record<number, string>> = {
 const NO_REQUEST = new Request("http://fast-path.invalid/");
 
 /**
+ * Fields the edge guards add to a response after the route's filters: `append` (auth's), then `set`
+ * (rate limit headers, which replace any of the same name). Applied without a Headers object when the
+ * route has no response filters. Names lower-case.
+ */
+export interface ResponseHeaderEdit {
+  readonly append: readonly (readonly [string, string])[];
+  readonly set: readonly (readonly [string, string])[];
+}
+
+function replaced(edit: ResponseHeaderEdit | undefined, name: string): boolean {
+  if (edit === undefined) return false;
+  for (const [n] of edit.set) if (n === name) return true;
+  return false;
+}
+
+function editLines(edit: ResponseHeaderEdit): string {
+  let out = "";
+  for (const [name, value] of edit.append) out += `${name}: ${value}\r\n`;
+  for (const [name, value] of edit.set) out += `${name}: ${value}\r\n`;
+  return out;
+}
+
+function applyEdit(h: Headers, edit: ResponseHeaderEdit): void {
+  for (const [name, value] of edit.append) h.append(name, value);
+  for (const [name, value] of edit.set) h.set(name, value);
+}
+
+/**
  * @param chunkedOut the body goes out chunked (upstream chunked and the client speaks 1.1)
  * @param close the client connection closes after this response
  * @returns the head as a latin1 string (the relay writes it together with the first body bytes)
@@ -39,6 +67,7 @@ export function passedOnHead(
   close: boolean,
   http10Client: boolean,
   filters: readonly ResponseFilter[],
+  edit?: ResponseHeaderEdit,
 ): string {
   const { rawNames, names, values } = res;
   let out = `HTTP/1.1 ${res.status} ${res.reason}\r\n`;
@@ -48,7 +77,7 @@ export function passedOnHead(
     let date = false;
     for (let i = 0; i < names.length; i++) {
       const name = names[i] as string;
-      if (HOP.has(name) || (named.length > 0 && named.includes(name))) continue;
+      if (HOP.has(name) || (named.length > 0 && named.includes(name)) || replaced(edit, name)) continue;
       if (name === "server") server = true;
       else if (name === "date") date = true;
       out += `${rawNames[i]}: ${values[i]}\r\n`;
@@ -56,6 +85,7 @@ export function passedOnHead(
     if (!server) out += `Server: ${serverHeader}\r\n`;
     // Bun.serve adds Date to every response; so does this front (RFC 9110 §6.6.1).
     if (!date) out += `Date: ${httpDate()}\r\n`;
+    if (edit !== undefined) out += editLines(edit);
   } else {
     const h = new Headers();
     for (let i = 0; i < names.length; i++) {
@@ -65,6 +95,7 @@ export function passedOnHead(
     if (!h.has("server")) h.set("server", serverHeader);
     if (!h.has("date")) h.set("date", httpDate());
     for (const f of filters) f(NO_REQUEST, h);
+    if (edit !== undefined) applyEdit(h, edit);
     // The body is passed on as the upstream framed it: its Content-Length cannot be edited away.
     h.delete("content-length");
     if (res.bodyKind === RES_LENGTH) h.set("content-length", String(res.contentLength));
@@ -93,11 +124,13 @@ export function generatedResponse(
   serverHeader: string,
   close: boolean,
   filters: readonly ResponseFilter[] = [],
+  edit?: ResponseHeaderEdit,
 ): Buffer {
   const body = STATUS_TEXT[status] ?? `${reasonPhrase(status)}\n`;
-  if (filters.length > 0) {
+  if (filters.length > 0 || edit !== undefined) {
     const h = new Headers({ "content-type": "text/plain; charset=utf-8", server: serverHeader });
     for (const f of filters) f(NO_REQUEST, h);
+    if (edit !== undefined) applyEdit(h, edit);
     h.set("content-length", String(body.length));
     if (close) h.set("connection", "close");
     if (!h.has("date")) h.set("date", httpDate());

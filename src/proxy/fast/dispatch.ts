@@ -4,12 +4,16 @@
  * runs `handleRequest`, so every feature works behind this front). A 404 and refused targets are
  * answered here directly, with the bodies handler.ts uses.
  */
+
+import { needsGuards } from "../guards.ts";
 import { findVirtualHost, normaliseHost } from "../match/host.ts";
 import { findRoute, type HeaderLookup } from "../match/routes.ts";
 import { type RequestInfo, startedInfo } from "../observer.ts";
 import { generatedResponse } from "./client-head.ts";
 import type { ClientConnection, Exchange } from "./connection.ts";
+import { runGuards } from "./edge-guards.ts";
 import { FastExchange } from "./fast-exchange.ts";
+import { GuardedExchange, startFast } from "./guarded-exchange.ts";
 import { isFastRoute } from "./plan.ts";
 import type { RequestHead } from "./request-head.ts";
 import { SlowExchange } from "./slow-exchange.ts";
@@ -39,10 +43,8 @@ export function dispatch(conn: ClientConnection, head: RequestHead): Exchange | 
     return undefined;
   }
   const vh = findVirtualHost(state.table.hosts, normaliseHost(head.host));
-  const route =
-    vh === undefined
-      ? undefined
-      : findRoute(vh, target.path, head.method, new HeadLookup(head), target.query);
+  const lookup = new HeadLookup(head);
+  const route = vh === undefined ? undefined : findRoute(vh, target.path, head.method, lookup, target.query);
   if (route === undefined) {
     answer(conn, head, info, 404, target.path, false);
     return undefined;
@@ -51,7 +53,22 @@ export function dispatch(conn: ClientConnection, head: RequestHead): Exchange | 
   // Upgrades go the slow way: the app proxies WebSockets (and closes them on drain) as it always has.
   if (head.upgrade === null && route.action.kind === "Forward" && isFastRoute(route)) {
     const choice = route.action.pick();
-    if (choice !== undefined) return new FastExchange(conn, head, target, route, choice, info);
+    if (choice !== undefined) {
+      if (!needsGuards(route)) return new FastExchange(conn, head, target, route, choice, info);
+      const result = runGuards({
+        route,
+        target,
+        method: head.method,
+        headers: lookup,
+        clientIp: conn.clientIp,
+        guards: state.settings.guards,
+        serverHeader: state.settings.serverHeader,
+      });
+      // Admitted at once (a cached token, no limit): no deferral at all.
+      if (!(result instanceof Promise) && result.ok)
+        return startFast(conn, head, target, route, choice, info, result);
+      return new GuardedExchange(conn, head, target, route, choice, info, result);
+    }
   }
   return new SlowExchange(conn, head, conn.internalEndpoint);
 }

@@ -4,6 +4,7 @@
  * as handler.ts + forward.ts build it (X-Forwarded-*, X-Request-Id, hop-by-hop fields dropped, the
  * route's header modifiers and URL rewrite), and the route's time limits and retries apply.
  */
+import type { RequestContext } from "../filters/chain.ts";
 import { limit } from "../forward.ts";
 import { limitedLog } from "../log-limit.ts";
 import type { RequestInfo } from "../observer.ts";
@@ -15,6 +16,7 @@ import {
   nextEndpoint,
   PATH_REGEX,
 } from "../table.ts";
+import type { ResponseHeaderEdit } from "./client-head.ts";
 import type { ClientConnection } from "./connection.ts";
 import { BODY_NONE, type RequestHead } from "./request-head.ts";
 import { type ExchangeLimits, UpstreamExchange } from "./upstream-exchange.ts";
@@ -31,8 +33,12 @@ export class FastExchange extends UpstreamExchange {
     private readonly route: CompiledRoute,
     private readonly choice: BackendChoice,
     private readonly info: RequestInfo | undefined,
+    /** The edge guards' request edit (claim headers), run before the route's request filters. */
+    private readonly guardRequest?: (ctx: RequestContext) => undefined,
+    /** The edge guards' response edit (limit headers), run after the route's response filters. */
+    guardResponse?: ResponseHeaderEdit,
   ) {
-    super(conn, head, routeLimits(route, head, conn), choice.filters.response);
+    super(conn, head, routeLimits(route, head, conn), choice.filters.response, guardResponse);
     this.backend = choice.backend as CompiledBackend;
     if (info !== undefined) info.client = conn.clientIp;
     this.start();
@@ -54,7 +60,8 @@ export class FastExchange extends UpstreamExchange {
     };
     // "http://" is 7 characters: the rest is the authority, the Host when the client sent none.
     const endpointHost = endpoint.slice(7);
-    const filters = this.choice.filters.request;
+    const own = this.choice.filters.request;
+    const filters = this.guardRequest === undefined ? own : [this.guardRequest, ...own];
     if (filters.length === 0) return plainUpstreamHead(this.head, this.target, hop, endpointHost);
     const prefix = this.route.pathType === PATH_REGEX ? "" : this.route.pathValue;
     return filteredUpstreamHead(this.head, this.target, hop, endpointHost, prefix, filters);

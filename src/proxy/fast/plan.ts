@@ -2,7 +2,9 @@
  * Which routes the raw-socket front serves itself (the fast path) and which go through `handleRequest`
  * with real Request/Response objects. Fast: a Forward whose every backend choice is a plain HTTP/1.1
  * backend with endpoints, no invalid reference, and only filters the fast path implements (header
- * modifiers, URL rewrite), on a route without guards. Decided once per compiled route (a reload
+ * modifiers, URL rewrite), on a route whose guards all run here too: token authentication (no OIDC
+ * login, whose redirects and callbacks need the Request) and rate limits, but no CORS filter (its
+ * preflights skip authentication, which guards.ts decides). Decided once per compiled route (a reload
  * compiles new route objects, so the cache never goes stale).
  */
 import type { Filter } from "../../model/types.ts";
@@ -28,7 +30,12 @@ export function isFastRoute(route: CompiledRoute): boolean {
 
 function decide(route: CompiledRoute): boolean {
   const a = route.action;
-  if (a.kind !== "Forward" || needsGuards(route) || a.choices.length === 0) return false;
+  if (a.kind !== "Forward" || a.choices.length === 0) return false;
+  if (needsGuards(route)) {
+    if (route.cors) return false;
+    const auth = route.auth;
+    if (auth !== undefined && auth.oidc !== undefined && auth.failClosed === undefined) return false;
+  }
   return a.choices.every(
     (c) =>
       c.failStatus === undefined &&

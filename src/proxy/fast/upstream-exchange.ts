@@ -14,7 +14,7 @@
  * no body).
  */
 import type { ResponseFilter } from "../filters/chain.ts";
-import { generatedResponse, passedOnHead } from "./client-head.ts";
+import { generatedResponse, passedOnHead, type ResponseHeaderEdit } from "./client-head.ts";
 import type { ClientConnection, Exchange } from "./connection.ts";
 import { BODY_CHUNKED, BODY_NONE, findHeadEnd, type RequestHead } from "./request-head.ts";
 import { parseResponseHead, RES_CHUNKED, RES_CLOSE, RES_LENGTH, type ResponseHead } from "./response-head.ts";
@@ -67,6 +67,8 @@ export abstract class UpstreamExchange implements Exchange, UpstreamHandler {
     protected readonly head: RequestHead,
     private readonly limits: ExchangeLimits,
     private readonly responseFilters: readonly ResponseFilter[],
+    /** The edge guards' response fields, added after the filters (fast-exchange.ts). */
+    private readonly responseEdit?: ResponseHeaderEdit,
   ) {}
 
   /** The endpoint of the next attempt (`http://ip:port` or `unix:/path`). */
@@ -249,7 +251,15 @@ export abstract class UpstreamExchange implements Exchange, UpstreamHandler {
     const close =
       !head.keepAlive || res.bodyKind === RES_CLOSE || (res.bodyKind === RES_CHUNKED && head.http10);
     const serverHeader = this.conn.state0.settings.serverHeader;
-    const out = passedOnHead(res, serverHeader, chunkedOut, close, head.http10, this.responseFilters);
+    const out = passedOnHead(
+      res,
+      serverHeader,
+      chunkedOut,
+      close,
+      head.http10,
+      this.responseFilters,
+      this.responseEdit,
+    );
     const relay = new ResponseRelay(this.conn, res, chunkedOut, close, () => this.upstream?.socket?.pause());
     this.relay = relay;
     relay.holdHead(out);
@@ -305,7 +315,9 @@ export abstract class UpstreamExchange implements Exchange, UpstreamHandler {
     clearTimeout(this.timer);
     const settings = this.conn.state0.settings;
     const close = !this.head.keepAlive || !this.bodyDone;
-    this.conn.write(generatedResponse(status, settings.serverHeader, close, this.responseFilters));
+    this.conn.write(
+      generatedResponse(status, settings.serverHeader, close, this.responseFilters, this.responseEdit),
+    );
     this.observe(status, -1);
     this.conn.responseDone(close);
   }

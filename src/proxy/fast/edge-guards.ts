@@ -1,0 +1,150 @@
+/**
+ * The edge guards of guards.ts, run by the raw-socket front on a parsed request head: authentication
+ * (token routes only; `checkToken` reads the head, no Request is built), then the rate limit keyed with
+ * the verified claims. Same order, same outcomes, same fail-closed rules as `guarded()`: a route asking
+ * for an engine the process does not have is a 500, and so is a guard that throws. The result stays
+ * synchronous while every step is (a cached token, no limit), so the common case costs no promise.
+ */
+import type { AuthOutcome } from "../../auth/enforce.ts";
+import type { RateLimitOutcome } from "../../ratelimit/enforce.ts";
+import type { RequestContext } from "../filters/chain.ts";
+import type { EdgeGuards } from "../guards.ts";
+import { limitedLog } from "../log-limit.ts";
+import type { RequestTarget } from "../request-target.ts";
+import { errorResponse } from "../responses.ts";
+import type { CompiledRoute } from "../table.ts";
+import type { ResponseHeaderEdit } from "./client-head.ts";
+
+/** A request header by lower-case name (the dispatcher's view of the parsed head). */
+export interface HeadReader {
+  get(name: string): string | null;
+}
+
+/** What the request needs to be guarded. */
+export interface GuardInput {
+  readonly route: CompiledRoute;
+  readonly target: RequestTarget;
+  readonly method: string;
+  readonly headers: HeadReader;
+  readonly clientIp: string;
+  readonly guards: EdgeGuards | undefined;
+  readonly serverHeader: string;
+}
+
+/** Admitted: the edits the guards ask for, as filters the fast path runs (undefined: none). */
+export interface GuardPass {
+  readonly ok: true;
+  /** Runs before the route's request filters (guards.ts edits the request before any filter runs). */
+  readonly request: ((ctx: RequestContext) => undefined) | undefined;
+  /** Runs after the route's response filters (guards.ts edits the response the action returned). */
+  readonly response: ResponseHeaderEdit | undefined;
+}
+
+/** Refused: this answer goes to the client and nothing goes upstream. */
+export interface GuardRefusal {
+  readonly ok: false;
+  readonly response: Response;
+}
+
+export type GuardResult = GuardPass | GuardRefusal;
+
+type Edit = readonly (readonly [string, string])[];
+
+export function runGuards(input: GuardInput): GuardResult | Promise<GuardResult> {
+  try {
+    const { route, guards } = input;
+    if (route.auth === undefined) return limitStep(input, undefined, undefined);
+    if (guards?.auth === undefined)
+      return missingEngine(input, "route requires authentication but no enforcer runs");
+    const q = input.target.query;
+    const outcome = guards.auth.checkToken(route.auth, input.headers, q.length > 0 ? q.slice(1) : "");
+    if (outcome instanceof Promise)
+      return outcome.then(
+        (o) => afterAuth(input, o),
+        (e) => thrown(input, e),
+      );
+    return afterAuth(input, outcome);
+  } catch (err) {
+    return thrown(input, err);
+  }
+}
+
+function afterAuth(input: GuardInput, outcome: AuthOutcome): GuardResult | Promise<GuardResult> {
+  try {
+    if (!outcome.ok) return { ok: false, response: outcome.response };
+    let request: GuardPass["request"];
+    const remove = outcome.removeHeaders;
+    const set = outcome.setHeaders;
+    // No claim headers configured: no request edit, so the upstream head stays the plain, unparsed copy.
+    if (remove.length > 0 || set.length > 0)
+      request = (ctx) => {
+        for (const name of remove) ctx.headers.delete(name);
+        for (const [name, value] of set) ctx.headers.set(name, value);
+        return undefined;
+      };
+    return limitStep(input, outcome, request);
+  } catch (err) {
+    return thrown(input, err);
+  }
+}
+
+function limitStep(
+  input: GuardInput,
+  auth: (AuthOutcome & { ok: true }) | undefined,
+  request: GuardPass["request"],
+): GuardResult | Promise<GuardResult> {
+  const { route, guards } = input;
+  const appended = auth?.responseHeaders;
+  if (route.rateLimit === undefined)
+    return { ok: true, request, response: responseEdit(appended, undefined) };
+  if (guards?.rateLimit === undefined)
+    return missingEngine(input, "route has a rate limit but no limiter runs");
+  const headers = input.headers;
+  const checked = guards.rateLimit.check(route.rateLimit, {
+    clientIp: input.clientIp,
+    header: (name) => headers.get(name),
+    method: input.method,
+    path: input.target.path,
+    routeName: route.name,
+    ...(auth !== undefined ? { claims: auth.identity.claims } : {}),
+  });
+  return checked.then(
+    (o) => afterLimit(input, o, request, appended),
+    (e) => thrown(input, e),
+  );
+}
+
+function afterLimit(
+  input: GuardInput,
+  outcome: RateLimitOutcome,
+  request: GuardPass["request"],
+  appended: Edit | undefined,
+): GuardResult {
+  if (!outcome.allowed) {
+    outcome.response.headers.set("server", input.serverHeader);
+    return { ok: false, response: outcome.response };
+  }
+  return { ok: true, request, response: responseEdit(appended, outcome.headers) };
+}
+
+/** Auth's response headers appended, then the limit's set: the gateway's limit replaces the backend's. */
+function responseEdit(
+  appended: Edit | undefined,
+  replaced: Edit | undefined,
+): ResponseHeaderEdit | undefined {
+  const append = appended ?? [];
+  const set = replaced ?? [];
+  if (append.length === 0 && set.length === 0) return undefined;
+  return { append, set };
+}
+
+function missingEngine(input: GuardInput, message: string): GuardRefusal {
+  limitedLog("error", input.route.name, message, { route: input.route.name });
+  return { ok: false, response: errorResponse(500, input.serverHeader) };
+}
+
+/** Both engines promise never to throw; if one does anyway, the request is refused, never forwarded. */
+function thrown(input: GuardInput, err: unknown): GuardRefusal {
+  limitedLog("error", input.route.name, "edge guard failed", { route: input.route.name, error: String(err) });
+  return { ok: false, response: errorResponse(500, input.serverHeader) };
+}
