@@ -3,6 +3,7 @@
  * as an equivalent nginx.conf, so both proxies route the same hosts and paths to the same upstream.
  */
 import { stringify } from "yaml";
+import { classesAndGateway } from "./workload.ts";
 
 export interface RouteSet {
   readonly hosts: readonly string[];
@@ -22,27 +23,7 @@ export function routeSet(hostCount: number, pathsPerHost: number): RouteSet {
  */
 export function manifests(set: RouteSet, upstreamPort: number, httpPort: number): string {
   const docs: unknown[] = [
-    {
-      apiVersion: "networking.k8s.io/v1",
-      kind: "IngressClass",
-      metadata: { name: "gatehouse" },
-      spec: { controller: "gatehouse.dev/ingress-controller" },
-    },
-    {
-      apiVersion: "gateway.networking.k8s.io/v1",
-      kind: "GatewayClass",
-      metadata: { name: "gatehouse" },
-      spec: { controllerName: "gatehouse.dev/gateway-controller" },
-    },
-    {
-      apiVersion: "gateway.networking.k8s.io/v1",
-      kind: "Gateway",
-      metadata: { name: "bench", namespace: "bench" },
-      spec: {
-        gatewayClassName: "gatehouse",
-        listeners: [{ name: "http", port: httpPort, protocol: "HTTP" }],
-      },
-    },
+    ...classesAndGateway("bench", "bench", httpPort),
     {
       apiVersion: "v1",
       kind: "Service",

@@ -26,8 +26,15 @@ export interface Workload {
 const ns = "bench";
 const backend = { name: "web", port: 80 };
 
-/** The shared objects: classes, one Gateway on the Ingress socket, one Service with its endpoints. */
-function baseObjects(httpPort: number, upstreamPort: number): Record<string, unknown>[] {
+/**
+ * The IngressClass and GatewayClass of our controllers, and Gateway `name` in `namespace` with one HTTP
+ * listener on the Ingress port (`--http-port`): both kinds then share one socket.
+ */
+export function classesAndGateway(
+  namespace: string,
+  name: string,
+  httpPort: number,
+): Record<string, unknown>[] {
   return [
     {
       apiVersion: "networking.k8s.io/v1",
@@ -44,13 +51,19 @@ function baseObjects(httpPort: number, upstreamPort: number): Record<string, unk
     {
       apiVersion: "gateway.networking.k8s.io/v1",
       kind: "Gateway",
-      metadata: { name: "gw", namespace: ns },
+      metadata: { name, namespace },
       spec: {
         gatewayClassName: "gatehouse",
-        // Same port as the Ingress listener (--http-port): both kinds share one socket.
         listeners: [{ name: "http", port: httpPort, protocol: "HTTP" }],
       },
     },
+  ];
+}
+
+/** The shared objects: classes, one Gateway on the Ingress socket, one Service with its endpoints. */
+function baseObjects(httpPort: number, upstreamPort: number): Record<string, unknown>[] {
+  return [
+    ...classesAndGateway(ns, "gw", httpPort),
     {
       apiVersion: "v1",
       kind: "Service",
