@@ -51,6 +51,9 @@ export class AuthEnforcer {
   private byOIDC = new WeakMap<OIDCAuth, OIDCContext>();
   private readonly fetchFn: typeof fetch;
   private logged = new Set<string>();
+  /** Fetcher keys each policy (`namespace/name`) uses, from the last model. */
+  private policyFetchers = new Map<string, Set<string>>();
+  private keyWatch: ReturnType<typeof setInterval> | undefined;
 
   constructor(private readonly opts: AuthEnforcerOptions = {}) {
     this.fetchFn = opts.fetch ?? fetch;
@@ -64,6 +67,7 @@ export class AuthEnforcer {
     this.byJWT = new WeakMap();
     this.byOIDC = new WeakMap();
     const failing = new Set<string>();
+    const policyFetchers = new Map<string, Set<string>>();
     for (const l of model.listeners)
       for (const vh of l.virtualHosts)
         for (const r of vh.routes) {
@@ -80,7 +84,12 @@ export class AuthEnforcer {
             );
           if (auth.oidc && !this.byOIDC.has(auth.oidc))
             this.byOIDC.set(auth.oidc, this.oidcContext(auth.oidc, usedOIDC, usedFetchers));
+          const policy = `${auth.policy.namespace}/${auth.policy.name}`;
+          const mine = policyFetchers.get(policy) ?? new Set<string>();
+          for (const k of fetcherKeys(auth)) mine.add(k);
+          if (mine.size > 0) policyFetchers.set(policy, mine);
         }
+    this.policyFetchers = policyFetchers;
     // Logged once per distinct problem, not on every model update (endpoint churn updates often).
     for (const f of failing)
       if (!this.logged.has(f))
@@ -110,7 +119,41 @@ export class AuthEnforcer {
     }));
   }
 
+  /** Policies that fetch their keys (JWKS URL or discovery), by `namespace/name`. */
+  remoteKeyPolicies(): Set<string> {
+    return new Set(this.policyFetchers.keys());
+  }
+
+  /** Policies none of whose fetchers could load keys after trying, with why (`namespace/name` → reason). */
+  unavailableKeys(): Map<string, string> {
+    const out = new Map<string, string>();
+    for (const [policy, keys] of this.policyFetchers) {
+      for (const k of keys) {
+        const f = this.fetchers.get(k);
+        if (f === undefined || !f.settled || f.hasKeys) continue;
+        const where = f.location.jwksUrl ?? `discovery for ${f.location.issuer}`;
+        out.set(policy, `signing keys from ${where} unavailable: ${f.lastError ?? "unknown error"}`);
+        break;
+      }
+    }
+    return out;
+  }
+
+  /** Calls `changed` (at most once a second) whenever `unavailableKeys()` changes; until close(). */
+  watchKeys(changed: () => void, everyMs = 1000): void {
+    clearInterval(this.keyWatch);
+    let last = signature(this.unavailableKeys());
+    this.keyWatch = setInterval(() => {
+      const now = signature(this.unavailableKeys());
+      if (now === last) return;
+      last = now;
+      changed();
+    }, everyMs);
+    this.keyWatch.unref?.();
+  }
+
   close(): void {
+    clearInterval(this.keyWatch);
     for (const f of this.fetchers.values()) f.close();
     this.fetchers.clear();
   }
@@ -282,7 +325,7 @@ export class AuthEnforcer {
   }
 
   private fetcher(issuer: string, jwksUrl: string | undefined, used: Set<string>): KeySetFetcher {
-    const key = `${issuer}\n${jwksUrl ?? "discovery"}`;
+    const key = fetcherKey(issuer, jwksUrl);
     used.add(key);
     let f = this.fetchers.get(key);
     if (f === undefined) {
@@ -292,4 +335,26 @@ export class AuthEnforcer {
     }
     return f;
   }
+}
+
+function signature(m: ReadonlyMap<string, string>): string {
+  return [...m]
+    .map(([k, v]) => `${k}=${v}`)
+    .sort()
+    .join("\n");
+}
+
+function fetcherKey(issuer: string, jwksUrl: string | undefined): string {
+  return `${issuer}\n${jwksUrl ?? "discovery"}`;
+}
+
+/** The fetchers a route's auth uses (inline keys need none). */
+function fetcherKeys(auth: RouteAuth): string[] {
+  const keys: string[] = [];
+  for (const p of auth.jwt?.providers ?? []) {
+    if (p.keys.type === "RemoteJWKS") keys.push(fetcherKey(p.issuer, p.keys.url));
+    else if (p.keys.type === "Discovery") keys.push(fetcherKey(p.issuer, undefined));
+  }
+  if (auth.oidc !== undefined) keys.push(fetcherKey(auth.oidc.issuer, undefined));
+  return keys;
 }

@@ -61,6 +61,8 @@ export class KeySetFetcher {
   private readonly o: Required<Omit<KeySetOptions, "fetch">>;
   /** Resolves once the first fetch finished (either way). */
   readonly started: Promise<void>;
+  /** True once the first fetch finished (either way): before that, no keys means "not yet", not "failed". */
+  settled = false;
 
   constructor(
     readonly location: KeyLocation,
@@ -73,7 +75,10 @@ export class KeySetFetcher {
       retryMs: options.retryMs ?? 10_000,
       cooldownMs: options.cooldownMs ?? 30_000,
     };
-    this.started = this.refresh().then(() => this.schedule());
+    this.started = this.refresh().then(() => {
+      this.settled = true;
+      this.schedule();
+    });
   }
 
   /** The discovery document, once fetched (discovery locations only). */

@@ -1,7 +1,8 @@
 import type { Server } from "bun";
 import { AuthEnforcer } from "../auth/enforce.ts";
+import { withKeyHealth } from "../auth/status.ts";
 import type { ServeConfig } from "../config/config.ts";
-import type { Problem } from "../model/types.ts";
+import type { GatewayModel, Problem } from "../model/types.ts";
 import { AccessLog } from "../observability/access-log.ts";
 import { type AdminState, createAdminApp } from "../observability/admin.ts";
 import { logger, setLogLevel } from "../observability/logger.ts";
@@ -13,6 +14,7 @@ import { RateLimitRuntime } from "../ratelimit/runtime.ts";
 import { type FolderLoad, FolderSource } from "../sources/file/index.ts";
 import { ClusterRuntime } from "../sources/kubernetes/cluster.ts";
 import type { ResourceSnapshot } from "../sources/snapshot.ts";
+import type { ObjectStatus } from "../status/types.ts";
 import { translate } from "../translate/translate.ts";
 
 const log = logger.child({ component: "serve" });
@@ -66,6 +68,19 @@ export async function startGateway(config: ServeConfig): Promise<RunningGateway>
   if (defaultCert === undefined)
     log.warn("could not generate the default TLS certificate (is openssl installed?); none is served");
   let waiters: (() => void)[] = [];
+  let applied:
+    | { model: GatewayModel; statuses: readonly ObjectStatus[]; snapshot: ResourceSnapshot }
+    | undefined;
+  const publishStatuses = () => {
+    if (applied === undefined) return;
+    const { model, statuses, snapshot } = applied;
+    const withKeys = withKeyHealth(statuses, auth.remoteKeyPolicies(), auth.unavailableKeys());
+    rateLimit.publish(model, withKeys, (shown) => {
+      state.statuses = shown;
+      cluster?.applied(snapshot, shown);
+    });
+  };
+  auth.watchKeys(publishStatuses);
   let logged = new Set<string>();
   // Applies are serialised so a slow listener start cannot interleave with the next snapshot.
   let chain: Promise<void> = Promise.resolve();
@@ -93,11 +108,10 @@ export async function startGateway(config: ServeConfig): Promise<RunningGateway>
         await proxy.apply(model);
         state.model = model;
         state.problems = problems;
-        // Published now and again when the rate limit store's health changes (Degraded condition).
-        rateLimit.publish(model, statuses, (shown) => {
-          state.statuses = shown;
-          cluster?.applied(snapshot, shown);
-        });
+        // Published now, and again when the rate limit store's or a key set's health changes (the
+        // policies' Degraded conditions).
+        applied = { model, statuses, snapshot };
+        publishStatuses();
         state.ready = true;
         metrics.configApplied(true, (performance.now() - started) / 1000, model, problems);
         log.info("config applied", {
