@@ -1,5 +1,5 @@
 /**
- * The one call the request path makes: `await enforcer.check(route.rateLimit, ctx)` after auth, before
+ * The one call the request path makes: `enforcer.check(route.rateLimit, ctx)` after auth, before
  * the filters. Admitted requests cost at most one store round trip (none for an exempt client); a key
  * already known to be over its limit is rejected from memory until its retry-after.
  */
@@ -64,7 +64,11 @@ export class RateLimitEnforcer {
     if (options.metrics) registerLimiterMetrics(options.metrics.registry, options.limiter);
   }
 
-  async check(limit: RouteRateLimit, ctx: RateLimitContext): Promise<RateLimitOutcome> {
+  /**
+   * The verdict for one request. Synchronous whenever the store answers from memory (the in-process
+   * store, a Redis lease, a key known to be over its limit), so the common case costs no promise.
+   */
+  check(limit: RouteRateLimit, ctx: RateLimitContext): RateLimitOutcome | Promise<RateLimitOutcome> {
     const c = this.compile(limit);
     const ip = clientAddress(ctx.clientIp, c.trusted ? ctx.header("x-forwarded-for") : null, c.trusted);
     if (c.exempt !== undefined && inSet(c.exempt, ip)) return this.decide(limit, "exempt", admitted);
@@ -84,20 +88,44 @@ export class RateLimitEnforcer {
       intervalMs: c.intervals[i] as number,
       burst: (limit.rules[i] as { burst: number }).burst,
     }));
-    let result: LimitResult;
-    let local = false;
+    let answer: LimitResult | Promise<LimitResult>;
     try {
-      result = await this.limiter.check(items);
+      answer = this.limiter.check(items);
     } catch {
-      this.failedAt.set(limit.policy, Date.now());
-      if (limit.failureMode === "Open") return this.decide(limit, "failed_open", admitted);
-      if (limit.failureMode === "Closed") {
-        if (limit.shadow) return this.decide(limit, "failed_closed", admitted);
-        return this.decide(limit, "failed_closed", { allowed: false, response: limiterUnavailable() });
-      }
-      result = this.fallback.checkNow(this.scaled(limit, items));
-      local = true;
+      return this.storeFailed(limit, c, keys, items);
     }
+    if (answer instanceof Promise)
+      return answer.then(
+        (result) => this.verdict(limit, c, keys, result, false),
+        () => this.storeFailed(limit, c, keys, items),
+      );
+    return this.verdict(limit, c, keys, answer, false);
+  }
+
+  /** The store could not answer: the policy's failure mode decides. */
+  private storeFailed(
+    limit: RouteRateLimit,
+    c: Compiled,
+    keys: readonly string[],
+    items: readonly LimitItem[],
+  ): RateLimitOutcome {
+    this.failedAt.set(limit.policy, Date.now());
+    if (limit.failureMode === "Open") return this.decide(limit, "failed_open", admitted);
+    if (limit.failureMode === "Closed") {
+      if (limit.shadow) return this.decide(limit, "failed_closed", admitted);
+      return this.decide(limit, "failed_closed", { allowed: false, response: limiterUnavailable() });
+    }
+    return this.verdict(limit, c, keys, this.fallback.checkNow(this.scaled(limit, items)), true);
+  }
+
+  private verdict(
+    limit: RouteRateLimit,
+    c: Compiled,
+    keys: readonly string[],
+    result: LimitResult,
+    local: boolean,
+  ): RateLimitOutcome {
+    const shared = this.limiter.kind === "redis";
     if (result.allowed) {
       const decision = local ? "local_allowed" : "allowed";
       if (limit.hideHeaders || limit.shadow) return this.decide(limit, decision, admitted);

@@ -39,13 +39,19 @@ export class LimiterUnavailableError extends Error {
 export interface Limiter {
   /** `redis`: a shared store that can fail; `local`: this process's memory, which never fails. */
   readonly kind: "redis" | "local";
-  /** Decide for one request, counting it in every bucket only when all of them admit it. */
-  check(items: readonly LimitItem[]): Promise<LimitResult>;
+  /**
+   * Decide for one request, counting it in every bucket only when all of them admit it. A store that
+   * can decide from memory (the local store, a Redis lease) answers at once: no promise on that path.
+   */
+  check(items: readonly LimitItem[]): LimitResult | Promise<LimitResult>;
   /** Gateway replicas known to share the store (1 when unknown or local); for failure mode Local. */
   replicas(): number;
   /** True while the store is believed reachable (always true for the local store). */
   isUp(): boolean;
-  /** Counters for benchmarks and metrics: store round trips made for checks, and failures. */
-  stats(): { readonly commands: number; readonly failures: number };
+  /**
+   * Counters for benchmarks and metrics: checks sent to the store, the round trips they took (a shared
+   * store batches the checks of one event-loop turn; 0 for the local store), and checks it failed.
+   */
+  stats(): { readonly commands: number; readonly roundTrips: number; readonly failures: number };
   close(): Promise<void>;
 }

@@ -49,8 +49,8 @@ export class LocalLimiter implements Limiter {
     return { allowed, items: results };
   }
 
-  check(items: readonly LimitItem[]): Promise<LimitResult> {
-    return Promise.resolve(this.checkNow(items));
+  check(items: readonly LimitItem[]): LimitResult {
+    return this.checkNow(items);
   }
 
   replicas(): number {
@@ -62,7 +62,7 @@ export class LocalLimiter implements Limiter {
   }
 
   stats() {
-    return { commands: this.checks, failures: 0 };
+    return { commands: this.checks, roundTrips: 0, failures: 0 };
   }
 
   /** Buckets held (tests and debugging). */

@@ -46,6 +46,12 @@ export function registerLimiterMetrics(registry: Registry, limiter: Limiter): vo
       () => limiter.stats().commands,
     ),
     gauge(
+      "gatehouse_ratelimit_store_round_trips_total",
+      "Script calls made to the store for checks (the checks of one event-loop turn share one).",
+      "counter",
+      () => limiter.stats().roundTrips,
+    ),
+    gauge(
       "gatehouse_ratelimit_store_failures_total",
       "Rate limit checks the store could not answer in time.",
       "counter",

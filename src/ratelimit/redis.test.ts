@@ -66,6 +66,51 @@ describe("RedisLimiter", () => {
   });
 });
 
+describe("RedisLimiter batches and leases", () => {
+  test("checks asked in one turn share one script call and are decided in the order asked", async () => {
+    const items = [{ key: "gatehouse:rl:{batch}:a", intervalMs: 60_000, burst: 3 }];
+    const before = await commandCalls(redis, "evalsha");
+    const results = await Promise.all(Array.from({ length: 8 }, () => limiter.check(items)));
+    const calls = (await commandCalls(redis, "evalsha")) - before;
+    expect(results.map((r) => r.allowed)).toEqual([true, true, true, false, false, false, false, false]);
+    expect(results.map((r) => r.items[0]?.remaining)).toEqual([2, 1, 0, 0, 0, 0, 0, 0]);
+    expect(calls).toBeGreaterThanOrEqual(1);
+    expect(calls).toBeLessThanOrEqual(2); // + a heartbeat at most
+  });
+
+  test("a bucket far from its limit is leased: few round trips, never more admitted than the burst", async () => {
+    // 2,000 per minute, burst 2,000: refills one request per 30 ms, so a quick run admits the burst and
+    // a few more, and every request past that is refused however many were leased.
+    const items = [{ key: "gatehouse:rl:{lease}:a", intervalMs: 30, burst: 2_000 }];
+    const tripsBefore = limiter.stats().roundTrips;
+    const started = performance.now();
+    let admitted = 0;
+    for (let i = 0; i < 2_600; i++) if ((await limiter.check(items)).allowed) admitted++;
+    const refill = Math.ceil((performance.now() - started) / 30) + 1;
+    const trips = limiter.stats().roundTrips - tripsBefore;
+    console.log(`leases: 2,600 checks, ${admitted} admitted, ${trips} round trips`);
+    expect(admitted).toBeLessThanOrEqual(2_000 + refill);
+    // What a lease holds when the run ends is lost at most (256 requests, leases.ts).
+    expect(admitted).toBeGreaterThanOrEqual(2_000 - 256);
+    // Far from the limit each round trip leases up to 256; near it, requests go to Redis one by one.
+    expect(trips).toBeLessThan(900);
+    expect(trips).toBeGreaterThan(8);
+  });
+
+  test("with leases off every check is a round trip", async () => {
+    const exact = new RedisLimiter({ url: redis.url, leases: false });
+    try {
+      const deadline = Date.now() + 3_000;
+      while (!exact.isUp() && Date.now() < deadline) await Bun.sleep(10);
+      const items = [{ key: "gatehouse:rl:{exact}:a", intervalMs: 1, burst: 1_000_000 }];
+      for (let i = 0; i < 50; i++) expect((await exact.check(items)).allowed).toBe(true);
+      expect(exact.stats().roundTrips).toBe(50);
+    } finally {
+      await exact.close();
+    }
+  });
+});
+
 test("a bad URL fails at construction with a readable message", () => {
   expect(() => new RedisLimiter({ url: "memcached://x" })).toThrow(/--redis-url/);
 });

@@ -1,8 +1,9 @@
 import { Cluster, Redis, type RedisOptions } from "ioredis";
 import { logger } from "../observability/logger.ts";
-import { uncounted } from "./gcra.ts";
-import type { ItemResult, Limiter, LimitItem, LimitResult } from "./limiter.ts";
+import { LeaseBook, leaseKey, leaseMax } from "./leases.ts";
+import type { Limiter, LimitItem, LimitResult } from "./limiter.ts";
 import { LimiterUnavailableError } from "./limiter.ts";
+import { batchArgs, type CheckAnswer, groupChecks, type PendingCheck, splitReply } from "./redis-batch.ts";
 import { gcraLua, heartbeatLua } from "./redis-script.ts";
 import { parseRedisUrl, type RedisTarget, redact } from "./redis-url.ts";
 
@@ -15,6 +16,11 @@ export interface RedisLimiterOptions {
   readonly keyPrefix?: string;
   /** How often this replica announces itself (failure mode Local divides limits by the live count). */
   readonly heartbeatMs?: number;
+  /**
+   * Take a share of a bucket far from its limit and admit the next requests on it from memory
+   * (leases.ts). Default true; off makes every request a store check (exact headers, more Redis load).
+   */
+  readonly leases?: boolean;
   /**
    * After a timed-out command Redis is skipped (failure mode at once) for a while, then probed again:
    * 100 ms after the first timeout, doubling on each timed-out probe up to this (ms), reset by an answer.
@@ -31,7 +37,8 @@ type ScriptClient = {
 const log = logger.child({ component: "ratelimit" });
 
 /**
- * The shared store: GCRA in Redis, one EVALSHA per request (auto-pipelined with other requests'), no
+ * The shared store: GCRA in Redis, at most one EVALSHA per request (the checks of one event-loop turn
+ * share one, redis-batch.ts; auto-pipelined with the turn's other calls), no
  * offline queue (a command while disconnected fails at once instead of waiting), at most one retry and a
  * command timeout of tens of ms, so no request waits longer than that for Redis. Reconnection is
  * automatic and unbounded, so limits resume when Redis is back.
@@ -50,13 +57,21 @@ export class RedisLimiter implements Limiter {
   private backoffMs = 0;
   private lastReplicas = 1;
   private up = false;
+  /** Checks asked for, round trips (script calls) made, and checks the store did not answer. */
   private commands = 0;
+  private roundTrips = 0;
   private failures = 0;
+  /** Checks asked for in this event-loop turn, sent by `flush` when the turn's I/O is done. */
+  private queue: PendingCheck[] = [];
+  /** Requests leased from buckets far from their limit (leases.ts). */
+  private readonly leases = new LeaseBook();
+  private readonly leasing: boolean;
 
   constructor(options: RedisLimiterOptions) {
     const target = parseRedisUrl(options.url);
     if ("error" in target) throw new Error(`--redis-url: ${target.error}`);
     this.timeoutMs = options.commandTimeoutMs ?? 50;
+    this.leasing = options.leases ?? true;
     this.client = connect(target, this.timeoutMs);
     this.client.defineCommand("gatehouseGcra", { lua: gcraLua });
     this.client.defineCommand("gatehouseHeartbeat", { lua: heartbeatLua, numberOfKeys: 1 });
@@ -82,25 +97,61 @@ export class RedisLimiter implements Limiter {
     this.heartbeat.unref?.();
   }
 
-  async check(items: readonly LimitItem[]): Promise<LimitResult> {
+  check(items: readonly LimitItem[]): LimitResult | Promise<LimitResult> {
+    // While Redis is unreachable leases are not used either: the policy's failure mode decides at once,
+    // as operators expect of "Redis is down", rather than after the last lease ran out.
     if (!this.isUp()) {
       this.failures++;
-      throw new LimiterUnavailableError("redis is not connected");
+      return Promise.reject(new LimiterUnavailableError("redis is not connected"));
     }
-    const args: (string | number)[] = items.map((i) => i.key);
-    for (const i of items) args.push(i.intervalMs, i.burst);
+    const key = this.leasing ? leaseKey(items) : undefined;
+    if (key !== undefined) {
+      const leased = this.leases.take(key, performance.now());
+      if (leased !== undefined) return leased;
+    }
     this.commands++;
-    let reply: unknown;
+    const lease = key !== undefined && this.leases.shouldAsk(key) ? key : undefined;
+    return new Promise<LimitResult>((resolve, reject) => {
+      this.queue.push({ items, lease, ask: leaseMax, resolve, reject });
+      if (this.queue.length === 1) setImmediate(this.flush);
+    });
+  }
+
+  /** Send what the turn asked for: one script call per group (redis-batch.ts). */
+  private readonly flush = (): void => {
+    const queue = this.queue;
+    this.queue = [];
+    for (const batch of groupChecks(queue, this.client instanceof Cluster)) void this.send(batch);
+  };
+
+  private async send(batch: PendingCheck[]): Promise<void> {
+    // Each live replica leases at most 1/(8 × replicas) of what a bucket has left.
+    const { numKeys, args } = batchArgs(batch, 8 * Math.max(1, this.lastReplicas));
+    this.roundTrips++;
+    let answers: CheckAnswer[];
     try {
-      reply = await this.withDeadline(this.scripts.gatehouseGcra(items.length, ...args));
+      const reply = await this.withDeadline(this.scripts.gatehouseGcra(numKeys, ...args));
+      answers = splitReply(reply, batch);
     } catch (err) {
-      this.failures++;
+      this.failures += batch.length;
       // A timeout means Redis is slow or hung: skip it for a moment, so only a few requests pay the wait.
       if (/timed out/i.test((err as Error).message)) this.suspend();
-      throw new LimiterUnavailableError((err as Error).message);
+      const failure = new LimiterUnavailableError((err as Error).message);
+      for (const check of batch) {
+        if (check.lease !== undefined) this.leases.failed(check.lease);
+        check.reject(failure);
+      }
+      return;
     }
     this.backoffMs = 0;
-    return parseReply(reply, items);
+    const now = performance.now();
+    for (let i = 0; i < batch.length; i++) {
+      const check = batch[i] as PendingCheck;
+      const answer = answers[i] as CheckAnswer;
+      if (check.lease !== undefined)
+        this.leases.granted(check.lease, answer.leased, answer.result.items, now);
+      check.resolve(answer.result);
+    }
   }
 
   /**
@@ -144,7 +195,7 @@ export class RedisLimiter implements Limiter {
   }
 
   stats() {
-    return { commands: this.commands, failures: this.failures };
+    return { commands: this.commands, roundTrips: this.roundTrips, failures: this.failures };
   }
 
   async close(): Promise<void> {
@@ -167,26 +218,6 @@ export class RedisLimiter implements Limiter {
       // the next beat tries again; the last known count stands
     }
   }
-}
-
-function parseReply(reply: unknown, asked: readonly LimitItem[]): LimitResult {
-  const n = asked.length;
-  if (!Array.isArray(reply) || reply.length !== 1 + 3 * n) {
-    throw new LimiterUnavailableError(`unexpected reply from the rate limit script: ${String(reply)}`);
-  }
-  const items: ItemResult[] = [];
-  for (let i = 0; i < n; i++) {
-    items.push({
-      remaining: Number(reply[1 + 3 * i]),
-      resetMs: Number(reply[2 + 3 * i]),
-      retryAfterMs: Number(reply[3 + 3 * i]),
-    });
-  }
-  if (Number(reply[0]) === 1) return { allowed: true, items };
-  return {
-    allowed: false,
-    items: items.map((r, i) => uncounted(r, asked[i]?.intervalMs ?? 0, asked[i]?.burst ?? 1)),
-  };
 }
 
 /** An ioredis client set for the edge: fail fast rather than queue, reconnect forever in the background. */

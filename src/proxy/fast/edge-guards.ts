@@ -108,10 +108,12 @@ function limitStep(
     routeName: route.name,
     ...(auth !== undefined ? { claims: auth.identity.claims } : {}),
   });
-  return checked.then(
-    (o) => afterLimit(input, o, request, appended),
-    (e) => thrown(input, e),
-  );
+  if (checked instanceof Promise)
+    return checked.then(
+      (o) => afterLimit(input, o, request, appended),
+      (e) => thrown(input, e),
+    );
+  return afterLimit(input, checked, request, appended);
 }
 
 function afterLimit(
