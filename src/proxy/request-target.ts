@@ -3,7 +3,9 @@
  * cost). Bun has already resolved `.`/`..` segments (raw and `%2e`), turned raw `\` into `/`, and taken
  * an absolute-form target's path while keeping the Host header as the authority — so the URL's host is
  * never routed on. What is left to refuse here is what would let the path we match differ from the path
- * an upstream acts on: encoded `/`, `\` and NUL, malformed escapes, and fragments.
+ * an upstream acts on: encoded `/`, `\` and NUL, malformed escapes, and fragments. Runs of `/` are
+ * merged (nginx's `merge_slashes`): Bun's fetch sends `//admin` upstream as `/admin`, so a path must be
+ * matched as it will be forwarded, or `//admin` would slip past an `Exact /admin` route to reach it.
  */
 
 /** Path (never empty, starts with `/`) and query (`""` or starting with `?`). */
@@ -32,6 +34,7 @@ export function parseRequestTarget(url: string): RequestTarget | undefined {
     if (decoded === undefined) return undefined;
     path = decoded;
   }
+  if (path.indexOf("//") >= 0) path = path.replace(/\/{2,}/g, "/");
   return { path, query };
 }
 

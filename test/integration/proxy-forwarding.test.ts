@@ -166,7 +166,7 @@ describe("headers", () => {
       expect(got.headers[n]).toBeUndefined();
   });
 
-  test("the response keeps Content-Length (no chunking) and loses hop-by-hop headers", async () => {
+  test("the response keeps Content-Length (no chunking, even when Connection names it) and loses hop-by-hop headers", async () => {
     const res = await wire(["GET /fixed HTTP/1.1", "Host: fwd.example"]);
     expect(res.status).toBe(200);
     expect(res.headers["content-length"]).toBe("17");

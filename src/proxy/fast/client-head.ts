@@ -77,7 +77,10 @@ export function passedOnHead(
     let date = false;
     for (let i = 0; i < names.length; i++) {
       const name = names[i] as string;
-      if (HOP.has(name) || (named.length > 0 && named.includes(name)) || replaced(edit, name)) continue;
+      // Content-Length frames the body we pass on as the upstream framed it: kept even when Connection
+      // names it, or the client could not tell where the body ends.
+      if (HOP.has(name) || replaced(edit, name)) continue;
+      if (named.length > 0 && name !== "content-length" && named.includes(name)) continue;
       if (name === "server") server = true;
       else if (name === "date") date = true;
       out += `${rawNames[i]}: ${values[i]}\r\n`;

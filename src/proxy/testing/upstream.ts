@@ -52,7 +52,12 @@ export function startUpstream(name: string): TestUpstream {
       if (bare.startsWith("/slow/")) await Bun.sleep(Number(bare.slice(6)));
       if (bare === "/fixed") {
         return new Response("fixed-length body", {
-          headers: { connection: "x-hop", "x-hop": "1", "keep-alive": "timeout=5", "x-kept": "yes" },
+          headers: {
+            connection: "x-hop, content-length",
+            "x-hop": "1",
+            "keep-alive": "timeout=5",
+            "x-kept": "yes",
+          },
         });
       }
       const headers: Record<string, string> = {};
