@@ -20,6 +20,7 @@ import {
   checkURL,
   describeSpecIssues,
   reservedHeaders,
+  withoutCredentials,
 } from "./auth-policy-spec.ts";
 
 /** `<ns>/<name>` → Secret. */
@@ -104,7 +105,8 @@ function jwtProvider(
   if (p.keys.type === "RemoteJWKS") {
     const badUri = checkURL(p.keys.uri, `${field}.keys.uri`);
     if (badUri) errors.push(badUri);
-    keys = { type: "RemoteJWKS", url: p.keys.uri };
+    // A refused URL is kept only without its credentials (the policy fails closed either way).
+    keys = { type: "RemoteJWKS", url: badUri ? withoutCredentials(p.keys.uri) : p.keys.uri };
   } else if (p.keys.type === "Discovery") {
     keys = { type: "Discovery" };
   } else {

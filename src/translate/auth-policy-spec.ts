@@ -148,12 +148,21 @@ export function checkURL(value: string, field: string, allowHttp = false): strin
   try {
     url = new URL(value);
   } catch {
-    return `${field} "${value}": not an absolute URL`;
+    return `${field} "${withoutCredentials(value)}": not an absolute URL`;
   }
+  const shown = withoutCredentials(value);
   const loopback = /^(127\.\d+\.\d+\.\d+|localhost|\[::1\])$/.test(url.hostname);
   if (url.protocol === "https:" || (url.protocol === "http:" && (loopback || allowHttp))) {
-    if (url.username || url.password) return `${field} "${value}": must not carry credentials`;
+    if (url.username || url.password) return `${field} "${shown}": must not carry credentials`;
     return undefined;
   }
-  return `${field} "${value}": must be https (http only on loopback)`;
+  return `${field} "${shown}": must be https (http only on loopback)`;
+}
+
+/**
+ * A URL as it may be shown in a status message, a log line or the model dump: any `user:password@`
+ * replaced, so credentials written into a policy never travel further than the policy itself.
+ */
+export function withoutCredentials(value: string): string {
+  return value.replace(/^([a-zA-Z][a-zA-Z0-9+.-]*:\/\/)[^/?#@]*@/, "$1<redacted>@");
 }

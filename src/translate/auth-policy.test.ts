@@ -63,3 +63,26 @@ test("OIDC client secret and session key are redacted in dumps", () => {
   expect(dump).not.toContain(Buffer.from("0123456789abcdef0123456789abcdef").toString("base64"));
   expect(dump).toContain("clientSecret: <redacted>");
 });
+
+test("credentials written into a key URL reach no status message, problem or model dump", () => {
+  const spec = {
+    targetRefs: [target],
+    jwt: {
+      providers: [
+        {
+          name: "p",
+          issuer: "https://id.example.com",
+          audiences: ["a"],
+          keys: { type: "RemoteJWKS", uri: "https://admin:hunter2@keys.example.com/jwks" },
+        },
+      ],
+    },
+  };
+  const s = snapshot([policy("leaky", spec)]);
+  const out = translate(s);
+  const everything = JSON.stringify([out.problems, out.statuses]) + dumpModel(out.model);
+  expect(routeAuth(s)?.failClosed).toContain("must not carry credentials");
+  expect(everything).toContain("<redacted>@keys.example.com");
+  expect(everything).not.toContain("hunter2");
+  expect(everything).not.toContain("admin:");
+});
