@@ -5,6 +5,8 @@
  * to, and echoes what the upstream would receive.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { createHmac } from "node:crypto";
+import { exportSPKI, SignJWT } from "jose";
 import { AuthEnforcer, type AuthOutcome } from "../../src/auth/enforce.ts";
 import { JWKSServer, signToken, type TestKey, testKey } from "../../src/auth/testing/keys.ts";
 import type { Route } from "../../src/model/types.ts";
@@ -15,6 +17,7 @@ import { loadCase } from "../golden/load.ts";
 let jwks: JWKSServer;
 let ec: TestKey;
 let ed: TestKey;
+let rsa: TestKey;
 let enforcer: AuthEnforcer;
 let gateway: ReturnType<typeof Bun.serve>;
 let routes: Map<string, Route>;
@@ -72,8 +75,12 @@ spec:
 }
 
 beforeAll(async () => {
-  [ec, ed] = await Promise.all([testKey("ES256", "ec"), testKey("EdDSA", "ed")]);
-  jwks = new JWKSServer([ec, ed]);
+  [ec, ed, rsa] = await Promise.all([
+    testKey("ES256", "ec"),
+    testKey("EdDSA", "ed"),
+    testKey("RS256", "rsa"),
+  ]);
+  jwks = new JWKSServer([ec, ed, rsa]);
   const yaml = [
     ingress("api", "api-jwt"),
     ingress("admin"),
@@ -180,6 +187,64 @@ describe("enforcer behind a Bun.serve stand-in", () => {
       headers: { host: "api.test" },
     });
     expect(res.status).toBe(401);
+  });
+
+  test("the attack matrix over the wire, RS256 keys from the JWKS server: each a 401 invalid_token", async () => {
+    const iss = jwks.url;
+    const now = Math.floor(Date.now() / 1000);
+    const b64 = (v: unknown) => Buffer.from(JSON.stringify(v)).toString("base64url");
+    const valid = await signToken(rsa, { ...claims, iss });
+    expect((await get("api.test", bearer(valid))).status).toBe(200);
+    const head = `${b64({ alg: "HS256", typ: "JWT", kid: "rsa" })}.${b64({ ...claims, iss, exp: now + 60 })}`;
+    const hmac = createHmac("sha256", await exportSPKI(rsa.publicKey))
+      .update(head)
+      .digest("base64url");
+    const [h, p, sig] = valid.split(".");
+    let attackerHits = 0;
+    const counting = Bun.serve({
+      hostname: "127.0.0.1",
+      port: 0,
+      fetch: () => {
+        attackerHits++;
+        return new Response("", { status: 404 });
+      },
+    });
+    try {
+      const stranger = await testKey("RS256", "who");
+      const attacks: Record<string, string> = {
+        "HS256 with the RSA public key": `${head}.${hmac}`,
+        "missing exp": await new SignJWT({ ...claims, iss })
+          .setProtectedHeader({ alg: "RS256", kid: "rsa" })
+          .sign(rsa.privateKey),
+        expired: await signToken(rsa, { ...claims, iss, exp: now - 3600 }),
+        "nbf in the future": await signToken(rsa, { ...claims, iss, nbf: now + 600 }),
+        "wrong iss": await signToken(rsa, { ...claims, iss: "https://evil.test" }),
+        "wrong aud": await signToken(rsa, { ...claims, iss, aud: "other" }),
+        "unknown kid": await signToken(stranger, { ...claims, iss }),
+        "malformed base64": `${h}.${p}!.${sig}`,
+        "jku elsewhere": await signToken(
+          rsa,
+          { ...claims, iss },
+          { jku: `http://127.0.0.1:${counting.port}/jwks` },
+        ),
+        "x5u elsewhere": await signToken(
+          rsa,
+          { ...claims, iss },
+          { x5u: `http://127.0.0.1:${counting.port}/c` },
+        ),
+      };
+      for (const [name, token] of Object.entries(attacks)) {
+        const res = await get("api.test", bearer(token));
+        expect([name, res.status]).toEqual([name, 401]);
+        expect([name, res.headers.get("www-authenticate")]).toEqual([
+          name,
+          expect.stringContaining('error="invalid_token"'),
+        ]);
+      }
+      expect(attackerHits).toBe(0);
+    } finally {
+      counting.stop(true);
+    }
   });
 
   test("a repeated token is answered synchronously with the same frozen outcome", async () => {
