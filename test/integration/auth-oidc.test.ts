@@ -17,6 +17,8 @@ let issuer: string;
 let gateway: ReturnType<typeof Bun.serve>;
 let app: string;
 let route: Route | undefined;
+/** A second route (another Ingress) under the same policy: the session must work there too. */
+let reports: Route | undefined;
 let enforcer: AuthEnforcer;
 let tokenRequests = 0;
 
@@ -61,6 +63,15 @@ spec:
     - http:
         paths: [{ path: /, pathType: Prefix, backend: { service: { name: web, port: { number: 80 } } } }]
 ---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata: { name: reports, namespace: default, annotations: { gatehouse.dev/auth-policy: login } }
+spec:
+  ingressClassName: gatehouse
+  rules:
+    - http:
+        paths: [{ path: /reports, pathType: Prefix, backend: { service: { name: web, port: { number: 80 } } } }]
+---
 apiVersion: gatehouse.dev/v1alpha1
 kind: AuthPolicy
 metadata: { name: login, namespace: default }
@@ -84,7 +95,9 @@ data: { client-secret: ${btoa("s3cret")}, session-key: ${sessionKey} }
   expect(loaded.problems).toEqual([]);
   const { model, problems } = translate(loaded.snapshot);
   expect(problems.filter((p) => p.object.kind === "AuthPolicy")).toEqual([]);
-  route = model.listeners[0]?.virtualHosts[0]?.routes[0];
+  const all = model.listeners[0]?.virtualHosts[0]?.routes ?? [];
+  route = all.find((r) => r.name.startsWith("ingress/default/app/"));
+  reports = all.find((r) => r.name.startsWith("ingress/default/reports/"));
   enforcer = new AuthEnforcer({ keys: { timeoutMs: 2000 } });
   enforcer.update(model);
   await enforcer.ready();
@@ -98,14 +111,20 @@ afterAll(() => {
 async function standIn(req: Request): Promise<Response> {
   const u = new URL(req.url);
   if (u.pathname === "/bye") return new Response("bye");
-  if (!route?.auth) return new Response("not ready", { status: 503 });
+  const matched = u.pathname.startsWith("/reports") ? reports : route;
+  if (!matched?.auth) return new Response("not ready", { status: 503 });
   const url = { path: u.pathname, query: u.search.slice(1), host: u.host, scheme: "http" as const };
-  const outcome = await enforcer.check(route.auth, req, url);
+  const outcome = await enforcer.check(matched.auth, req, url);
   if (!outcome.ok) return outcome.response;
   const headers = new Headers(req.headers);
   for (const name of outcome.removeHeaders) headers.delete(name);
   for (const [name, value] of outcome.setHeaders) headers.set(name, value);
-  const res = Response.json({ sub: outcome.identity.sub, email: headers.get("x-email"), path: u.pathname });
+  const res = Response.json({
+    sub: outcome.identity.sub,
+    email: headers.get("x-email"),
+    path: u.pathname,
+    route: matched.name,
+  });
   for (const [name, value] of outcome.responseHeaders ?? []) res.headers.append(name, value);
   return res;
 }
@@ -180,7 +199,7 @@ describe("OIDC browser flow against oidc-provider", () => {
     const { res, url } = await browser.login(`${app}/app?x=1`);
     expect(url).toBe(`${app}/app?x=1`);
     expect(res.status).toBe(200);
-    expect(await res.json()).toEqual({ sub: "alice", email: "alice@example.test", path: "/app" });
+    expect(await res.json()).toMatchObject({ sub: "alice", email: "alice@example.test", path: "/app" });
     const session = [...browser.jar.keys()].find(
       (k) => k.startsWith("gatehouse-session-") && !k.endsWith("-login"),
     );
@@ -188,6 +207,12 @@ describe("OIDC browser flow against oidc-provider", () => {
     // The same session works on another path (and for JSON clients) without any provider round trip.
     const again = await browser.go(`${app}/other`, { headers: { accept: "application/json" } });
     expect(again.res.status).toBe(200);
+    // And on another route (another Ingress) under the same policy: sessions are keyed by issuer,
+    // client and cookie domain, not by route.
+    const other = await browser.go(`${app}/reports/q3`, { headers: { accept: "application/json" } });
+    expect(other.res.status).toBe(200);
+    expect(await other.res.json()).toMatchObject({ sub: "alice", route: reports?.name });
+    expect(reports?.name).not.toBe(route?.name);
   });
 
   test("a callback without the login cookie, or with another state, is refused", async () => {
