@@ -53,6 +53,8 @@ export class RateLimitEnforcer {
   private readonly blocked = new BlockedKeys();
   /** Failure mode Local counts here while the store is down. */
   private readonly fallback = new LocalLimiter();
+  /** Policy → decision → its labelled decision counter. */
+  private readonly counters = new Map<string, Map<string, { inc(): void }>>();
   /** Policy name → when the store last failed one of its checks. */
   private readonly failedAt = new Map<string, number>();
 
@@ -184,7 +186,21 @@ export class RateLimitEnforcer {
   }
 
   private decide(limit: RouteRateLimit, decision: string, outcome: RateLimitOutcome): RateLimitOutcome {
-    this.metrics?.rateLimitDecisions.inc({ policy: limit.policy, decision });
+    const metrics = this.metrics;
+    if (metrics !== undefined) {
+      // The labelled child is kept: prom-client hashes the label object on every unlabelled inc().
+      let byDecision = this.counters.get(limit.policy);
+      if (byDecision === undefined) {
+        byDecision = new Map();
+        this.counters.set(limit.policy, byDecision);
+      }
+      let counter = byDecision.get(decision);
+      if (counter === undefined) {
+        counter = metrics.rateLimitDecisions.labels({ policy: limit.policy, decision });
+        byDecision.set(decision, counter);
+      }
+      counter.inc();
+    }
     return outcome;
   }
 

@@ -24,7 +24,7 @@ export function rateLimitHeader(limit: RouteRateLimit, results: readonly ItemRes
     const r = results[i];
     if (r === undefined) continue;
     if (out !== "") out += ", ";
-    out += `${sfString((limit.rules[i] as { name: string }).name)};r=${r.remaining};t=${Math.ceil(r.resetMs / 1000)}`;
+    out += `${quotedName((limit.rules[i] as { name: string }).name)};r=${r.remaining};t=${Math.ceil(r.resetMs / 1000)}`;
   }
   return out;
 }
@@ -61,6 +61,18 @@ function problem(
     status,
     headers: [["content-type", "application/problem+json"], ["cache-control", "no-store"], ...headers],
   });
+}
+
+/** Rule names as sf-strings, quoted once (a response header is built on every limited request). */
+const quoted = new Map<string, string>();
+
+function quotedName(name: string): string {
+  let q = quoted.get(name);
+  if (q === undefined) {
+    q = sfString(name);
+    if (quoted.size < 10_000) quoted.set(name, q);
+  }
+  return q;
 }
 
 /** An sf-string: quoted, with `"` and `\` escaped (rule names are validated tokens, but be safe). */
