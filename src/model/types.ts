@@ -55,6 +55,13 @@ export interface Listener {
 export interface ListenerTLS {
   /** Certificates offered on this listener; SNI picks by `hostnames`, the first is the fallback. */
   readonly certificates: readonly TLSCertificate[];
+  /**
+   * The gateway's default certificate (`--default-certificate`, else the one generated at start), set on
+   * Gateway HTTPS listeners: on a port shared by listeners that all have hostnames, it is what a client
+   * whose SNI none of them covers is offered, rather than another listener's certificate. Absent when
+   * the gateway has none, and on the Ingress listener (whose `certificates` start with it already).
+   */
+  readonly defaultCertificate?: TLSCertificate;
 }
 
 /** One certificate and key, with the names it is valid for. */

@@ -126,3 +126,41 @@ describe("specificity", () => {
     expect(specificity("b.c")).toBe(5);
   });
 });
+
+describe("the fallback certificate of an HTTPS port", () => {
+  const cert = (name: string, hostnames: string[]) => ({
+    source: { kind: "Secret", namespace: "ns", name },
+    hostnames,
+    certPem: `${name}-cert`,
+    keyPem: `${name}-key`,
+  });
+  const https = (name: string, hostnames: string[], hostname?: string, withDefault = true) =>
+    named(name, [hostname ?? "*"], {
+      protocol: "HTTPS",
+      port: 443,
+      ...(hostname ? { hostname } : {}),
+      tls: {
+        certificates: [cert(name, hostnames)],
+        ...(withDefault ? { defaultCertificate: cert("default", []) } : {}),
+      },
+    });
+  const first = (listeners: Listener[]) =>
+    [...served(listeners).values()][0]?.tls?.certificates.map((c) => c.source.name);
+
+  test("a listener for every host is the fallback, wherever it stands", () => {
+    expect(first([https("a", ["a.example"], "a.example"), https("any", [])])).toEqual(["any", "a"]);
+  });
+
+  test("listeners that all have hostnames: the default certificate, never the first listener's", () => {
+    expect(first([https("a", ["a.example"], "a.example"), https("b", ["b.example"], "b.example")])).toEqual([
+      "default",
+      "a",
+      "b",
+    ]);
+    expect(first([https("a", ["a.example"], "a.example")])).toEqual(["default", "a"]);
+  });
+
+  test("no default certificate: the first listener's, as before", () => {
+    expect(first([https("a", ["a.example"], "a.example", false)])).toEqual(["a"]);
+  });
+});

@@ -12,6 +12,7 @@
  * Translation also gives every listener hostname a virtual host (empty when no route covers it), so a
  * host of a specific listener never falls through to a broader one.
  */
+import type { TLSCertificate } from "../model/types.ts";
 import type { CompiledVirtualHost, ListenerTable, VirtualHostIndex } from "./table.ts";
 
 type Warn = (msg: string) => void;
@@ -35,8 +36,14 @@ export function groupListeners(
   }
   const out = new Map<string, ListenerTable>();
   for (const [key, group] of groups)
-    out.set(key, group.length === 1 ? (group[0] as ListenerTable) : merge(group, key, warn));
+    out.set(key, group.length === 1 ? alone(group[0] as ListenerTable) : merge(group, key, warn));
   return out;
+}
+
+/** A listener alone on its port: only its certificate order may change (see `fallbackFirst`). */
+function alone(lt: ListenerTable): ListenerTable {
+  if (lt.tls?.defaultCertificate === undefined) return lt;
+  return { ...lt, tls: { certificates: fallbackFirst(lt.tls.certificates, lt.tls.defaultCertificate) } };
 }
 
 interface Claim {
@@ -74,7 +81,10 @@ function merge(group: readonly ListenerTable[], key: string, warn: Warn): Listen
     anyLabels: unwrap(anyLabels),
     any: any.get("*")?.vh,
   };
-  const certificates = group.flatMap((lt) => lt.tls?.certificates ?? []);
+  const certificates = fallbackFirst(
+    group.flatMap((lt) => lt.tls?.certificates ?? []),
+    group.find((lt) => lt.tls?.defaultCertificate !== undefined)?.tls?.defaultCertificate,
+  );
   return {
     ...first,
     name: group.map((lt) => lt.name).join(","),
@@ -82,6 +92,22 @@ function merge(group: readonly ListenerTable[], key: string, warn: Warn): Listen
     tls: first.protocol === "HTTPS" ? { certificates } : undefined,
     hosts,
   };
+}
+
+/**
+ * The port's certificates with the right fallback first (the first certificate is what a client whose
+ * SNI no certificate names is offered): a listener's certificate for every host (no hostname) if there
+ * is one, else the gateway's default certificate, else the first listener's own. Without this, a client
+ * asking for a name no listener on the port covers would be offered whichever listener came first.
+ */
+export function fallbackFirst(
+  certificates: readonly TLSCertificate[],
+  defaultCertificate: TLSCertificate | undefined,
+): TLSCertificate[] {
+  const catchAll = certificates.find((c) => c.hostnames.length === 0);
+  if (catchAll !== undefined) return [catchAll, ...certificates.filter((c) => c !== catchAll)];
+  if (defaultCertificate !== undefined) return [defaultCertificate, ...certificates];
+  return [...certificates];
 }
 
 /**

@@ -35,6 +35,8 @@ export interface IngressTLSOptions {
 export interface IngressTLS {
   /** Default certificate first (when there is one), then one entry per Ingress TLS section served. */
   readonly certificates: readonly TLSCertificate[];
+  /** The default certificate alone (also offered on Gateway HTTPS ports, translate.ts). */
+  readonly defaultCertificate?: TLSCertificate;
   /** Whether `default/https` should exist (it also needs at least one certificate). */
   readonly wanted: boolean;
   /** Host names (and `*.` patterns) that have a certificate of their own: ssl-redirect applies to them. */
@@ -108,6 +110,7 @@ export function translateIngressTLS(
   }
   return {
     certificates,
+    ...(fallback ? { defaultCertificate: fallback } : {}),
     wanted: opts.defaultCertificate !== undefined || ingresses.some((i) => arrayOf(i.spec?.tls).length > 0),
     tlsHosts: [...owner.keys()],
     problems,

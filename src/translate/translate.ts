@@ -1,4 +1,11 @@
-import type { Backend, GatewayModel, Listener, Problem, VirtualHost } from "../model/types.ts";
+import type {
+  Backend,
+  GatewayModel,
+  Listener,
+  Problem,
+  TLSCertificate,
+  VirtualHost,
+} from "../model/types.ts";
 import type { Ingress } from "../sources/schema/networking.ts";
 import type { ResourceSnapshot } from "../sources/snapshot.ts";
 import type { ObjectStatus } from "../status/types.ts";
@@ -129,7 +136,11 @@ function translateSnapshot(snapshot: ResourceSnapshot, opts: TranslateOptions): 
   const httpsClash = https ? dropIngressClashes(https, gw.listeners) : undefined;
   problems.push(...tls.problems, ...gw.problems, ...clash.problems, ...(httpsClash?.problems ?? []));
   const model = {
-    listeners: [clash.listener, ...(httpsClash ? [httpsClash.listener] : []), ...gw.listeners],
+    listeners: [
+      clash.listener,
+      ...(httpsClash ? [httpsClash.listener] : []),
+      ...withDefaultCertificate(gw.listeners, tls.defaultCertificate),
+    ],
     backends: mergeBackends(built.backends, gw.backends),
   };
   const auth = applyAuthPolicies(model, snapshot, opts.gatewayController);
@@ -141,6 +152,15 @@ function translateSnapshot(snapshot: ResourceSnapshot, opts: TranslateOptions): 
     problems: sortProblems(problems),
     statuses: [...gw.statuses, ...auth.statuses, ...limits.statuses],
   };
+}
+
+/** Gateway HTTPS listeners carry the gateway's default certificate for SNI names they do not cover. */
+function withDefaultCertificate(
+  listeners: readonly Listener[],
+  cert: TLSCertificate | undefined,
+): Listener[] {
+  if (cert === undefined) return [...listeners];
+  return listeners.map((l) => (l.tls ? { ...l, tls: { ...l.tls, defaultCertificate: cert } } : l));
 }
 
 /** The Gateway API half; a bug there must not cost the Ingress half (which is already built). */

@@ -112,6 +112,9 @@ describe.each([false, true])("Gateway HTTPS listeners with bad Secrets, --http2 
     for (const name of bad) expected[name] = "False/InvalidCertificateRef";
     expect(resolvedRefs()).toEqual(expected);
     expect(await peerCommonName(port, "good.example")).toBe("good.example");
+    // A name no listener on the port covers gets the gateway's default certificate, never the first
+    // listener's (which would tell a stranger which hosts live here).
+    expect(await peerCommonName(port, "unknown.example")).toBe("gatehouse.invalid");
     const res = await get("good.example");
     expect(res.status).toBe(200);
     expect(JSON.parse(res.body)).toMatchObject({ host: "good.example", service: "echo" });
