@@ -1,5 +1,10 @@
-import type { Listener, Problem, Route } from "../model/types.ts";
+import type { Listener, Problem, Route, SourceRef } from "../model/types.ts";
+import { condition } from "../status/conditions.ts";
+import type { ObjectStatus } from "../status/types.ts";
 import { problem } from "./problems.ts";
+
+/** Our condition on an HTTPRoute's parent status that took a host and path from an Ingress. */
+export const ingressConflictCondition = "gatehouse.dev/IngressConflict";
 
 /**
  * Ingress rules live on the default listener; a Gateway listener with the same address and port (no
@@ -7,13 +12,15 @@ import { problem } from "./problems.ts";
  * virtual hosts. Where an Ingress path and an HTTPRoute match claim the same hostname (same text, so
  * `*.foo.com` clashes whatever the wildcard semantics) and the same path (type and value), the HTTPRoute
  * wins, whatever the objects' ages: the Ingress path is dropped with a warning naming both, and the
- * route is untouched (its status shows no failure). Header, method or query conditions on the HTTPRoute
- * do not matter: it owns that host and path.
+ * route keeps serving, with a condition of ours on its parent statuses saying which Ingress path it
+ * overrides (`gatehouse.dev/IngressConflict`, True, reason `OverridesIngressPath`; Accepted is not
+ * touched, since the route is served exactly as written). Header, method or query conditions on the
+ * HTTPRoute do not matter: it owns that host and path.
  */
 export function dropIngressClashes(
   defaultListener: Listener,
   gatewayListeners: readonly Listener[],
-): { listener: Listener; problems: Problem[] } {
+): { listener: Listener; problems: Problem[]; overrides: Map<string, string[]> } {
   const claims = new Map<string, { route: Route; listener: string }>();
   for (const l of gatewayListeners) {
     if (
@@ -29,7 +36,8 @@ export function dropIngressClashes(
       }
     }
   }
-  if (claims.size === 0) return { listener: defaultListener, problems: [] };
+  const overrides = new Map<string, string[]>();
+  if (claims.size === 0) return { listener: defaultListener, problems: [], overrides };
   const problems: Problem[] = [];
   const virtualHosts = defaultListener.virtualHosts
     .map((vh) => ({
@@ -46,11 +54,52 @@ export function dropIngressClashes(
             "warning",
           ),
         );
+        const key = refKey(by);
+        const said = `host "${vh.hostname}" ${r.match.path.type} path "${r.match.path.value}" is also claimed by Ingress ${r.source.namespace}/${r.source.name}; this route wins and that Ingress path is not served`;
+        overrides.set(key, [...(overrides.get(key) ?? []), said]);
         return false;
       }),
     }))
     .filter((vh) => vh.routes.length > 0);
-  return { listener: { ...defaultListener, virtualHosts }, problems };
+  return { listener: { ...defaultListener, virtualHosts }, problems, overrides };
+}
+
+function refKey(ref: SourceRef): string {
+  return `${ref.kind}/${ref.namespace}/${ref.name}`;
+}
+
+/**
+ * The HTTPRoutes that won host and path from an Ingress get `gatehouse.dev/IngressConflict` on each of
+ * their parent statuses (every parent of ours: the status names the route, not the listener).
+ */
+export function markIngressOverrides(
+  statuses: readonly ObjectStatus[],
+  overrides: ReadonlyMap<string, readonly string[]>,
+): ObjectStatus[] {
+  if (overrides.size === 0) return [...statuses];
+  return statuses.map((s) => {
+    if (s.target.kind !== "HTTPRoute") return s;
+    const said = overrides.get(`HTTPRoute/${s.target.namespace}/${s.target.name}`);
+    const parents = s.status.parents;
+    if (said === undefined || !Array.isArray(parents)) return s;
+    const c = condition(
+      ingressConflictCondition,
+      true,
+      "OverridesIngressPath",
+      said.join("; "),
+      s.generation,
+    );
+    return {
+      ...s,
+      status: {
+        ...s.status,
+        parents: parents.map((p: { conditions?: unknown[] }) => ({
+          ...p,
+          conditions: [...(p.conditions ?? []), c],
+        })),
+      },
+    };
+  });
 }
 
 /** Host and path match as one map key (NUL cannot occur in either; cheaper than JSON at 10k routes). */

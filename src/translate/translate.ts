@@ -14,7 +14,7 @@ import { dropConflicts } from "./conflicts.ts";
 import { hostsWithRootPrefix, placeDefaultBackends } from "./default-backend.ts";
 import { type GatewayAPITranslation, translateGatewayAPI } from "./gateway.ts";
 import { type IngressTranslation, translateIngress } from "./ingress.ts";
-import { dropIngressClashes } from "./ingress-clash.ts";
+import { dropIngressClashes, markIngressOverrides } from "./ingress-clash.ts";
 import { selectIngresses } from "./ingress-class.ts";
 import { applySSLRedirects, sslRedirectPlan } from "./ingress-ssl-redirect.ts";
 import { type IngressTLS, ingressHTTPSListener, translateIngressTLS } from "./ingress-tls.ts";
@@ -150,8 +150,22 @@ function translateSnapshot(snapshot: ResourceSnapshot, opts: TranslateOptions): 
   return {
     model: applySSLRedirects(limits.model, redirects.plan),
     problems: sortProblems(problems),
-    statuses: [...gw.statuses, ...auth.statuses, ...limits.statuses],
+    statuses: [
+      ...markIngressOverrides(gw.statuses, mergeOverrides(clash.overrides, httpsClash?.overrides)),
+      ...auth.statuses,
+      ...limits.statuses,
+    ],
   };
+}
+
+/** The Ingress paths each HTTPRoute took, on the HTTP and the HTTPS default listener. */
+function mergeOverrides(
+  http: ReadonlyMap<string, string[]>,
+  https: ReadonlyMap<string, string[]> | undefined,
+): Map<string, string[]> {
+  const all = new Map(http);
+  for (const [k, v] of https ?? []) all.set(k, [...(all.get(k) ?? []), ...v]);
+  return all;
 }
 
 /** Gateway HTTPS listeners carry the gateway's default certificate for SNI names they do not cover. */
