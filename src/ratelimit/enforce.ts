@@ -37,6 +37,21 @@ interface Compiled {
   readonly exempt: BlockList | undefined;
   readonly intervals: readonly number[];
   readonly policyHeader: string;
+  /**
+   * For limits keyed by client address alone (the common per-client limit): each address's bucket keys
+   * and store items, built once instead of on every request. Undefined for other keys.
+   */
+  readonly byAddress: Map<string, { keys: string[]; items: LimitItem[] }> | undefined;
+}
+
+/** Addresses whose keys are kept per limit; past it the map starts over (a flood of addresses). */
+const maxAddresses = 10_000;
+
+function rememberAddress(c: Compiled, ip: string, keys: string[], items: LimitItem[]): void {
+  const map = c.byAddress;
+  if (map === undefined) return;
+  if (map.size >= maxAddresses) map.clear();
+  map.set(ip, { keys, items });
 }
 
 const admitted: RateLimitOutcome = { allowed: true };
@@ -74,7 +89,8 @@ export class RateLimitEnforcer {
     const c = this.compile(limit);
     const ip = clientAddress(ctx.clientIp, c.trusted ? ctx.header("x-forwarded-for") : null, c.trusted);
     if (c.exempt !== undefined && inSet(c.exempt, ip)) return this.decide(limit, "exempt", admitted);
-    const keys = bucketKeys(limit, ctx, ip);
+    const cached = c.byAddress?.get(ip);
+    const keys = cached?.keys ?? bucketKeys(limit, ctx, ip);
     const shared = this.limiter.kind === "redis";
     if (shared) {
       const hit = this.blocked.find(keys, this.now());
@@ -85,11 +101,15 @@ export class RateLimitEnforcer {
         return this.reject(limit, c, hit.remainingMs, header, "limited");
       }
     }
-    const items: LimitItem[] = keys.map((key, i) => ({
-      key,
-      intervalMs: c.intervals[i] as number,
-      burst: (limit.rules[i] as { burst: number }).burst,
-    }));
+    let items = cached?.items;
+    if (items === undefined) {
+      items = keys.map((key, i) => ({
+        key,
+        intervalMs: c.intervals[i] as number,
+        burst: (limit.rules[i] as { burst: number }).burst,
+      }));
+      rememberAddress(c, ip, keys, items);
+    }
     let answer: LimitResult | Promise<LimitResult>;
     try {
       answer = this.limiter.check(items);
@@ -226,6 +246,9 @@ export class RateLimitEnforcer {
         exempt: cidrSet(limit.exemptCIDRs),
         intervals: limit.rules.map((r) => (r.windowSeconds * 1000) / r.limit),
         policyHeader: policyHeader(limit),
+        byAddress: limit.rules.every((r) => r.keys.length === 1 && r.keys[0]?.source === "ClientIP")
+          ? new Map()
+          : undefined,
       };
       this.compiled.set(limit, c);
     }
