@@ -135,28 +135,49 @@ export interface RouteMatch {
 }
 
 /**
+ * A condition on the request path.
  * - `Exact`: the path equals `value` (case-sensitive, trailing slash significant).
  * - `Prefix`: element-wise prefix: `/foo` matches `/foo`, `/foo/` and `/foo/bar`, never `/foobar`;
  *   a trailing slash in `value` is ignored (`/foo/` behaves as `/foo`).
  * - `RegularExpression`: `value` must match the whole path (anchored), evaluated by a linear-time engine.
  */
 export interface PathMatch {
+  /**
+   * How `value` is compared. Ingress `Prefix` and `ImplementationSpecific` both become `Prefix`
+   * (src/translate/paths.ts); Gateway API `PathPrefix` becomes `Prefix`.
+   */
   readonly type: "Exact" | "Prefix" | "RegularExpression";
+  /**
+   * The path or pattern. `Exact` and `Prefix` values start with `/` and were checked by the translator
+   * as the API server does (no `//`, `/./`, `/../`, `%2f`); a `Prefix` arrives with its trailing slash
+   * already dropped (`/` stays `/`). A `RegularExpression` was checked to be safe for a linear-time engine.
+   */
   readonly value: string;
 }
 
 /** A header condition. `Exact` compares the value case-sensitively; `RegularExpression` is anchored. */
 export interface HeaderMatch {
+  /** How `value` is compared; Gateway API's default `Exact` when the route gave no type. */
   readonly type: "Exact" | "RegularExpression";
-  /** Lower-case header name. */
+  /** Lower-case header name; when a rule names one header twice, only the first condition is kept. */
   readonly name: string;
+  /**
+   * The value to equal (never empty), or the pattern the whole value must match. A header the request
+   * lacks never matches, whatever the pattern.
+   */
   readonly value: string;
 }
 
 /** A query parameter condition; the first value of the parameter is compared. */
 export interface QueryParamMatch {
+  /** How `value` is compared; Gateway API's default `Exact` when the route gave no type. */
   readonly type: "Exact" | "RegularExpression";
+  /** Parameter name, compared exactly (case-sensitive); a name given twice in a rule keeps the first. */
   readonly name: string;
+  /**
+   * The value to equal (never empty), or the pattern the whole value must match; compared with the
+   * form-decoded first value. A parameter the request lacks never matches.
+   */
   readonly value: string;
 }
 
@@ -183,6 +204,7 @@ export type RouteAction = ForwardAction | RedirectAction | DirectResponseAction;
 
 /** Proxy to one of the weighted backends. */
 export interface ForwardAction {
+  /** Discriminant of `RouteAction`. */
   readonly kind: "Forward";
   /** Candidates; one is picked per request by weight. A backend with weight 0 is never picked. */
   readonly backends: readonly WeightedBackend[];
@@ -190,24 +212,30 @@ export interface ForwardAction {
 
 /** Answer with a redirect built from the request (Gateway API RequestRedirect, ingress-nginx ssl-redirect). */
 export interface RedirectAction {
+  /** Discriminant of `RouteAction`. */
   readonly kind: "Redirect";
   /** New scheme; absent keeps the request's. */
   readonly scheme?: "http" | "https";
   /** New host; absent keeps the request's host. */
   readonly hostname?: string;
-  /** New port; absent derives it from the scheme change or keeps the listener's port. */
+  /**
+   * New port; absent: the new scheme's well-known port when `scheme` is set, else the listener's port
+   * (the model's, never a remapped bound port). Left out of `Location` when it is the scheme's default.
+   */
   readonly port?: number;
-  /** New path; absent keeps the request's path. */
+  /** New path; absent keeps the request's path. The query string is always kept. */
   readonly path?: PathModifier;
-  /** 301, 302, 303, 307 or 308. */
+  /** 301, 302, 303, 307 or 308: Gateway API defaults to 302; the ingress-nginx ssl-redirect uses 308. */
   readonly statusCode: number;
 }
 
 /** Answer directly without contacting a backend (e.g. 500 when every backend weight is 0). */
 export interface DirectResponseAction {
+  /** Discriminant of `RouteAction`. */
   readonly kind: "DirectResponse";
+  /** HTTP status sent; the translator sets 500 for a rule with no backend weight above 0. */
   readonly status: number;
-  /** Plain-text body. */
+  /** Plain-text body; absent: an empty body. */
   readonly body?: string;
 }
 
@@ -237,7 +265,14 @@ export interface Backend {
   /** `<namespace>/<service>:<port>` with the Service port number. */
   readonly id: string;
   /** The Service this backend is. */
-  readonly service: { readonly namespace: string; readonly name: string; readonly port: number };
+  readonly service: {
+    /** The Service's namespace. */
+    readonly namespace: string;
+    /** The Service's name. */
+    readonly name: string;
+    /** The Service port number (never the targetPort; endpoints carry the pod port). */
+    readonly port: number;
+  };
   /** From the Service port's appProtocol; `http` by default. */
   readonly protocol: BackendProtocol;
   /** Endpoints traffic goes to: the ready ones, or the serving-but-terminating ones if none are ready. */
@@ -260,6 +295,12 @@ export interface Endpoint {
 export interface PathModifier {
   /** `ReplaceFullPath` replaces the whole path; `ReplacePrefixMatch` replaces the matched prefix only. */
   readonly type: "ReplaceFullPath" | "ReplacePrefixMatch";
+  /**
+   * The new path (`ReplaceFullPath`; "" becomes `/`) or the new prefix put in place of the route's
+   * matched `Prefix` path, element-wise, never doubling or losing the `/` before the rest
+   * (`/foo` → `/xyz/` on `/foo/bar` gives `/xyz/bar`). `ReplacePrefixMatch` is only accepted on rules
+   * with exactly one `Prefix` path match.
+   */
   readonly value: string;
 }
 
@@ -271,49 +312,87 @@ export type Filter =
   | RequestMirrorFilter
   | CORSFilter;
 
-/** Header edits: `set` replaces, `add` appends, `remove` deletes. Names are lower-case. */
+/**
+ * Header edits, applied as `set`, then `add`, then `remove`. Names are lower-case; when a list names a
+ * header twice, the translator keeps only the first (the Gateway API rule).
+ */
 export interface HeaderEdits {
-  readonly set: readonly { readonly name: string; readonly value: string }[];
-  readonly add: readonly { readonly name: string; readonly value: string }[];
+  /** Headers replaced (or created) with exactly this value. */
+  readonly set: readonly {
+    /** Lower-case header name. */
+    readonly name: string;
+    /** The whole new value. */
+    readonly value: string;
+  }[];
+  /** Values appended to a header (`a,b` on one line; Set-Cookie stays separate lines), or it is created. */
+  readonly add: readonly {
+    /** Lower-case header name. */
+    readonly name: string;
+    /** The value appended. */
+    readonly value: string;
+  }[];
+  /** Lower-case names of headers deleted, whatever their values. */
   readonly remove: readonly string[];
 }
 
 /** Edit the headers sent upstream. */
 export interface RequestHeaderModifierFilter {
+  /** Discriminant of `Filter`. */
   readonly kind: "RequestHeaderModifier";
+  /** The edits made to the request headers before forwarding. */
   readonly edits: HeaderEdits;
 }
 
 /** Edit the headers sent to the client. */
 export interface ResponseHeaderModifierFilter {
+  /** Discriminant of `Filter`. */
   readonly kind: "ResponseHeaderModifier";
+  /** The edits made to the upstream's response headers before they reach the client. */
   readonly edits: HeaderEdits;
 }
 
 /** Rewrite the Host and/or path sent upstream. */
 export interface URLRewriteFilter {
+  /** Discriminant of `Filter`. */
   readonly kind: "URLRewrite";
+  /** Host header sent upstream instead of the client's (which stays in X-Forwarded-Host); absent: kept. */
   readonly hostname?: string;
+  /** New upstream path; absent: kept. The query string is always kept. */
   readonly path?: PathModifier;
 }
 
 /** Send a copy of the request to another backend and ignore its answer. */
 export interface RequestMirrorFilter {
+  /** Discriminant of `Filter`. */
   readonly kind: "RequestMirror";
   /** Key into `GatewayModel.backends`. */
   readonly backendId: string;
-  /** Share of requests mirrored, 0–100 (fractions allowed). */
+  /**
+   * Share of requests mirrored, 0–100 (fractions allowed; a Gateway API `fraction` is converted to a
+   * percentage). 100 when the route gave neither. Requests with a body are never mirrored.
+   */
   readonly percent: number;
 }
 
 /** Answer CORS preflights and decorate responses (Gateway API HTTPCORSFilter). */
 export interface CORSFilter {
+  /** Discriminant of `Filter`. */
   readonly kind: "CORS";
+  /**
+   * Origins allowed, e.g. `https://app.example`: compared case-insensitively; one `*` inside a pattern
+   * (`https://*.example`) stands for one or more host labels; `*` alone allows every origin. Empty:
+   * none (preflights get a bare 204 and responses no CORS headers).
+   */
   readonly allowOrigins: readonly string[];
+  /** Methods sent in `Access-Control-Allow-Methods` on preflights; `*` allows any (echoed with credentials). */
   readonly allowMethods: readonly string[];
+  /** Request headers a preflight may ask for; `*` allows any (the requested ones are echoed with credentials). */
   readonly allowHeaders: readonly string[];
+  /** Response headers listed in `Access-Control-Expose-Headers`; empty: the header is not sent. */
   readonly exposeHeaders: readonly string[];
+  /** Send `Access-Control-Allow-Credentials: true`; then `*` is never sent literally. False when not given. */
   readonly allowCredentials: boolean;
+  /** `Access-Control-Max-Age` of preflight answers, in seconds; 5 when the route gave none (Gateway API). */
   readonly maxAgeSeconds: number;
 }
 
@@ -357,10 +436,31 @@ export interface RouteAuth {
 
 /** Where a bearer token is read from, in order; the first source present is used (and only it). */
 export type TokenSource =
-  | { readonly type: "Header"; readonly name: string; readonly prefix: string }
-  | { readonly type: "Cookie"; readonly name: string }
-  | { readonly type: "QueryParameter"; readonly name: string };
+  | {
+      /** A request header. */
+      readonly type: "Header";
+      /** Lower-case header name. */
+      readonly name: string;
+      /**
+       * Scheme prefix the value must start with (compared case-insensitively), stripped before
+       * verifying; `Bearer ` by default for `authorization`, "" (the whole value) for other headers.
+       */
+      readonly prefix: string;
+    }
+  | {
+      /** A cookie. */
+      readonly type: "Cookie";
+      /** Cookie name, compared exactly. */
+      readonly name: string;
+    }
+  | {
+      /** A query parameter; never a default source, only when the policy lists it. */
+      readonly type: "QueryParameter";
+      /** Parameter name, compared exactly. */
+      readonly name: string;
+    };
 
+/** Bearer-token (JWT) verification for a route. */
 export interface JWTAuth {
   /** A token is verified by the provider whose `issuer` equals its `iss` claim. */
   readonly providers: readonly JWTProvider[];
@@ -371,12 +471,26 @@ export interface JWTAuth {
 /** Where a provider's public keys come from. URLs only ever come from here, never from a token. */
 export type KeySource =
   /** A JWKS document at this URL, fetched at start and refreshed in the background. */
-  | { readonly type: "RemoteJWKS"; readonly url: string }
+  | {
+      /** Discriminant of `KeySource`. */
+      readonly type: "RemoteJWKS";
+      /** The JWKS URL, from the policy (never from a token). */
+      readonly url: string;
+    }
   /** `jwks_uri` of `<issuer>/.well-known/openid-configuration`, whose `issuer` must equal ours exactly. */
-  | { readonly type: "Discovery" }
+  | {
+      /** Discriminant of `KeySource`. */
+      readonly type: "Discovery";
+    }
   /** A JWKS JSON document read from a Secret (public keys only). */
-  | { readonly type: "Inline"; readonly jwks: string };
+  | {
+      /** Discriminant of `KeySource`. */
+      readonly type: "Inline";
+      /** The JWKS JSON text as read from the Secret. */
+      readonly jwks: string;
+    };
 
+/** One issuer whose tokens a route accepts, and how its signatures are checked. */
 export interface JWTProvider {
   /** Name within the policy (logs). */
   readonly name: string;
@@ -386,6 +500,7 @@ export interface JWTProvider {
   readonly audiences: readonly string[];
   /** False only when the policy explicitly turned the audience check off. */
   readonly audienceCheck: boolean;
+  /** Where the issuer's public keys come from. */
   readonly keys: KeySource;
   /** Accepted `alg` values; asymmetric ones only (RS*, PS*, ES*, EdDSA). */
   readonly algorithms: readonly string[];
@@ -397,6 +512,7 @@ export interface JWTProvider {
 export interface OIDCAuth {
   /** Exact issuer; the discovery document must name the same. */
   readonly issuer: string;
+  /** OAuth client id registered at the provider; also a required `aud` of the ID token. */
   readonly clientId: string;
   /** Redacted by `dumpModel`. */
   readonly clientSecret: string;
@@ -416,16 +532,24 @@ export interface OIDCAuth {
   readonly sessionKey: string;
   /** Accepted ID token `alg` values, asymmetric only. */
   readonly algorithms: readonly string[];
+  /** Tolerance for the ID token's `exp` and `nbf`, in seconds (default 30). */
   readonly clockSkewSeconds: number;
 }
 
+/** Checks on the verified identity after authentication; empty lists check nothing. */
 export interface AuthorizationRules {
   /** Every scope listed must be granted (`scope` string or `scp`). */
   readonly requiredScopes: readonly string[];
   /** Each claim (dotted path for nested ones) must equal, or contain, one of its values. */
-  readonly requiredClaims: readonly { readonly name: string; readonly values: readonly string[] }[];
+  readonly requiredClaims: readonly {
+    /** Claim name; a dotted path (`realm.roles`) reads nested objects. */
+    readonly name: string;
+    /** Accepted values: the claim must equal one, or (an array claim) contain one. */
+    readonly values: readonly string[];
+  }[];
 }
 
+/** One verified claim passed upstream as a request header. */
 export interface ClaimToHeader {
   /** Claim name (dotted path for nested ones); arrays are joined with `,`. */
   readonly claim: string;
@@ -489,12 +613,34 @@ export interface RateLimitRule {
  * the route name, which keeps buckets per route even when `RouteRateLimit.bucket` is shared.
  */
 export type RateLimitKey =
-  | { readonly source: "ClientIP" }
-  | { readonly source: "Header"; readonly name: string }
-  | { readonly source: "Claim"; readonly name: string }
-  | { readonly source: "Path" }
-  | { readonly source: "Method" }
-  | { readonly source: "Route" };
+  | {
+      /** The client address, as `RouteRateLimit.clientIP` finds it. */
+      readonly source: "ClientIP";
+    }
+  | {
+      /** A request header's value. */
+      readonly source: "Header";
+      /** Lower-case header name. */
+      readonly name: string;
+    }
+  | {
+      /** A verified JWT claim's value. */
+      readonly source: "Claim";
+      /** Claim name; a dotted path reads nested objects. */
+      readonly name: string;
+    }
+  | {
+      /** The request path (no query), as matched. */
+      readonly source: "Path";
+    }
+  | {
+      /** The request method. */
+      readonly source: "Method";
+    }
+  | {
+      /** The matched route's name. */
+      readonly source: "Route";
+    };
 
 /** Which peers may tell us the client address through X-Forwarded-For. */
 export interface ClientIPSettings {
