@@ -1,21 +1,25 @@
 import { dumpTranslateResult } from "../model/dump.ts";
-import { loadFiles } from "../sources/file/index.ts";
+import { loadFiles, loadProblems } from "../sources/file/index.ts";
 import { translate } from "../translate/translate.ts";
 
 /**
  * `gatehouse translate -f FILE... [--ingress-class NAME]`: read manifests, print the model and every
- * problem as YAML, serve nothing. Exit code 0 even with problems (they are output, not failures);
- * 2 when a file cannot be read at all.
+ * problem as YAML, serve nothing. Load problems (unreadable file, YAML syntax error, unknown field,
+ * schema failure, duplicate) come first in `problems`, with file and document, then translation's.
+ * Exit code: 0 when everything loaded (translation problems are output, not failures); 1 when some
+ * object could not be loaded; 2 when a whole file could not be used (unreadable, not YAML). stderr gets one
+ * summary line in the non-zero cases, so scripts piping stdout still see that something was refused.
  */
 export async function runTranslate(
   files: readonly string[],
   ingressClass: string | undefined,
 ): Promise<number> {
   const load = await loadFiles(files);
-  for (const e of load.errors) {
-    process.stderr.write(`${e.file}#${e.docIndex}${e.name ? ` ${e.kind}/${e.name}` : ""}: ${e.reason}\n`);
-  }
   const result = translate(load.snapshot, ingressClass ? { ingressClass } : {});
-  process.stdout.write(dumpTranslateResult(result));
-  return load.errors.some((e) => e.docIndex === -1) ? 2 : 0;
+  const problems = [...loadProblems(load), ...result.problems];
+  process.stdout.write(dumpTranslateResult({ ...result, problems }));
+  if (load.errors.length === 0) return 0;
+  const n = load.errors.length;
+  process.stderr.write(`gatehouse translate: ${n} load problem${n === 1 ? "" : "s"} (see problems)\n`);
+  return load.errors.some((e) => e.docIndex === -1) ? 2 : 1;
 }

@@ -15,7 +15,10 @@ export const redacted = "<redacted>";
 /** `clientSecret`/`sessionKey`: OIDC client credentials and the session-sealing key (RouteAuth). */
 const secretKeys = new Set(["keyPem", "clientSecret", "sessionKey"]);
 
-/** Keys printed first, in this order, so each map reads naturally (`kind, namespace, name`); the rest follow alphabetically. */
+/**
+ * Keys printed first, in this order, so each map reads naturally (`kind, namespace, name`; a load problem
+ * `file, document, object, …`); the rest follow alphabetically.
+ */
 const leadingKeys = [
   "target",
   "kind",
@@ -25,6 +28,8 @@ const leadingKeys = [
   "hostname",
   "type",
   "status",
+  "file",
+  "document",
   "object",
   "reason",
   "severity",

@@ -6,3 +6,4 @@ export type { FileMemory, FolderLoad, SkippedObject, SourceError } from "./assem
 export { clusterScopedKinds } from "./documents.ts";
 export { FolderSource, type FolderSourceOptions } from "./folder-source.ts";
 export { loadFiles, loadFolder, logLoad, readFolder } from "./load.ts";
+export { type LoadProblem, loadProblems } from "./problems.ts";

@@ -1,0 +1,88 @@
+/** `gatehouse translate -f` as a user runs it: the real CLI in a child process, on files in a temp folder. */
+import { afterAll, describe, expect, test } from "bun:test";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parse } from "yaml";
+
+const dir = mkdtempSync(join(tmpdir(), "gatehouse-translate-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const good = `apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata: { name: good }
+spec:
+  ingressClassName: gatehouse
+  rules:
+    - host: good.example
+      http:
+        paths:
+          - { path: /, pathType: Prefix, backend: { service: { name: web, port: { number: 80 } } } }
+`;
+const typo = `apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata: { name: typo, namespace: shop }
+spec:
+  ingressClassName: gatehouse
+  rulez: []
+`;
+
+async function translateCli(...files: string[]) {
+  const args = files.flatMap((f) => ["-f", join(dir, f)]);
+  const proc = Bun.spawn(["bun", join(import.meta.dir, "../main.ts"), "translate", ...args], {
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const [stdout, stderr, code] = await Promise.all([
+    new Response(proc.stdout).text(),
+    new Response(proc.stderr).text(),
+    proc.exited,
+  ]);
+  const out = parse(stdout) as { model: unknown; problems: Record<string, unknown>[] };
+  // Translation's own problems (the Service `web` is not in these files) are not what is tested here.
+  return { out, loaded: out.problems.filter((p) => "file" in p), stderr, code };
+}
+
+describe("gatehouse translate -f", () => {
+  test("an unknown field is a problem in the YAML, with file, document and object; exit 1", async () => {
+    writeFileSync(join(dir, "mixed.yaml"), `${good}---\n${typo}`);
+    const { out, loaded, stderr, code } = await translateCli("mixed.yaml");
+    expect(loaded).toEqual([
+      {
+        file: join(dir, "mixed.yaml"),
+        document: 1,
+        object: { kind: "Ingress", namespace: "shop", name: "typo" },
+        reason: "InvalidObject",
+        severity: "error",
+        message: 'spec: unknown field(s) "rulez"',
+      },
+    ]);
+    expect(JSON.stringify(out.model)).toContain("good.example"); // the valid document is still served
+    expect(code).toBe(1);
+    expect(stderr.trim().split("\n")).toEqual(["gatehouse translate: 1 load problem (see problems)"]);
+  });
+
+  test("malformed YAML is a whole-file problem in the YAML; the other files still translate; exit 2", async () => {
+    writeFileSync(join(dir, "broken.yaml"), `${good}---\nkind: Ingress\nmetadata: { name: [oops\n`);
+    writeFileSync(join(dir, "good.yaml"), good);
+    const { out, loaded, stderr, code } = await translateCli("broken.yaml", "good.yaml");
+    expect(loaded).toHaveLength(1);
+    expect(loaded[0]).toMatchObject({
+      file: join(dir, "broken.yaml"),
+      object: { kind: "", namespace: "", name: "" },
+      reason: "InvalidFile",
+      severity: "error",
+    });
+    expect(loaded[0]?.document).toBeUndefined();
+    expect(String(loaded[0]?.message)).toStartWith("YAML syntax error in document 1:");
+    expect(JSON.stringify(out.model)).toContain("good.example");
+    expect(code).toBe(2);
+    expect(stderr.trim().split("\n")).toHaveLength(1);
+  });
+
+  test("no load problem: exit 0 and nothing on stderr", async () => {
+    writeFileSync(join(dir, "good.yaml"), good);
+    const { loaded, stderr, code } = await translateCli("good.yaml");
+    expect([loaded, stderr, code]).toEqual([[], "", 0]);
+  });
+});

@@ -1,0 +1,45 @@
+import { describe, expect, test } from "bun:test";
+import { assemble, mergeFile } from "./assemble.ts";
+import { parseFileText } from "./documents.ts";
+import { loadProblems } from "./problems.ts";
+
+/** Files as the loader sees them, without touching the disk. */
+function load(files: Record<string, string>) {
+  const results = Object.entries(files).map(([file, text]) =>
+    mergeFile({ file, parse: parseFileText(text) }),
+  );
+  return assemble(results).load;
+}
+
+const cls =
+  "apiVersion: networking.k8s.io/v1\nkind: IngressClass\nmetadata: { name: gh }\nspec: { controller: x }\n";
+
+describe("loadProblems", () => {
+  test("duplicates, cluster-scoped names and skipped kinds", () => {
+    const problems = loadProblems(
+      load({ "a.yaml": cls, "b.yaml": `kind: Deployment\n---\n${cls}---\nkind: ConfigMap\nspec: {}\n` }),
+    );
+    expect(problems.map((p) => [p.file, p.document, p.object, p.reason, p.severity])).toEqual([
+      ["b.yaml", 1, { kind: "IngressClass", namespace: "", name: "gh" }, "DuplicateObject", "error"],
+      ["b.yaml", 0, { kind: "Deployment", namespace: "", name: "" }, "SkippedKind", "warning"],
+      ["b.yaml", 2, { kind: "ConfigMap", namespace: "", name: "" }, "SkippedKind", "warning"],
+    ]);
+  });
+
+  test("a YAML syntax error is a whole-file problem without a document index", () => {
+    const [p, ...rest] = loadProblems(load({ "bad.yaml": "a: [1\n" }));
+    expect(rest).toEqual([]);
+    expect(p).toMatchObject({ file: "bad.yaml", reason: "InvalidFile", severity: "error" });
+    expect(p && "document" in p).toBe(false);
+  });
+
+  test("a namespaced object's name is split into namespace and name", () => {
+    const ing =
+      "apiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata: { name: x, namespace: ns }\nspec: { bogus: 1 }\n";
+    expect(loadProblems(load({ "i.yaml": ing }))[0]?.object).toEqual({
+      kind: "Ingress",
+      namespace: "ns",
+      name: "x",
+    });
+  });
+});
