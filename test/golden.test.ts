@@ -1,14 +1,16 @@
 /**
  * Golden tests for translate: each `test/golden/<case>.in.yaml` (Kubernetes objects) must translate to
- * exactly `<case>.out.yaml`. `UPDATE_GOLDEN=1 bun test test/golden.test.ts` rewrites the .out files;
- * review them as diffs. See test/golden/README.md.
+ * exactly `<case>.out.yaml`. Inputs are read by the folder source's `loadFiles`, so load problems
+ * (malformed YAML, unknown fields) are checked with their file and document too.
+ * `UPDATE_GOLDEN=1 bun test test/golden.test.ts` rewrites the .out files; review them as diffs.
+ * See test/golden/README.md.
  */
 import { expect, test } from "bun:test";
 import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { dumpTranslateResult } from "../src/model/dump.ts";
 import { type TranslateOptions, translate } from "../src/translate/translate.ts";
-import { loadCase } from "./golden/load.ts";
+import { loadCaseFile } from "./golden/load.ts";
 
 const dir = join(import.meta.dir, "golden");
 const update = process.env.UPDATE_GOLDEN === "1";
@@ -22,8 +24,8 @@ test("there are golden cases", () => {
 });
 
 for (const name of cases) {
-  test(`golden ${name}`, () => {
-    const loaded = loadCase(readFileSync(join(dir, `${name}.in.yaml`), "utf8"));
+  test(`golden ${name}`, async () => {
+    const loaded = await loadCaseFile(join(dir, `${name}.in.yaml`));
     const optionsFile = join(dir, `${name}.options.json`);
     const options: Partial<TranslateOptions> = existsSync(optionsFile)
       ? JSON.parse(readFileSync(optionsFile, "utf8"))
