@@ -49,7 +49,7 @@ export class GatewayMetrics {
   private peers: (() => Promise<PeerMetrics[]>) | undefined;
   private readonly upstreamErrors = new Counter({
     name: "gatehouse_upstream_errors_total",
-    help: "Forwarding failures by backend and kind (connect: unreachable or reset, timeout: no response in time).",
+    help: "Failed forwarding attempts (each retry counts) by backend (namespace/service:port) and kind (connect: refused, reset or unreadable before response headers, 502; timeout: no response headers in time, 504).",
     labelNames: ["backend", "kind"] as const,
     registers: [this.registry],
   });
@@ -188,6 +188,7 @@ export class GatewayMetrics {
     this.routes.record(route ?? noRoute, status, seconds, bytes);
   }
 
+  /** One failed forwarding attempt; only on failure, so the label lookup costs nothing on success. */
   upstreamError(backend: string, kind: "connect" | "timeout"): void {
     this.upstreamErrors.inc({ backend, kind });
   }

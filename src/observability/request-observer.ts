@@ -1,4 +1,4 @@
-import type { RawExchange, RequestInfo, RequestObserver } from "../proxy/observer.ts";
+import type { RawExchange, RequestInfo, RequestObserver, UpstreamFailure } from "../proxy/observer.ts";
 import type { AccessLog } from "./access-log.ts";
 import type { GatewayMetrics } from "./metrics.ts";
 
@@ -39,6 +39,10 @@ export class MetricsAndAccessLog implements RequestObserver {
       upstreamMs: info.upstreamMs,
       route: info.route,
     });
+  }
+
+  upstreamFailed(backend: string, kind: UpstreamFailure): void {
+    this.metrics.upstreamError(backend, kind);
   }
 
   /** The raw-socket front's fast path: the same metrics and access-log line, from plain fields. */

@@ -5,7 +5,8 @@
  * to response headers only — the timer is cleared once headers arrive, so a long download is not cut.
  * `backendRequestMs` bounds each attempt (the route's `requestMs`, then the gateway default, when
  * unset); `requestMs` bounds all attempts and backoffs together; 0 disables either. Failures map to 502
- * (connect/reset) and 504 (timeout); a client that disconnects first cancels the upstream request.
+ * (connect/reset) and 504 (timeout), each failed attempt reported to the observer; a client that
+ * disconnects first cancels the upstream request (not an upstream error).
  * Retries (the route's codes, connect errors, timeouts only when 504 is listed) happen only for requests
  * without a body, since a streamed body cannot be replayed.
  */
@@ -14,6 +15,7 @@ import type { RequestContext } from "./filters/chain.ts";
 import { h2cFetch } from "./h2c.ts";
 import { stripHopByHop } from "./hop-by-hop.ts";
 import type { LimitedLog } from "./log-limit.ts";
+import type { RequestObserver } from "./observer.ts";
 import { type CompiledBackend, type CompiledRoute, nextEndpoint } from "./table.ts";
 
 /** What a failed forward ended as; the handler turns it into a response. */
@@ -28,6 +30,8 @@ export async function forward(
   route: CompiledRoute,
   defaultTimeoutMs: number,
   log: LimitedLog,
+  /** Told of each failed attempt (`upstreamFailed`), for the upstream error metric. */
+  observer?: RequestObserver,
 ): Promise<Response | 499 | 502 | 504> {
   const req = ctx.req;
   if (ctx.host !== null) ctx.headers.set("host", ctx.host);
@@ -83,6 +87,7 @@ export async function forward(
         attempt,
         error: timedOut ? `no response headers within ${Math.round(ms)} ms` : String(err),
       });
+      observer?.upstreamFailed?.(backend.id, timedOut ? "timeout" : "connect");
       if (attempt < attempts && (!timedOut || (retry?.codes.includes(504) ?? false))) {
         await backoff(retry?.backoffMs);
         continue;

@@ -189,7 +189,14 @@ async function forwardRoute(
         const lift = outlastsIdle(route, defaultUpstreamTimeoutMs, idleS * 1000);
         if (lift) srv.timeout(req, 0);
         const sent = info === undefined ? 0 : performance.now();
-        const out = await forward(ctx, backend, route, defaultUpstreamTimeoutMs, limitedLog);
+        const out = await forward(
+          ctx,
+          backend,
+          route,
+          defaultUpstreamTimeoutMs,
+          limitedLog,
+          state.settings.observer,
+        );
         if (info !== undefined) {
           info.upstream = ctx.upstream;
           info.upstreamMs = performance.now() - sent;

@@ -28,7 +28,17 @@ export interface RequestObserver {
    * `startedInfo`) and reports the response head here. Optional; must not throw.
    */
   endRaw?(info: RequestInfo, ex: RawExchange): void;
+  /**
+   * One forwarding attempt failed (a retried request reports each attempt): `backend` is the model's
+   * backend id (`namespace/service:port`, from configuration, never from the client), `kind` how it
+   * failed. Called only on failure, so a successful request pays nothing. Optional; must not throw.
+   */
+  upstreamFailed?(backend: string, kind: UpstreamFailure): void;
 }
+
+/** `connect`: refused, reset or an unreadable answer before response headers (502); `timeout`: no
+ * response headers within the attempt's time limit (504). */
+export type UpstreamFailure = "connect" | "timeout";
 
 /** What the raw-socket front's fast path tells an observer about a request it served. */
 export interface RawExchange {

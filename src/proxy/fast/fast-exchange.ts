@@ -80,6 +80,7 @@ export class FastExchange extends UpstreamExchange {
       attempt,
       error,
     });
+    this.conn.state0.settings.observer?.upstreamFailed?.(this.backend.id, timedOut ? "timeout" : "connect");
   }
 
   protected observe(status: number, bytes: number): void {

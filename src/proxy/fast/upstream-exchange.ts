@@ -306,6 +306,8 @@ export abstract class UpstreamExchange implements Exchange, UpstreamHandler {
       this.conn.socket.terminate();
       return;
     }
+    // An unreadable answer is a failed attempt as on the fetch path (where fetch throws): logged, counted.
+    this.attemptFailed(false, this.attempt, "malformed response head");
     this.fail(502);
   }
 
