@@ -22,6 +22,16 @@ describe("parseServeConfig", () => {
     expect(() => parseServeConfig([], {})).toThrow(/--dir DIR/);
     expect(() => parseServeConfig(["--dir", "x", "--kube"], {})).toThrow(/exclude/);
   });
+  test("the admin port may not be a traffic port, unless 0 (ephemeral)", () => {
+    const admin = /--admin-port: must differ from --http-port and --https-port/;
+    expect(() => parseServeConfig(["--dir", "x", "--admin-port", "8080"], {})).toThrow(admin);
+    expect(() => parseServeConfig(["--dir", "x", "--admin-port", "8443"], {})).toThrow(admin);
+    const env = { GATEHOUSE_HTTP_PORT: "7000", GATEHOUSE_ADMIN_PORT: "7000" };
+    expect(() => parseServeConfig(["--dir", "x"], env)).toThrow(ConfigError);
+    const zero = ["--http-port", "0", "--https-port", "0", "--admin-port", "0"];
+    expect(parseServeConfig(["--dir", "x", ...zero], {})["admin-port"]).toBe(0);
+    expect(parseServeConfig(["--dir", "x", "--admin-port", "9091"], {})["admin-port"]).toBe(9091);
+  });
   test("env names", () => {
     expect(envName("gateway-address-pool")).toBe("GATEHOUSE_GATEWAY_ADDRESS_POOL");
   });

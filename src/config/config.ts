@@ -89,7 +89,17 @@ const serveFlags = z
 
 export const serveConfigSchema = serveFlags
   .refine((c) => c.dir !== undefined || c.kube, { message: "give --dir DIR (folder of YAML) or --kube" })
-  .refine((c) => !(c.dir !== undefined && c.kube), { message: "--dir and --kube exclude each other" });
+  .refine((c) => !(c.dir !== undefined && c.kube), { message: "--dir and --kube exclude each other" })
+  // The admin endpoints (metrics, the model dump) must never be reachable on a traffic port; 0 asks
+  // the kernel for a free port, which cannot be one of them.
+  .refine(
+    (c) =>
+      c["admin-port"] === 0 || (c["admin-port"] !== c["http-port"] && c["admin-port"] !== c["https-port"]),
+    {
+      path: ["admin-port"],
+      message: "must differ from --http-port and --https-port (admin is never on a traffic port)",
+    },
+  );
 
 export type ServeConfig = z.infer<typeof serveConfigSchema>;
 
