@@ -7,6 +7,7 @@ import type { Backend, GatewayModel, Listener, Route, VirtualHost } from "../mod
 import { weightedPicker } from "./balancer.ts";
 import { compileFilterChain, type FilterChain, joinChains } from "./filters/chain.ts";
 import { buildPathIndex } from "./match/path-index.ts";
+import type { ValueRegex } from "./match/regex/regex.ts";
 import { compileAnchored, compileValueMatcher, type ValueMatcher } from "./match/values.ts";
 import { compilePathModifier } from "./path-modifier.ts";
 import {
@@ -92,7 +93,7 @@ function compileRoute(r: Route, index: number, ctx: CompileContext): CompiledRou
   const dead = (why: string) => ctx.warn(`route ${r.name}: ${why}; it never matches`);
   let pathType: CompiledRoute["pathType"] = PATH_EXACT;
   let pathValue = r.match.path.value;
-  let pathRegex: RegExp | undefined;
+  let pathRegex: ValueRegex | undefined;
   if (r.match.path.type === "Prefix") {
     pathType = PATH_PREFIX;
     pathValue = pathValue.replace(/\/+$/, "");

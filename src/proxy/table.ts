@@ -14,6 +14,7 @@ import type {
 } from "../model/types.ts";
 import type { FilterChain } from "./filters/chain.ts";
 import type { PathIndex } from "./match/path-index.ts";
+import type { ValueRegex } from "./match/regex/regex.ts";
 import type { ValueMatcher } from "./match/values.ts";
 
 /** Every listener of one model, plus what the compiler had to say about it. */
@@ -73,7 +74,7 @@ export interface CompiledRoute {
   readonly pathType: 0 | 1 | 2 | 3;
   /** Exact: the path. Prefix: the prefix without trailing slash ("" for `/`). */
   readonly pathValue: string;
-  readonly pathRegex: RegExp | undefined;
+  readonly pathRegex: ValueRegex | undefined;
   readonly method: string | undefined;
   readonly headers: readonly ValueMatcher[];
   readonly query: readonly ValueMatcher[];

@@ -11,6 +11,7 @@ import {
   PATH_REGEX,
 } from "../table.ts";
 import type { Candidates, PathIndex } from "./path-index.ts";
+import type { ValueRegex } from "./regex/regex.ts";
 import { firstQueryValue, valueMatches } from "./values.ts";
 
 /** What header conditions read: a `Headers`, or the raw-socket front's view of its parsed head. */
@@ -100,7 +101,7 @@ export function pathMatches(r: CompiledRoute, path: string): boolean {
     case PATH_PREFIX:
       return prefixMatches(r.pathValue, path);
     case PATH_REGEX:
-      return (r.pathRegex as RegExp).test(path);
+      return (r.pathRegex as ValueRegex).test(path);
     default:
       return false;
   }

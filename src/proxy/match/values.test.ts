@@ -23,6 +23,13 @@ describe("value matchers", () => {
     expect(m && valueMatches(m, "ab")).toBe(false);
     expect(compileValueMatcher({ type: "RegularExpression", name: "x", value: "[" })).toBeUndefined();
   });
+  test("regexes run on the linear engine: what it refuses never compiles, a hostile value is quick", () => {
+    expect(compileValueMatcher({ type: "RegularExpression", name: "x", value: "(a)\\1" })).toBeUndefined();
+    const m = compileValueMatcher({ type: "RegularExpression", name: "x", value: "(a+)+b" });
+    const started = performance.now();
+    expect(m && valueMatches(m, "a".repeat(8000))).toBe(false);
+    expect(performance.now() - started).toBeLessThan(200);
+  });
   test("absent never matches", () => {
     const m = compileValueMatcher({ type: "Exact", name: "x", value: "" });
     expect(m && valueMatches(m, null)).toBe(false);

@@ -1,14 +1,15 @@
 /**
- * Header and query-parameter conditions. Regular expressions are compiled once, anchored; that they
- * run in linear time is the translator's check (it refuses unsafe patterns), not the data plane's.
+ * Header and query-parameter conditions. Regular expressions are compiled once, anchored, by our own
+ * linear-time engine (regex/regex.ts): no pattern the translator accepts can stall the event loop.
  */
 import type { HeaderMatch, QueryParamMatch } from "../../model/types.ts";
+import { compileRegex, type ValueRegex } from "./regex/regex.ts";
 
 export interface ValueMatcher {
   readonly name: string;
   /** Exact value, when not a regex. */
   readonly exact: string | undefined;
-  readonly regex: RegExp | undefined;
+  readonly regex: ValueRegex | undefined;
 }
 
 /** Compiles one condition; undefined when its regex does not compile (the caller makes the route dead). */
@@ -18,13 +19,9 @@ export function compileValueMatcher(m: HeaderMatch | QueryParamMatch): ValueMatc
   return regex ? { name: m.name, exact: undefined, regex } : undefined;
 }
 
-/** `^(?:v)$`, or undefined when `v` is not a valid pattern. */
-export function compileAnchored(pattern: string): RegExp | undefined {
-  try {
-    return new RegExp(`^(?:${pattern})$`);
-  } catch {
-    return undefined;
-  }
+/** A matcher for the whole value (as `^(?:v)$` would), or undefined when the engine refuses `v`. */
+export function compileAnchored(pattern: string): ValueRegex | undefined {
+  return compileRegex(pattern).regex;
 }
 
 export function valueMatches(m: ValueMatcher, value: string | null | undefined): boolean {
