@@ -1,22 +1,33 @@
 /**
  * The demo backends the example EndpointSlices point at (services.yaml): two replicas of `web` and one
- * `api`, on fixed loopback ports. Each answers any request with JSON saying which service and replica
- * answered and what request it saw, so you can watch routing and round-robin with curl.
+ * `api`, on fixed loopback ports. Each answers any request with the JSON of the upstream conformance
+ * echo server (path with query, host, method, proto, headers, namespace, ingress, service, pod; see
+ * test/helpers/echo-server.ts), so what you see with curl reads like the conformance suite's backends,
+ * and `service`/`pod` show routing and round-robin.
  * Run them alone with `bun examples/backends.ts`.
  */
 import type { Server } from "bun";
 
 export interface DemoBackend {
+  /** The Service this replica belongs to (echoed as `service`). */
   readonly service: string;
+  /** The replica's name (echoed as `pod`). */
   readonly pod: string;
+  /** Loopback port to listen on; 0 picks a free one. */
   readonly port: number;
 }
 
-/** The ports in services.yaml; change both together. */
+/**
+ * The ports in services.yaml; change both together. Fixed, because the EndpointSlices in this folder
+ * are plain YAML a user reads and edits while the gateway watches it: picking free ports at start would
+ * mean rewriting tracked files on every run. 24081-24083 sit below the kernel's ephemeral range
+ * (32768-60999), so no free port taken by a test, benchmark or outgoing connection lands on them, and
+ * away from the usual development ports (3000, 5000, 8000, 8080, 9090, 18080-18081).
+ */
 export const demoBackends: readonly DemoBackend[] = [
-  { service: "web", pod: "web-1", port: 18081 },
-  { service: "web", pod: "web-2", port: 18083 },
-  { service: "api", pod: "api-1", port: 18082 },
+  { service: "web", pod: "web-1", port: 24081 },
+  { service: "web", pod: "web-2", port: 24083 },
+  { service: "api", pod: "api-1", port: 24082 },
 ];
 
 /**
@@ -44,20 +55,39 @@ export function startDemoBackends(backends: readonly DemoBackend[] = demoBackend
   return { ports: servers.map((s) => s.port as number), stop };
 }
 
+/**
+ * The upstream echo server's body: `json.MarshalIndent` with a one-space indent, headers as Go's
+ * canonical-name map of arrays without Host. `ingress` stays empty: a replica serves every Ingress that
+ * routes to its Service (upstream reads it from the pod's environment), and it cannot know which one did.
+ */
 function answer(req: Request, backend: DemoBackend): Response {
   const url = req.url;
   const body = {
+    // The target as the backend received it (after any rewrite the gateway did), query included.
+    path: url.slice(url.indexOf("/", url.indexOf("//") + 2)),
+    host: req.headers.get("host") ?? "",
+    method: req.method,
+    proto: "HTTP/1.1",
+    headers: goHeaders(req.headers),
+    namespace: "default",
+    ingress: "",
     service: backend.service,
     pod: backend.pod,
-    method: req.method,
-    // The path as the backend received it (after any rewrite the gateway did), query included.
-    path: url.slice(url.indexOf("/", url.indexOf("//") + 2)),
-    host: req.headers.get("host"),
-    headers: Object.fromEntries(req.headers),
   };
-  return new Response(`${JSON.stringify(body, null, 2)}\n`, {
-    headers: { "content-type": "application/json" },
+  return new Response(`${JSON.stringify(body, null, 1)}\n`, {
+    headers: { "content-type": "application/json", "x-content-type-options": "nosniff" },
   });
+}
+
+/** `X-Forwarded-For: [..]`, names sorted, Host left out, as Go's `http.Header` marshals. */
+function goHeaders(headers: Headers): Record<string, string[]> {
+  const out: Record<string, string[]> = {};
+  for (const [name, value] of [...headers].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+    if (name === "host") continue;
+    const canonical = name.replace(/(^|-)([a-z])/g, (_, dash: string, c: string) => dash + c.toUpperCase());
+    out[canonical] = [...(out[canonical] ?? []), value];
+  }
+  return out;
 }
 
 if (import.meta.main) {

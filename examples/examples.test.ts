@@ -19,15 +19,36 @@ describe("examples/", () => {
     expect(hosts.sort()).toEqual(["*.apps.localhost", "demo.localhost"]);
   });
 
-  test("the demo backends answer with their service and pod", async () => {
+  test("the demo backends answer with the conformance echo JSON, naming their service and pod", async () => {
     const backends = startDemoBackends([
       { service: "web", pod: "web-1", port: 0 },
       { service: "api", pod: "api-1", port: 0 },
     ]);
     try {
       const [web, api] = backends.ports;
-      const body = await (await fetch(`http://127.0.0.1:${api}/api/hello?x=1`)).json();
-      expect(body).toMatchObject({ service: "api", pod: "api-1", path: "/api/hello?x=1" });
+      const res = await fetch(`http://127.0.0.1:${api}/api/hello?x=1`, { headers: { "x-demo": "1" } });
+      const body = (await res.json()) as Record<string, unknown>;
+      expect(Object.keys(body)).toEqual([
+        "path",
+        "host",
+        "method",
+        "proto",
+        "headers",
+        "namespace",
+        "ingress",
+        "service",
+        "pod",
+      ]);
+      expect(body).toMatchObject({
+        path: "/api/hello?x=1",
+        host: `127.0.0.1:${api}`,
+        method: "GET",
+        proto: "HTTP/1.1",
+        headers: { "X-Demo": ["1"] },
+        namespace: "default",
+        service: "api",
+        pod: "api-1",
+      });
       expect(((await (await fetch(`http://127.0.0.1:${web}/`)).json()) as { pod: string }).pod).toBe("web-1");
     } finally {
       backends.stop();
