@@ -30,7 +30,6 @@ export class LazyDfa {
   private trans: Int32Array;
   private entries = 0;
   private readonly start: number;
-  private readonly dead: number;
   private readonly emptyMatches: boolean;
   // Scratch for closures: a node is on the list being built iff mark[node] === gen.
   private readonly mark: Uint32Array;
@@ -44,7 +43,7 @@ export class LazyDfa {
     this.stack = new Int32Array(n);
     this.scratch = new Int32Array(n);
     this.trans = new Int32Array(16 * nfa.classes);
-    this.dead = this.intern(new Int32Array(0)) as number;
+    this.intern(new Int32Array(0)); // state 0: the dead state, no way left to match
     this.start = this.intern(this.closure([nfa.start], true, false)) as number;
     this.emptyMatches = this.closure([nfa.start], true, true).includes(this.matchNode());
   }
@@ -52,28 +51,35 @@ export class LazyDfa {
   test(s: string): boolean {
     const n = s.length;
     if (n === 0) return this.emptyMatches;
-    const { asciiClass } = this.nfa;
-    const k = this.nfa.classes;
-    let d = this.start;
+    const nfa = this.nfa;
+    const ascii = nfa.asciiClass;
+    const k = nfa.classes;
+    let trans = this.trans;
+    // Slots hold the next state's row offset + 1, so the loop needs no multiply; row 0 is the dead state.
+    let row = this.start * k;
     for (let i = 0; i < n; i++) {
       const c = s.charCodeAt(i);
-      const cls = c < 128 ? (asciiClass[c] as number) : classOf(this.nfa, c);
-      let next = this.trans[d * k + cls] as number;
-      if (next === UNKNOWN) next = this.fill(d, cls);
-      if (next === FULL) return this.simulate(this.stepList(this.lists[d] as Int32Array, cls), s, i + 1);
-      d = next - 1;
-      if (d === this.dead) return false;
+      const cls = c < 128 ? (ascii[c] as number) : classOf(nfa, c);
+      let next = trans[row + cls] as number;
+      if (next === UNKNOWN) {
+        next = this.fill(row / k, cls);
+        if (next === FULL)
+          return this.simulate(this.stepList(this.lists[row / k] as Int32Array, cls), s, i + 1);
+        trans = this.trans; // fill may have grown the table
+      }
+      row = next - 1;
+      if (row === 0) return false;
     }
-    return this.acceptsAt(d);
+    return this.acceptsAt(row / k);
   }
 
   /** Computes and caches the transition from `d` on `cls`; FULL when the cache has no room. */
   private fill(d: number, cls: number): number {
     const id = this.intern(this.stepList(this.lists[d] as Int32Array, cls));
-    const slot = d * this.nfa.classes + cls;
-    const value = id === undefined ? FULL : id + 1;
     // FULL is not stored: a later input may find the target state already cached by then.
-    if (id !== undefined) this.trans[slot] = value;
+    if (id === undefined) return FULL;
+    const value = id * this.nfa.classes + 1;
+    this.trans[d * this.nfa.classes + cls] = value;
     return value;
   }
 
