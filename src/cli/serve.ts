@@ -82,6 +82,9 @@ export async function startGateway(config: ServeConfig): Promise<RunningGateway>
   };
   auth.watchKeys(publishStatuses);
   let logged = new Set<string>();
+  // Set once stop() begins: an apply during the drain delay (the source still runs) must not make the
+  // gateway ready again, or the load balancer would keep sending to a process about to close.
+  let draining = false;
   // Applies are serialised so a slow listener start cannot interleave with the next snapshot.
   let chain: Promise<void> = Promise.resolve();
 
@@ -112,7 +115,7 @@ export async function startGateway(config: ServeConfig): Promise<RunningGateway>
         // policies' Degraded conditions).
         applied = { model, statuses, snapshot };
         publishStatuses();
-        state.ready = true;
+        if (!draining) state.ready = true;
         metrics.configApplied(true, (performance.now() - started) / 1000, model, problems);
         log.info("config applied", {
           listeners: model.listeners.length,
@@ -170,6 +173,7 @@ export async function startGateway(config: ServeConfig): Promise<RunningGateway>
     async stop(drain: { delayMs?: number; timeoutMs?: number } = {}) {
       // Readiness goes false first so load balancers stop sending; keep serving through the delay, then
       // stop accepting and give in-flight requests until the deadline.
+      draining = true;
       state.ready = false;
       if (drain.delayMs) await Bun.sleep(drain.delayMs);
       await source.stop(); // in a cluster this also hands the Lease over
@@ -177,7 +181,13 @@ export async function startGateway(config: ServeConfig): Promise<RunningGateway>
       const stopped = proxy.stop();
       const timeoutMs = drain.timeoutMs ?? config["drain-timeout-ms"];
       const inTime = await Promise.race([stopped.then(() => true), Bun.sleep(timeoutMs).then(() => false)]);
-      if (!inTime) log.warn("drain deadline reached; closing remaining connections", { timeoutMs });
+      if (!inTime) {
+        log.warn("drain deadline reached; closing remaining connections", { timeoutMs });
+        // Cut what is still open rather than leave it to process.exit: a library user (tests, an
+        // embedding) gets its listeners and sockets closed when stop() resolves. Bounded, in case a
+        // handler ignores the cut; whatever is left then is garbage the caller's exit collects.
+        await Promise.race([proxy.stop(true), Bun.sleep(1000)]);
+      }
       auth.close();
       await rateLimit.close();
       admin.stop(true);

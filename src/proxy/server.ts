@@ -68,7 +68,8 @@ export class GatewayServer {
   private readonly bind: string;
   private readonly settings: ProxySettings;
   private readonly live = new Map<string, LiveListener>();
-  private readonly draining = new Set<Promise<void>>();
+  /** Listeners closing (removed by a reload or by stop()), until they have closed. */
+  private readonly draining = new Map<LiveListener, Promise<void>>();
   private readonly front: FrontKind;
   private readonly http2: boolean;
 
@@ -168,12 +169,17 @@ export class GatewayServer {
     }));
   }
 
-  /** Stops accepting, lets in-flight requests finish, resolves when every listener is closed. */
-  async stop(): Promise<void> {
+  /**
+   * Stops accepting, lets in-flight requests finish, resolves when every listener is closed. `force`
+   * cuts open connections instead, also those of listeners already draining (a graceful stop() that
+   * ran past its deadline is ended by calling stop(true)).
+   */
+  async stop(force = false): Promise<void> {
     const all = [...this.live.values()];
     this.live.clear();
-    await Promise.all(all.map((l) => this.close(l, false)));
-    await Promise.all(this.draining);
+    if (force) for (const l of this.draining.keys()) void l.server.stop(true);
+    await Promise.all(all.map((l) => this.close(l, force)));
+    await Promise.all(this.draining.values());
     closeH2cSessions();
   }
 
@@ -253,8 +259,10 @@ export class GatewayServer {
       (err: unknown) =>
         log.warn("listener close failed", { listener: l.state.table.name, error: String(err) }),
     );
-    this.draining.add(done);
-    void done.finally(() => this.draining.delete(done));
+    this.draining.set(l, done);
+    void done.finally(() => {
+      if (this.draining.get(l) === done) this.draining.delete(l);
+    });
     return done;
   }
 }
