@@ -5,9 +5,9 @@
  * in-flight requests finish.
  */
 import { availableParallelism } from "node:os";
-import { parseArgs } from "node:util";
 import { startGateway } from "./cli/serve.ts";
 import { runTranslate } from "./cli/translate.ts";
+import { translateOptionsOf, translationFlags } from "./cli/translate-options.ts";
 import { ConfigError, parseServeConfig } from "./config/config.ts";
 import { logger } from "./observability/logger.ts";
 import type { PeerMetrics } from "./observability/metrics.ts";
@@ -25,7 +25,9 @@ Usage:
                   [--access-log-sample 1] [--log-level info]
                   [--redis-url redis://HOST:6379] [--redis-timeout-ms 50]
                   [--front raw|bun] [--admin-bind ADDR]
-  gatehouse translate -f FILE [-f FILE...] [--ingress-class NAME]
+  gatehouse translate -f FILE [-f FILE...] [--ingress-class NAME] [--http-port N] [--https-port N]
+                      [--ingress-controller NAME] [--watch-ingress-without-class] [--ssl-redirect BOOL]
+                      [--gateway-controller NAME] [--gateway-address-pool CIDR] [--default-certificate NS/NAME]
 
 Every serve flag can also be set as GATEHOUSE_<FLAG_NAME>, e.g. GATEHOUSE_HTTP_PORT=8080.
 `;
@@ -63,16 +65,33 @@ async function main(argv: string[]): Promise<number> {
     return 0;
   }
   if (command === "translate") {
-    const { values } = parseArgs({
-      args: rest,
-      options: { file: { type: "string", short: "f", multiple: true }, "ingress-class": { type: "string" } },
-      strict: true,
-    });
-    if (!values.file?.length) {
-      process.stderr.write(`gatehouse translate: give at least one -f FILE\n\n${usage}`);
+    // -f FILE (repeatable), and the serve flags that change translation, validated as serve does.
+    const files: string[] = [];
+    const flags: string[] = [];
+    for (let i = 0; i < rest.length; i++) {
+      const arg = rest[i] as string;
+      if (arg === "-f" || arg === "--file") files.push(rest[++i] ?? "");
+      else if (arg.startsWith("--file=")) files.push(arg.slice(7));
+      else flags.push(arg);
+    }
+    const named = flags.filter((a) => a.startsWith("--")).map((a) => a.slice(2).split("=")[0] as string);
+    const foreign = named.filter((n) => !(translationFlags as readonly string[]).includes(n));
+    if (files.length === 0 || files.includes("") || foreign.length > 0) {
+      const why =
+        foreign.length > 0 ? `not a translate flag: --${foreign.join(", --")}` : "give at least one -f FILE";
+      process.stderr.write(`gatehouse translate: ${why}\n\n${usage}`);
       return 2;
     }
-    return runTranslate(values.file, values["ingress-class"]);
+    let config: ReturnType<typeof parseServeConfig>;
+    try {
+      config = parseServeConfig(["--dir", ".", ...flags], process.env);
+    } catch (err) {
+      if (!(err instanceof ConfigError)) throw err;
+      process.stderr.write(`gatehouse translate: ${err.message}\n\n${usage}`);
+      return 2;
+    }
+    // No certificate is generated here: a default certificate only matters to a serving process.
+    return runTranslate(files, translateOptionsOf(config, undefined, Date.now()));
   }
   process.stdout.write(usage);
   return command === undefined || command === "help" || command === "--help" ? 0 : 2;

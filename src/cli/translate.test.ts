@@ -28,7 +28,7 @@ spec:
 `;
 
 async function translateCli(...files: string[]) {
-  const args = files.flatMap((f) => ["-f", join(dir, f)]);
+  const args = files.flatMap((f) => (f.startsWith("--") ? [f] : ["-f", join(dir, f)]));
   const proc = Bun.spawn(["bun", join(import.meta.dir, "../main.ts"), "translate", ...args], {
     stdout: "pipe",
     stderr: "pipe",
@@ -38,7 +38,10 @@ async function translateCli(...files: string[]) {
     new Response(proc.stderr).text(),
     proc.exited,
   ]);
-  const out = parse(stdout) as { model: unknown; problems: Record<string, unknown>[] };
+  const out = (parse(stdout) ?? { model: null, problems: [] }) as {
+    model: unknown;
+    problems: Record<string, unknown>[];
+  };
   // Translation's own problems (the Service `web` is not in these files) are not what is tested here.
   return { out, loaded: out.problems.filter((p) => "file" in p), stderr, code };
 }
@@ -84,5 +87,20 @@ describe("gatehouse translate -f", () => {
     writeFileSync(join(dir, "good.yaml"), good);
     const { loaded, stderr, code } = await translateCli("good.yaml");
     expect([loaded, stderr, code]).toEqual([[], "", 0]);
+  });
+
+  test("serve's translation flags apply (class, ports), and serve-only flags are refused", async () => {
+    writeFileSync(
+      join(dir, "other.yaml"),
+      good.replace("ingressClassName: gatehouse", "ingressClassName: edge"),
+    );
+    const plain = await translateCli("other.yaml");
+    expect(JSON.stringify(plain.out.model)).not.toContain("good.example");
+    const flagged = await translateCli("other.yaml", "--ingress-class=edge", "--http-port=9000");
+    const model = JSON.stringify(flagged.out.model);
+    expect(model).toContain("good.example");
+    expect(model).toContain('"port":9000');
+    const refused = await translateCli("other.yaml", "--workers=2");
+    expect(refused.code).toBe(2);
   });
 });

@@ -1,10 +1,11 @@
 import { dumpTranslateResult } from "../model/dump.ts";
 import { loadFiles, loadProblems } from "../sources/file/index.ts";
-import { translate } from "../translate/translate.ts";
+import { type TranslateOptions, translate } from "../translate/translate.ts";
 
 /**
- * `gatehouse translate -f FILE... [--ingress-class NAME]`: read manifests, print the model and every
- * problem as YAML, serve nothing. Load problems (unreadable file, YAML syntax error, unknown field,
+ * `gatehouse translate -f FILE... [flags]`: read manifests, print the model and every problem as YAML,
+ * serve nothing. The flags are serve's that change translation (translate-options.ts), and certificates
+ * are checked against the clock, so the output is what `serve` with the same flags would compute. Load problems (unreadable file, YAML syntax error, unknown field,
  * schema failure, duplicate) come first in `problems`, with file and document, then translation's.
  * Exit code: 0 when everything loaded (translation problems are output, not failures); 1 when some
  * object could not be loaded; 2 when a whole file could not be used (unreadable, not YAML). stderr gets one
@@ -12,10 +13,10 @@ import { translate } from "../translate/translate.ts";
  */
 export async function runTranslate(
   files: readonly string[],
-  ingressClass: string | undefined,
+  options: Partial<TranslateOptions>,
 ): Promise<number> {
   const load = await loadFiles(files);
-  const result = translate(load.snapshot, ingressClass ? { ingressClass } : {});
+  const result = translate(load.snapshot, options);
   const problems = [...loadProblems(load), ...result.problems];
   process.stdout.write(dumpTranslateResult({ ...result, problems }));
   if (load.errors.length === 0) return 0;
