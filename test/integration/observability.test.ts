@@ -1,6 +1,6 @@
 /**
- * Metrics and access logs as requests flow through a real GatewayServer, and the proof that clients
- * cannot grow the metrics: thousands of distinct hosts and paths leave the series count unchanged.
+ * Metrics and access logs as requests flow through a real GatewayServer. The proof that clients cannot
+ * grow the metrics or the heap is in observability-memory.test.ts.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { AccessLog } from "../../src/observability/access-log.ts";
@@ -93,24 +93,6 @@ describe("metrics", () => {
     expect(rec.upstream_ms).toBeGreaterThan(0);
     expect(lines[0]).not.toContain("secret");
   });
-
-  test("thousands of distinct hosts and paths do not grow the series", async () => {
-    await fetch(`${base}/warmup`, { headers: { host: "warm.test" } });
-    const seriesBefore = (await metrics.text()).split("\n").length;
-    const tablesBefore = metrics.routes.size;
-    const batch = 50;
-    for (let i = 0; i < 2000; i += batch) {
-      await Promise.all(
-        Array.from({ length: batch }, (_, j) =>
-          fetch(`${base}/p-${i + j}/${Math.random()}`, { headers: { host: `h${i + j}.example` } }).then((r) =>
-            r.text(),
-          ),
-        ),
-      );
-    }
-    expect(metrics.routes.size).toBe(tablesBefore);
-    expect((await metrics.text()).split("\n").length).toBe(seriesBefore);
-  }, 30_000);
 
   test("open client connections are a gauge that falls when they close", async () => {
     const port = proxy.ports()[0]?.port as number;
