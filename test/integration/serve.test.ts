@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import type { RunningGateway } from "../../src/cli/serve.ts";
 import { setLogSink } from "../../src/observability/logger.ts";
 import { type EchoServer, startEchoServer } from "../helpers/echo-server.ts";
@@ -119,5 +119,25 @@ describe("gatehouse serve --dir", () => {
     expect((await fetch(`${admin}/readyz`)).status).toBe(200);
     const model = await (await fetch(`${admin}/debug/model`)).text();
     expect(model).toContain("ingress/demo/web/rule/0/path/0");
+  });
+});
+
+describe("gatehouse serve flags", () => {
+  const main = join(resolve(import.meta.dir, "../.."), "src/main.ts");
+  const serve = (ports: string[]) =>
+    Bun.spawn([process.execPath, main, "serve", "--dir", dir, "--bind", "127.0.0.1", ...ports], {
+      stdin: "ignore",
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+
+  test("--admin-port on a traffic port: exit 2 at startup, naming the flag", async () => {
+    for (const traffic of ["--http-port", "--https-port"]) {
+      const proc = serve([traffic, "18181", "--admin-port", "18181"]);
+      expect(await proc.exited).toBe(2);
+      expect(await new Response(proc.stderr).text()).toContain(
+        "--admin-port: must differ from --http-port and --https-port",
+      );
+    }
   });
 });
