@@ -3,6 +3,7 @@ import type { EndpointSlice, Secret, Service } from "./schema/core.ts";
 import type { Gateway, GatewayClass, HTTPRoute, Namespace, ReferenceGrant } from "./schema/gateway.ts";
 import type { Ingress, IngressClass } from "./schema/networking.ts";
 import type { RateLimitPolicy } from "./schema/policies.ts";
+import type { TLSRoute } from "./schema/tlsroute.ts";
 
 /**
  * Everything the sources know, frozen at one moment. Both the folder source and the Kubernetes source
@@ -21,6 +22,8 @@ export interface ResourceSnapshot {
   readonly gatewayClasses: readonly GatewayClass[];
   readonly gateways: readonly Gateway[];
   readonly httpRoutes: readonly HTTPRoute[];
+  /** TLSRoutes (any served version), routed by SNI on TLS Passthrough listeners. */
+  readonly tlsRoutes: readonly TLSRoute[];
   readonly referenceGrants: readonly ReferenceGrant[];
   /** gatehouse.dev AuthPolicies (GEP-713 targetRefs); see docs/auth.md. */
   readonly authPolicies: readonly AuthPolicy[];
@@ -39,6 +42,7 @@ export const emptySnapshot: ResourceSnapshot = {
   gatewayClasses: [],
   gateways: [],
   httpRoutes: [],
+  tlsRoutes: [],
   referenceGrants: [],
   authPolicies: [],
   rateLimitPolicies: [],

@@ -1,11 +1,21 @@
-import type { Gateway } from "../sources/schema/gateway.ts";
+import type { SourceRef } from "../model/types.ts";
+import type { Gateway, ParentReference } from "../sources/schema/gateway.ts";
 import { gatewayGroup, RouteReason } from "../status/reasons.ts";
 import { intersectHostnames } from "./hostnames.ts";
 import type { HostPattern } from "./hosts.ts";
-import type { HTTPRouteTranslation } from "./httproute.ts";
 import { matchesSelector } from "./label-selector.ts";
-import { allowsHTTPRoute, type ListenerPlan, type Outcome } from "./listeners.ts";
+import { allowsKind, type ListenerPlan, type Outcome } from "./listeners.ts";
 import { arrayOf, namespaceOf } from "./objects.ts";
+
+/** What attachment reads of a translated route (HTTPRouteTranslation, TLSRouteTranslation). */
+export interface AttachableRoute {
+  readonly route: { readonly spec?: { readonly parentRefs?: readonly ParentReference[] } };
+  readonly ref: SourceRef;
+  /** Its hostnames; empty means any host. */
+  readonly hostnames: readonly HostPattern[];
+  /** Set when the route cannot be accepted at all. */
+  readonly invalid?: { readonly reason: string; readonly message: string };
+}
 
 /** A Gateway of ours with its validated listeners. */
 export interface GatewayEntry {
@@ -35,15 +45,16 @@ export interface ParentResult {
  * Attach a route to the Gateways its parentRefs name. Refs to other kinds, or to Gateways that are not
  * ours (other controllers' or missing), get no entry: their status is someone else's. For each ref the
  * candidate listeners are those matching `sectionName` and `port` (NoMatchingParent when none); of
- * those, the ones serving HTTPRoutes whose allowedRoutes admit the route's namespace
+ * those, the ones serving routes of `kind` whose allowedRoutes admit the route's namespace
  * (NotAllowedByListeners when none); of those, the ones whose hostname intersects the route's
  * (NoMatchingListenerHostname when none). A route that is invalid in itself is refused with its own
  * reason once a listener would have taken it. Repeated identical parentRefs count once.
  */
 export function attachRoute(
-  t: HTTPRouteTranslation,
+  t: AttachableRoute,
   gateways: ReadonlyMap<string, GatewayEntry>,
   labelsOf: (ns: string) => Readonly<Record<string, string>>,
+  kind: "HTTPRoute" | "TLSRoute" = "HTTPRoute",
 ): ParentResult[] {
   const results: ParentResult[] = [];
   const seen = new Set<string>();
@@ -63,17 +74,18 @@ export function attachRoute(
     const key = JSON.stringify([namespace, ref.name, ref.sectionName ?? null, ref.port ?? null]);
     if (seen.has(key)) continue;
     seen.add(key);
-    const { accepted, attachments } = attachToGateway(t, entry, ref, labelsOf);
+    const { accepted, attachments } = attachToGateway(t, entry, ref, labelsOf, kind);
     results.push({ parentRef, gatewayKey: entry.key, accepted, attachments });
   }
   return results;
 }
 
 function attachToGateway(
-  t: HTTPRouteTranslation,
+  t: AttachableRoute,
   entry: GatewayEntry,
   ref: { sectionName?: string; port?: number },
   labelsOf: (ns: string) => Readonly<Record<string, string>>,
+  kind: "HTTPRoute" | "TLSRoute",
 ): { accepted: Outcome; attachments: Attachment[] } {
   const refused = (reason: string, message: string) => ({
     accepted: { ok: false, reason, message } as Outcome,
@@ -98,13 +110,13 @@ function attachToGateway(
   }
   const gwNamespace = namespaceOf(entry.gateway);
   const allowed = candidates.filter(
-    (p) => p.accepted.ok && allowsHTTPRoute(p) && admitsNamespace(p, gwNamespace, t.ref.namespace, labelsOf),
+    (p) => p.accepted.ok && allowsKind(p, kind) && admitsNamespace(p, gwNamespace, t.ref.namespace, labelsOf),
   );
   if (allowed.length === 0) {
-    const kindOk = candidates.some((p) => p.accepted.ok && allowsHTTPRoute(p));
+    const kindOk = candidates.some((p) => p.accepted.ok && allowsKind(p, kind));
     const why = kindOk
-      ? `allows HTTPRoutes from namespace ${t.ref.namespace}`
-      : "is accepted and allows the kind HTTPRoute";
+      ? `allows ${kind}s from namespace ${t.ref.namespace}`
+      : `is accepted and allows the kind ${kind}`;
     return refused(RouteReason.NotAllowedByListeners, `no listener of Gateway ${entry.key} ${why}`);
   }
   const attachments: Attachment[] = [];

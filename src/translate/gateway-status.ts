@@ -1,4 +1,4 @@
-import type { Problem } from "../model/types.ts";
+import type { Problem, SourceRef } from "../model/types.ts";
 import { condition } from "../status/conditions.ts";
 import {
   ConditionType,
@@ -9,7 +9,7 @@ import {
 } from "../status/reasons.ts";
 import type { Condition, ObjectStatus } from "../status/types.ts";
 import type { ParentResult } from "./attachment.ts";
-import type { HTTPRouteTranslation } from "./httproute.ts";
+import type { RefIssue } from "./httproute-backends.ts";
 import { isProgrammed, type ListenerPlan, type Outcome } from "./listeners.ts";
 import { problem } from "./problems.ts";
 
@@ -78,19 +78,31 @@ export function listenerStatus(
   };
 }
 
-/** RouteParentStatus entries for our parents: Accepted, ResolvedRefs and, when rules were dropped, PartiallyInvalid. */
+/** What a route's status is made of (HTTPRouteTranslation and TLSRouteTranslation both have it). */
+export interface RouteStatusInput {
+  readonly ref: SourceRef;
+  readonly refIssues: readonly RefIssue[];
+  readonly dropped: readonly { readonly message: string }[];
+  readonly invalid?: unknown;
+}
+
+/**
+ * RouteParentStatus entries for our parents: Accepted, ResolvedRefs and, when rules were dropped,
+ * PartiallyInvalid. The same for HTTPRoutes and TLSRoutes (`kind`).
+ */
 export function httpRouteStatus(
-  t: HTTPRouteTranslation,
+  t: RouteStatusInput,
   parents: readonly ParentResult[],
   controller: string,
   gen: number | undefined,
+  kind: "HTTPRoute" | "TLSRoute" = "HTTPRoute",
 ): ObjectStatus {
   const issue = t.refIssues[0];
   const resolved: Outcome = issue
     ? { ok: false, reason: issue.reason, message: t.refIssues.map((i) => i.message).join("; ") }
     : { ok: true };
   return {
-    target: { group: gatewayGroup, kind: "HTTPRoute", namespace: t.ref.namespace, name: t.ref.name },
+    target: { group: gatewayGroup, kind, namespace: t.ref.namespace, name: t.ref.name },
     ...(gen !== undefined ? { generation: gen } : {}),
     status: {
       parents: parents.map((p) => ({

@@ -1,4 +1,4 @@
-import type { Backend, Listener, Problem, Route, VirtualHost } from "../model/types.ts";
+import type { Backend, Listener, PassthroughListener, Problem, Route, VirtualHost } from "../model/types.ts";
 import type { Secret } from "../sources/schema/core.ts";
 import type { Gateway } from "../sources/schema/gateway.ts";
 import type { ResourceSnapshot } from "../sources/snapshot.ts";
@@ -25,6 +25,7 @@ import { internalProblem, problem } from "./problems.ts";
 import { compareGatewayRoutes } from "./route-precedence.ts";
 import type { SnapshotIndex } from "./snapshot-index.ts";
 import { compareStrings, type SourceOrder } from "./sort.ts";
+import { attachTLSRoutes, passthroughListener } from "./tlsroute-gateway.ts";
 
 export interface GatewayOptions {
   readonly gatewayController: string;
@@ -36,8 +37,10 @@ export interface GatewayOptions {
 export interface GatewayAPITranslation {
   /** One per programmed Gateway listener, Gateways by namespace/name, listeners in spec order. */
   readonly listeners: Listener[];
+  /** One per programmed TLS Passthrough listener, in the same order. */
+  readonly passthroughListeners: PassthroughListener[];
   readonly backends: Backend[];
-  /** GatewayClasses, then Gateways, then HTTPRoutes, each by namespace/name. */
+  /** GatewayClasses, then Gateways, then HTTPRoutes, then TLSRoutes, each by namespace/name. */
   readonly statuses: ObjectStatus[];
   readonly problems: Problem[];
 }
@@ -53,6 +56,7 @@ const byNsName = <T extends { metadata?: { name?: string; namespace?: string } }
  * 1. our GatewayClasses (`spec.controllerName` = our controller) and the Gateways naming them;
  * 2. each Gateway's listeners validated (listeners.ts) and its address chosen (gateway-addresses.ts);
  * 3. each HTTPRoute translated alone (httproute.ts), then attached to our Gateways (attachment.ts);
+ *    then each TLSRoute likewise, onto TLS Passthrough listeners only (tlsroute-gateway.ts);
  * 4. accepted attachments placed on virtual hosts named by hostname intersection, sorted by precedence;
  * 5. statuses for every class, Gateway and route of ours (gateway-status.ts), problems read from them.
  * Every object is handled in its own try: a bug triggered by one object costs that object only.
@@ -115,7 +119,11 @@ export function translateGatewayAPI(
       problems.push(internalProblem(sourceRef("HTTPRoute", route), err));
     }
   }
+  const tls = attachTLSRoutes(snapshot, index, grants, entries, labelsOf, opts.gatewayController, attached);
+  backends.push(...tls.backends);
+  problems.push(...tls.problems);
   const listeners: Listener[] = [];
+  const passthroughListeners: PassthroughListener[] = [];
   for (const entry of entries.values()) {
     try {
       const gw = entry.gateway;
@@ -135,15 +143,18 @@ export function translateGatewayAPI(
         ),
       );
       if (!conds.accepted.ok || !conds.programmed.ok || address.kind !== "assigned") continue;
-      for (const p of entry.plans.filter(isProgrammed))
-        listeners.push(modelListener(gw, p, address.address, hosts.get(`${entry.key}/${p.name}`)));
+      for (const p of entry.plans.filter(isProgrammed)) {
+        if (p.protocol === "TLS")
+          passthroughListeners.push(passthroughListener(gw, p, address.address, tls.placed, entry.key));
+        else listeners.push(modelListener(gw, p, address.address, hosts.get(`${entry.key}/${p.name}`)));
+      }
     } catch (err) {
       problems.push(internalProblem(sourceRef("Gateway", entry.gateway), err));
     }
   }
-  statuses.push(...routeStatuses);
+  statuses.push(...routeStatuses, ...tls.statuses);
   for (const s of statuses) problems.push(...problemsFromStatus(s));
-  return { listeners, backends, statuses, problems };
+  return { listeners, passthroughListeners, backends, statuses, problems };
 }
 
 /** Count accepted attachments and put the route's entries on the virtual hosts of each listener. */

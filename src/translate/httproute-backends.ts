@@ -12,6 +12,8 @@ export interface BackendContext {
   readonly grants: readonly ReferenceGrant[];
   /** Namespace of the HTTPRoute; references default to it. */
   readonly namespace: string;
+  /** Kind of the referring route, as ReferenceGrants name it in `from`; HTTPRoute when absent. */
+  readonly routeKind?: "HTTPRoute" | "TLSRoute";
 }
 
 /** A reference the route could not resolve, for its ResolvedRefs condition. */
@@ -67,11 +69,12 @@ export function resolveBackendRef(ref: BackendObjectRef, field: string, ctx: Bac
       ...named,
     };
   }
-  const from = { group: gatewayGroup, kind: "HTTPRoute", namespace: ctx.namespace };
+  const routeKind = ctx.routeKind ?? "HTTPRoute";
+  const from = { group: gatewayGroup, kind: routeKind, namespace: ctx.namespace };
   if (!referenceAllowed(ctx.grants, from, { group: "", kind: "Service", namespace }, ref.name)) {
     return fail(
       RouteReason.RefNotPermitted,
-      `Service ${namespace}/${ref.name} is in another namespace and no ReferenceGrant there allows HTTPRoutes from ${ctx.namespace}`,
+      `Service ${namespace}/${ref.name} is in another namespace and no ReferenceGrant there allows ${routeKind}s from ${ctx.namespace}`,
     );
   }
   if (ref.port === undefined)
@@ -81,7 +84,8 @@ export function resolveBackendRef(ref: BackendObjectRef, field: string, ctx: Bac
   const appProtocol = ctx.index.services
     .get(`${namespace}/${ref.name}`)
     ?.spec?.ports?.find((p) => p.port === ref.port)?.appProtocol;
-  if (appProtocol && unsupportedAppProtocols.has(appProtocol)) {
+  // A passthrough connection is never read, so whatever the backend speaks over TLS is fine.
+  if (appProtocol && routeKind === "HTTPRoute" && unsupportedAppProtocols.has(appProtocol)) {
     return fail(
       RouteReason.UnsupportedProtocol,
       `Service port ${ref.port} has appProtocol "${appProtocol}", which Gatehouse cannot speak to a backend`,

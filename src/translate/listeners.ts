@@ -20,6 +20,7 @@ export type Outcome =
 
 const ok: Outcome = { ok: true };
 const httpRouteKind: RouteKind = { group: gatewayGroup, kind: "HTTPRoute" };
+const tlsRouteKind: RouteKind = { group: gatewayGroup, kind: "TLSRoute" };
 /** At most this many listeners per Gateway (CRD MaxItems). */
 export const maxListeners = 64;
 
@@ -28,7 +29,7 @@ export interface ListenerPlan {
   readonly name: string;
   readonly spec: GatewayListener;
   readonly port: number;
-  readonly protocol: "HTTP" | "HTTPS" | string;
+  readonly protocol: "HTTP" | "HTTPS" | "TLS" | string;
   readonly hostname?: HostPattern;
   readonly supportedKinds: readonly RouteKind[];
   readonly accepted: Outcome;
@@ -39,14 +40,21 @@ export interface ListenerPlan {
   readonly tls?: ListenerTLS;
 }
 
-/** Whether a plan gets a model listener: accepted, not conflicted, and HTTPS only with a certificate. */
+/**
+ * Whether a plan gets a model listener: accepted, not conflicted, and HTTPS only with a certificate.
+ * A TLS listener is only ever accepted in Passthrough mode, which needs no certificate.
+ */
 export function isProgrammed(p: ListenerPlan): boolean {
-  return p.accepted.ok && !p.conflict && (p.protocol === "HTTP" || (p.tls?.certificates.length ?? 0) > 0);
+  return (
+    p.accepted.ok &&
+    !p.conflict &&
+    (p.protocol === "HTTP" || p.protocol === "TLS" || (p.tls?.certificates.length ?? 0) > 0)
+  );
 }
 
-/** Whether routes may attach: the protocol serves HTTPRoutes and allowedRoutes.kinds lets them in. */
-export function allowsHTTPRoute(p: ListenerPlan): boolean {
-  return p.supportedKinds.some((k) => k.group === httpRouteKind.group && k.kind === httpRouteKind.kind);
+/** Whether routes of `kind` may attach: the protocol serves them and allowedRoutes.kinds lets them in. */
+export function allowsKind(p: ListenerPlan, kind: "HTTPRoute" | "TLSRoute"): boolean {
+  return p.supportedKinds.some((k) => k.group === gatewayGroup && k.kind === kind);
 }
 
 /**
@@ -84,9 +92,9 @@ function planListener(
   grants: readonly ReferenceGrant[],
   nowMs: number | undefined,
 ): ListenerPlan {
-  const supported = l.protocol === "HTTP" || l.protocol === "HTTPS";
+  const supported = l.protocol === "HTTP" || l.protocol === "HTTPS" || l.protocol === "TLS";
   const base = { name: l.name, spec: l, port: l.port, protocol: l.protocol };
-  const kinds = routeKinds(l, supported);
+  const kinds = routeKinds(l, supported ? (l.protocol === "TLS" ? tlsRouteKind : httpRouteKind) : undefined);
   const fail = (reason: string, message: string): Outcome => ({ ok: false, reason, message });
   let accepted: Outcome = ok;
   let hostname: HostPattern | undefined;
@@ -101,7 +109,15 @@ function planListener(
     accepted = fail(ListenerReason.PortUnavailable, `port ${l.port} is not within 1–65535`);
   else if (l.protocol === "HTTP" && l.tls)
     accepted = fail(ListenerReason.UnsupportedValue, "tls must not be set on an HTTP listener");
-  else if (l.protocol === "HTTPS" && (l.tls?.mode ?? "Terminate") !== "Terminate") {
+  else if (l.protocol === "TLS" && l.tls === undefined)
+    accepted = fail(ListenerReason.UnsupportedValue, "tls is required on a TLS listener");
+  else if (l.protocol === "TLS" && (l.tls?.mode ?? "Terminate") !== "Passthrough") {
+    // Terminating TLS and forwarding the plaintext stream (TLSRoute mode Terminate) is not built yet.
+    accepted = fail(
+      ListenerReason.UnsupportedValue,
+      `tls.mode "${l.tls?.mode ?? "Terminate"}" is not supported on TLS; only Passthrough`,
+    );
+  } else if (l.protocol === "HTTPS" && (l.tls?.mode ?? "Terminate") !== "Terminate") {
     accepted = fail(
       ListenerReason.UnsupportedValue,
       `tls.mode "${l.tls?.mode}" is not supported on HTTPS; only Terminate`,
@@ -123,7 +139,7 @@ function planListener(
     kinds.invalid.length > 0
       ? fail(
           ListenerReason.InvalidRouteKinds,
-          `allowedRoutes.kinds: ${kinds.invalid.join(", ")} not supported; supported: HTTPRoute`,
+          `allowedRoutes.kinds: ${kinds.invalid.join(", ")} not supported; supported: ${l.protocol === "TLS" ? "TLSRoute" : "HTTPRoute"}`,
         )
       : ok;
   let tls: ListenerTLS | undefined;
@@ -142,16 +158,22 @@ function planListener(
   };
 }
 
-/** allowedRoutes.kinds split into what we serve (HTTPRoute, on HTTP/HTTPS) and what we refuse. */
-function routeKinds(l: GatewayListener, supported: boolean): { valid: RouteKind[]; invalid: string[] } {
+/**
+ * allowedRoutes.kinds split into what the protocol serves (`served`: HTTPRoute on HTTP/HTTPS, TLSRoute
+ * on TLS; undefined for a protocol we do not serve) and what we refuse.
+ */
+function routeKinds(
+  l: GatewayListener,
+  served: RouteKind | undefined,
+): { valid: RouteKind[]; invalid: string[] } {
   const given = l.allowedRoutes?.kinds;
-  if (given === undefined) return { valid: supported ? [httpRouteKind] : [], invalid: [] };
+  if (given === undefined) return { valid: served ? [served] : [], invalid: [] };
   const valid: RouteKind[] = [];
   const invalid: string[] = [];
   for (const k of given) {
     const group = k.group ?? gatewayGroup;
-    if (supported && group === gatewayGroup && k.kind === "HTTPRoute") {
-      if (valid.length === 0) valid.push(httpRouteKind);
+    if (served && group === served.group && k.kind === served.kind) {
+      if (valid.length === 0) valid.push(served);
     } else invalid.push(`${group}/${k.kind}`);
   }
   return { valid, invalid };

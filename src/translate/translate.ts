@@ -70,8 +70,9 @@ export interface TranslateResult {
   readonly model: GatewayModel;
   /** Sorted by object; each object's problems in the order of its fields. */
   readonly problems: readonly Problem[];
-  /** The `.status` of every GatewayClass and Gateway of ours and every HTTPRoute with a parent of ours:
-   * GatewayClasses, then Gateways, then HTTPRoutes, each sorted by namespace/name. */
+  /** The `.status` of every GatewayClass and Gateway of ours and every HTTPRoute and TLSRoute with a
+   * parent of ours: GatewayClasses, then Gateways, then HTTPRoutes, then TLSRoutes, each sorted by
+   * namespace/name. */
   readonly statuses: readonly ObjectStatus[];
 }
 
@@ -142,6 +143,8 @@ function translateSnapshot(snapshot: ResourceSnapshot, opts: TranslateOptions): 
       ...withDefaultCertificate(gw.listeners, tls.defaultCertificate),
     ],
     backends: mergeBackends(built.backends, gw.backends),
+    // Only when there are any, so a model without TLSRoutes reads (and dumps) as it always did.
+    ...(gw.passthroughListeners.length > 0 ? { passthroughListeners: gw.passthroughListeners } : {}),
   };
   const auth = applyAuthPolicies(model, snapshot, opts.gatewayController);
   const limits = applyRateLimitPolicies(auth.model, snapshot, opts.gatewayController);
@@ -187,7 +190,7 @@ function gatewayAPI(
     return translateGatewayAPI(snapshot, index, opts);
   } catch (err) {
     const problems = [internalProblem({ kind: "Gatehouse", namespace: "", name: "default" }, err)];
-    return { listeners: [], backends: [], statuses: [], problems };
+    return { listeners: [], passthroughListeners: [], backends: [], statuses: [], problems };
   }
 }
 

@@ -17,6 +17,7 @@ const empty = {
   GatewayClass: [],
   Gateway: [],
   HTTPRoute: [],
+  TLSRoute: [],
   ReferenceGrant: [],
   AuthPolicy: [],
   RateLimitPolicy: [],

@@ -5,6 +5,7 @@ import { endpointSlice, secret, service } from "./core.ts";
 import { gateway, gatewayClass, httpRoute, namespace, referenceGrant } from "./gateway.ts";
 import { ingress, ingressClass } from "./networking.ts";
 import { rateLimitPolicy } from "./policies.ts";
+import { tlsRoute } from "./tlsroute.ts";
 
 /** Each kind we read: its schema and the snapshot field its objects go into. */
 export const knownKinds = {
@@ -17,6 +18,7 @@ export const knownKinds = {
   GatewayClass: { schema: gatewayClass, field: "gatewayClasses" },
   Gateway: { schema: gateway, field: "gateways" },
   HTTPRoute: { schema: httpRoute, field: "httpRoutes" },
+  TLSRoute: { schema: tlsRoute, field: "tlsRoutes" },
   ReferenceGrant: { schema: referenceGrant, field: "referenceGrants" },
   AuthPolicy: { schema: authPolicy, field: "authPolicies" },
   RateLimitPolicy: { schema: rateLimitPolicy, field: "rateLimitPolicies" },
