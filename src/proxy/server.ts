@@ -191,7 +191,7 @@ export class GatewayServer {
     const sockets = new Set<ServerWebSocket<ProxiedSocket>>();
     if (tls === undefined && this.front === "raw") {
       // The app still serves what the raw front does not: on a private socket, told the client's address.
-      const server = new RawFront(lt.address || this.bind, port, state, {
+      const server = new RawFront(lt.address || this.bind, port, state, app, {
         idleTimeout: this.settings.idleTimeoutSeconds,
         development: false,
         fetch: (req, srv) => {

@@ -7,6 +7,8 @@
  * upstream cannot take the body as fast as the client sends it (backpressure both ways). A response
  * that starts before its request body was read completely closes the connection afterwards: the rest
  * of that body is never read as a next request. TUNNEL (after a 101) passes bytes through unparsed.
+ * A connection whose first bytes are the HTTP/2 preface is handed to `h2c` (h2c-link.ts) and becomes
+ * a tunnel into that HTTP/2 session; only the first read of a connection is compared with it.
  */
 import type { Socket } from "bun";
 import type { ListenerState } from "../handler.ts";
@@ -14,6 +16,7 @@ import { ChunkedDecoder } from "./chunked.ts";
 import { generatedResponse } from "./client-head.ts";
 import { dispatch } from "./dispatch.ts";
 import { Outbox } from "./outbox.ts";
+import { matchPreface, PREFACE_SO_FAR, PREFACE_WHOLE } from "./preface.ts";
 import {
   BODY_CHUNKED,
   BODY_LENGTH,
@@ -60,12 +63,16 @@ export class ClientConnection {
   private ip: string | undefined;
   /** The listener is stopping: close after the current response instead of reading another. */
   private draining = false;
+  /** No request head has been read yet: the bytes may be the HTTP/2 preface. */
+  private fresh = true;
 
   constructor(
     readonly socket: Socket<ClientConnection>,
     readonly state0: ListenerState,
     /** Where the slow path sends requests: the listener's internal Bun.serve (`unix:/path`). */
     readonly internalEndpoint: string,
+    /** Takes the connection over when it opens with the HTTP/2 preface; absent: HTTP/1.1 only. */
+    private readonly h2c?: (conn: ClientConnection) => void,
   ) {
     this.out = new Outbox(socket as Socket<unknown>);
     this.out.onFlushed = () => this.exchange?.clientDrained();
@@ -75,6 +82,11 @@ export class ClientConnection {
   get clientIp(): string {
     if (this.ip === undefined) this.ip = this.socket.remoteAddress ?? "";
     return this.ip;
+  }
+
+  /** Closed, or closing once queued bytes are out: nothing more can be written. */
+  get closed(): boolean {
+    return this.state === CLOSED;
   }
 
   /** A request is being read or answered (a tunnel is not a request any more). */
@@ -112,6 +124,12 @@ export class ClientConnection {
     if (this.buf !== undefined && this.end > this.start) pipe(this.buf.subarray(this.start, this.end));
     this.buf = undefined;
     this.start = this.end = 0;
+  }
+
+  /** From here on the connection is HTTP/2: `link` gets every byte and learns of drain and close. */
+  handOver(link: Exchange & { data(buf: Buffer): void }): void {
+    this.exchange = link;
+    this.becomeTunnel((buf) => link.data(buf));
   }
 
   write(bytes: Uint8Array): boolean {
@@ -213,6 +231,15 @@ export class ClientConnection {
   /** Returns false when more bytes are needed. */
   private readHead(): boolean {
     const buf = this.buf as Buffer;
+    if (this.fresh) {
+      const preface = matchPreface(buf, this.start, this.end);
+      if (preface === PREFACE_SO_FAR) return false;
+      this.fresh = false;
+      if (preface === PREFACE_WHOLE && this.h2c !== undefined) {
+        this.h2c(this);
+        return false;
+      }
+    }
     const headEnd = findHeadEnd(buf, Math.max(this.start, this.scanFrom), this.end);
     if (headEnd < 0) {
       const have = this.end - this.start;

@@ -3,7 +3,9 @@
  * common request — routed, forwarded to an HTTP/1.1 backend — costs no Request/Response/Headers
  * objects (the measured cost of the Bun front; docs/performance.md). Every other request is relayed to
  * the listener's own Bun.serve app, which listens on a unix socket in a private directory (mode 0700)
- * and is the same app a Bun front would run: one route table (`state`), one feature set.
+ * and is the same app a Bun front would run: one route table (`state`), one feature set. A connection
+ * that opens with the HTTP/2 preface (h2c prior knowledge) is served by an in-process node:http2
+ * server running that same app (h2/cleartext.ts), created on the first such connection.
  *
  * Stop: `stop(false)` stops accepting, closes idle client connections at once and busy ones after
  * their current response, then stops the internal server; `stop(true)` cuts everything.
@@ -12,10 +14,13 @@ import { mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { ServeOptions, Socket, TCPSocketListener, TCPSocketListenOptions } from "bun";
+import type { ListenerApp } from "../app.ts";
+import { H2cServer } from "../h2/cleartext.ts";
 import type { ListenerState } from "../handler.ts";
 import { limitedLog } from "../log-limit.ts";
 import type { ProxiedSocket, ProxyServer } from "../websocket.ts";
 import { ClientConnection } from "./connection.ts";
+import { H2cLink } from "./h2c-link.ts";
 import { upstreamPool } from "./upstream-pool.ts";
 
 /** What server.ts needs of a listener, whichever front serves it (Bun's Server has the same shape). */
@@ -102,8 +107,16 @@ export class RawFront implements ServingSocket {
   private readonly connections = new Set<ClientConnection>();
   private allClosed: (() => void) | undefined;
   private stopping: Promise<void> | undefined;
+  private h2c: H2cServer | undefined;
 
-  constructor(hostname: string, port: number, state: ListenerState, internal: InternalServeOptions) {
+  constructor(
+    hostname: string,
+    port: number,
+    private readonly state: ListenerState,
+    /** The listener's app, for h2c connections (the same one `internal` serves). */
+    private readonly app: ListenerApp,
+    internal: InternalServeOptions,
+  ) {
     this.dir = socketDir();
     const path = join(this.dir, "internal.sock");
     this.endpoint = `unix:${path}`;
@@ -119,7 +132,7 @@ export class RawFront implements ServingSocket {
         data: undefined as unknown as ClientConnection,
         socket: {
           open: (s: ClientSocket) => {
-            const c = new ClientConnection(s, state, this.endpoint);
+            const c = new ClientConnection(s, state, this.endpoint, this.takeH2c);
             s.data = c;
             this.connections.add(c);
             s.timeout(state.settings.idleTimeoutSeconds);
@@ -162,12 +175,13 @@ export class RawFront implements ServingSocket {
 
   /** Requests being read or answered now (tunnels and idle keep-alive connections not counted). */
   get pendingRequests(): number {
-    let n = 0;
+    let n = this.h2c?.pendingRequests ?? 0;
     for (const c of this.connections) if (c.serving) n++;
     return n;
   }
 
   stop(now = false): Promise<void> {
+    this.h2c?.close(now);
     if (now) for (const c of [...this.connections]) c.socket.terminate();
     if (this.stopping === undefined) this.stopping = this.stopOnce(now);
     return this.stopping;
@@ -186,6 +200,18 @@ export class RawFront implements ServingSocket {
     await this.internal.stop(now);
     removeDir(this.dir);
   }
+
+  private readonly takeH2c = (conn: ClientConnection): void => {
+    // The front is stopping (the preface came late): no new session, as for a new HTTP/1.1 request.
+    if (this.stopping !== undefined) {
+      conn.closeWhenFlushed();
+      return;
+    }
+    if (this.h2c === undefined) this.h2c = new H2cServer(this.state, this.app);
+    const link = new H2cLink(conn);
+    conn.handOver(link);
+    this.h2c.accept(link.stream);
+  };
 
   private closed(s: ClientSocket): void {
     const c = s.data;

@@ -7,8 +7,14 @@
  */
 import type { Http2ServerRequest, Http2ServerResponse } from "node:http2";
 import { Readable } from "node:stream";
-import type { TLSSocket } from "node:tls";
 import type { ProxyServer } from "../websocket.ts";
+
+/** What the request path learns of the client's connection (a TLSSocket, or h2c's link to a raw socket). */
+export interface PeerSocket {
+  readonly remoteAddress?: string | undefined;
+  readonly remotePort?: number | undefined;
+  readonly remoteFamily?: string | undefined;
+}
 
 /** Connection-specific headers HTTP/2 forbids in a response (RFC 9113 §8.2.2); node throws on them. */
 const CONNECTION_HEADERS = new Set([
@@ -22,8 +28,14 @@ const CONNECTION_HEADERS = new Set([
 /**
  * The fetch `Request` for a compat request; `host` is the authority the request named. Undefined for a
  * request target that is neither origin-form (`/path`) nor absolute-form (`https://host/path`): 400.
+ * `scheme` is the listener's (h2c listeners are `http`).
  */
-export function toRequest(req: Http2ServerRequest, host: string, signal: AbortSignal): Request | undefined {
+export function toRequest(
+  req: Http2ServerRequest,
+  host: string,
+  signal: AbortSignal,
+  scheme: "http" | "https" = "https",
+): Request | undefined {
   let target = req.url;
   if (!target.startsWith("/")) {
     if (!/^https?:\/\//i.test(target) || !URL.canParse(target)) return undefined;
@@ -45,7 +57,7 @@ export function toRequest(req: Http2ServerRequest, host: string, signal: AbortSi
     init.body = Readable.toWeb(req as unknown as Readable) as unknown as ReadableStream<Uint8Array>;
     init.duplex = "half";
   }
-  return new Request(`https://${host || "invalid"}${target}`, init);
+  return new Request(`${scheme}://${host || "invalid"}${target}`, init);
 }
 
 /**
@@ -53,7 +65,7 @@ export function toRequest(req: Http2ServerRequest, host: string, signal: AbortSi
  * WebSocket upgrade). HTTP/2 has no `Upgrade`, and WebSocket over this listener's HTTP/1.1 is refused
  * before the app runs (listener.ts), so `upgrade` never succeeds.
  */
-export function serverFacade(socketOf: (req: Request) => TLSSocket | undefined): ProxyServer {
+export function serverFacade(socketOf: (req: Request) => PeerSocket | undefined): ProxyServer {
   const facade: Pick<ProxyServer, "requestIP" | "timeout" | "upgrade"> = {
     requestIP: (req) => {
       const s = socketOf(req);

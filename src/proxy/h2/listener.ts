@@ -25,12 +25,12 @@ import type { TLSCertificate } from "../../model/types.ts";
 import { logger } from "../../observability/logger.ts";
 import type { ListenerApp } from "../app.ts";
 import type { ListenerState } from "../handler.ts";
-import { limitedLog } from "../log-limit.ts";
 import { normaliseHost } from "../match/host.ts";
-import { errorResponse, textResponse } from "../responses.ts";
+import { textResponse } from "../responses.ts";
 import type { ProxyServer } from "../websocket.ts";
-import { serverFacade, toRequest, writeResponse } from "./bridge.ts";
+import { serverFacade, writeResponse } from "./bridge.ts";
 import { isMisdirected } from "./misdirected.ts";
+import { respondThroughApp } from "./respond.ts";
 import { buildSniTable, contextFor, h2ProtocolOptions, type SniTable } from "./sni.ts";
 import { type RelayServeOptions, UpgradeRelay } from "./upgrade-relay.ts";
 
@@ -195,29 +195,20 @@ export class H2Listener {
     });
   }
 
-  private async respond(
+  private respond(
     req: Http2ServerRequest,
     res: Http2ServerResponse,
     authority: string,
     socket: TLSSocket,
     signal: AbortSignal,
   ): Promise<void> {
-    const { state } = this.options;
-    try {
-      const request = toRequest(req, authority, signal);
-      if (request === undefined) {
-        await writeResponse(res, errorResponse(400, state.settings.serverHeader), false, signal);
-        return;
-      }
-      this.sockets.set(request, socket);
-      const out = await this.app.fetch(request, this.facade);
-      await writeResponse(res, out, req.method === "HEAD", signal);
-    } catch (err) {
-      const fields = { listener: state.table.name, error: err instanceof Error ? err.message : String(err) };
-      limitedLog("error", state.table.name, "unexpected error while serving a request", fields);
-      if (!res.headersSent)
-        await writeResponse(res, errorResponse(500, state.settings.serverHeader), false, signal);
-      else res.destroy();
-    }
+    const target = {
+      app: this.app,
+      state: this.options.state,
+      facade: this.facade,
+      scheme: "https" as const,
+      bind: (r: Request) => this.sockets.set(r, socket),
+    };
+    return respondThroughApp(target, req, res, authority, signal);
   }
 }
