@@ -21,11 +21,6 @@ const gw = (test: string, caseContains: string, reason: string): ExpectedFailure
 
 export const expectedFailures: readonly ExpectedFailure[] = [
   gw(
-    "HTTPRouteBackendProtocolH2C",
-    "http2 prior knowledge",
-    "Gateway listeners do not speak cleartext HTTP/2 (h2c prior knowledge) yet: the client gets a protocol error",
-  ),
-  gw(
     "HTTPRouteDisallowedKind",
     "status NamespacesReady",
     "listeners of protocol TLS (TLSRoute) are not supported: Gateway tlsroutes-only is ListenersNotValid, so not Accepted/Programmed",
