@@ -110,7 +110,8 @@ export async function startGateway(config: ServeConfig): Promise<RunningGateway>
         auth.update(model);
         await proxy.apply(model);
         state.model = model;
-        state.problems = problems;
+        // In a cluster, objects that failed validation were left out before translation: listed too.
+        state.problems = cluster ? [...problems, ...cluster.problems()] : problems;
         // Published now, and again when the rate limit store's or a key set's health changes (the
         // policies' Degraded conditions).
         applied = { model, statuses, snapshot };

@@ -14,6 +14,7 @@ import {
   ApiError,
   apiVersionOf,
   defaultResources,
+  type EventType,
   type Obj,
   type ResourceDef,
   Store,
@@ -43,6 +44,8 @@ export interface RecordedCall {
   readonly subresource?: string;
   /** The bearer token of the caller (tells gateway processes apart). */
   readonly token: string;
+  /** The object named in the path (get, update, patch, delete). */
+  readonly name?: string;
 }
 
 type Fault = "none" | "error" | "hang";
@@ -61,6 +64,7 @@ export class KubeApiServer {
   #fault: Fault = "none";
   #hung: (() => void)[] = [];
   readonly #watches = new Set<() => void>();
+  readonly #delays = new Set<{ match: (c: RecordedCall) => boolean; ms: number }>();
 
   private constructor(opts: KubeApiServerOptions) {
     this.store = new Store(opts.resources ?? defaultResources, opts.historyLimit ?? 1000);
@@ -151,6 +155,21 @@ export class KubeApiServer {
     }
   }
 
+  /**
+   * Answer calls that `match` only after `ms` (a slow list, a Secret read that takes its time); returns
+   * a function that removes the delay (calls already waiting still wait).
+   */
+  delay(match: (c: RecordedCall) => boolean, ms: number): () => void {
+    const d = { match, ms };
+    this.#delays.add(d);
+    return () => this.#delays.delete(d);
+  }
+
+  /** Send one raw event, as is, on every open watch of `kind` (e.g. an object of another kind). */
+  injectWatchEvent(kind: string, type: string, object: Obj): void {
+    this.store.emit(this.resource(kind), { type: type as EventType, rv: this.store.rv, object });
+  }
+
   /** End every open watch stream (the clients see a clean end of stream, as after an apiserver timeout). */
   cutWatches(): void {
     for (const close of [...this.#watches]) close();
@@ -234,39 +253,44 @@ export class KubeApiServer {
 
   async #serve(req: Request, url: URL, t: Target, token: string): Promise<Response> {
     const { r, namespace, name, sub } = t;
-    const record = (verb: RecordedCall["verb"]) =>
-      this.calls.push({
+    const record = async (verb: RecordedCall["verb"]) => {
+      const call: RecordedCall = {
         verb,
         group: r.group,
         resource: r.plural,
         ...(sub ? { subresource: sub } : {}),
         token,
-      });
+        ...(name !== undefined ? { name } : {}),
+      };
+      this.calls.push(call);
+      const ms = Math.max(0, ...[...this.#delays].filter((d) => d.match(call)).map((d) => d.ms));
+      if (ms > 0) await Bun.sleep(ms);
+    };
     const q = url.searchParams;
     if (name === undefined) {
       if (req.method === "GET" && q.get("watch") === "true") {
-        record("watch");
+        await record("watch");
         return this.#watch(t, q);
       }
       if (req.method === "GET") {
-        record("list");
+        await record("list");
         return Response.json(this.#list(t, q));
       }
       if (req.method === "POST") {
-        record("create");
+        await record("create");
         return Response.json(this.store.create(r, namespace, await body(req)), { status: 201 });
       }
       throw new ApiError(405, "MethodNotAllowed", `${req.method} is not allowed on a collection`);
     }
     switch (req.method) {
       case "GET":
-        record("get");
+        await record("get");
         return Response.json(this.store.get(r, namespace, name));
       case "PUT":
-        record("update");
+        await record("update");
         return Response.json(this.#update(t, name, await body(req), sub));
       case "PATCH": {
-        record("patch");
+        await record("patch");
         const current = this.store.get(r, namespace, name);
         const patched = applyPatch(current, req.headers.get("content-type") ?? "", await req.text());
         // A resourceVersion the patch itself sets is a precondition, as on the real server.
@@ -275,7 +299,7 @@ export class KubeApiServer {
         return Response.json(this.#update(t, name, preconditioned, sub));
       }
       case "DELETE":
-        record("delete");
+        await record("delete");
         return Response.json(this.store.delete(r, namespace, name));
       default:
         throw new ApiError(405, "MethodNotAllowed", `${req.method} is not allowed`);

@@ -238,6 +238,11 @@ export class Store {
     return clone(gone);
   }
 
+  /** Hand an event to the open watches without storing it (tests of malformed streams). */
+  emit(r: ResourceDef, e: StoredEvent): void {
+    for (const fn of this.#listeners) fn(r, e);
+  }
+
   #record(r: ResourceDef, e: StoredEvent): void {
     const history = this.#history.get(r) as StoredEvent[];
     history.push(e);

@@ -111,3 +111,46 @@ export async function within(ms: number, ok: () => Promise<boolean> | boolean): 
   }
   return performance.now() - start;
 }
+
+/** A `kubernetes.io/tls` Secret in `ns` from PEMs. */
+export function tlsSecret(name: string, cert: { certPem: string; keyPem: string }): Obj {
+  const b64 = (s: string) => Buffer.from(s).toString("base64");
+  return {
+    apiVersion: "v1",
+    kind: "Secret",
+    metadata: { name, namespace: ns },
+    type: "kubernetes.io/tls",
+    data: { "tls.crt": b64(cert.certPem), "tls.key": b64(cert.keyPem) },
+  };
+}
+
+/** A Gateway with one HTTPS listener per `[listener name, hostname, Secret name]`, all on `port`. */
+export function httpsGateway(
+  name: string,
+  port: number,
+  listeners: readonly [string, string, string][],
+): Obj {
+  return {
+    apiVersion: "gateway.networking.k8s.io/v1",
+    kind: "Gateway",
+    metadata: { name, namespace: ns },
+    spec: {
+      gatewayClassName: "gatehouse",
+      listeners: listeners.map(([l, hostname, secret]) => ({
+        name: l,
+        hostname,
+        port,
+        protocol: "HTTPS",
+        tls: { mode: "Terminate", certificateRefs: [{ name: secret }] },
+      })),
+    },
+  };
+}
+
+/** `ResolvedRefs` of each listener in a Gateway status, e.g. `{ a: "True", b: "False" }`. */
+export function listenerRefs(status: Obj | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const l of status?.listeners ?? [])
+    out[l.name] = l.conditions?.find((c: Obj) => c.type === "ResolvedRefs")?.status ?? "?";
+  return out;
+}

@@ -40,7 +40,7 @@ test("invalid objects are returned for reporting and left out; valid ones go to 
   const { snapshot, invalid } = assembleSnapshot({ ...empty, Service: [good, bad] }, () => true, cache);
   expect(snapshot.services.map((s) => s.metadata.name)).toEqual(["s"]);
   expect(invalid).toEqual([
-    { kind: "Service", name: "n/b", reason: expect.stringContaining("spec.ports[0].port") },
+    { kind: "Service", name: "n/b", reason: expect.stringContaining("spec.ports[0].port"), object: bad },
   ]);
   assembleSnapshot({ ...empty, Service: [good] }, () => true, cache);
   expect(cache.size).toBe(1); // pruned to what is still there
@@ -84,4 +84,9 @@ test("referencedSecrets: listener certificateRefs, Ingress TLS and policy secret
     ],
   });
   expect([...refs].sort()).toEqual(["n/c1", "n/t", "o/c2", "p/k"]);
+});
+
+test("referencedSecrets: the --default-certificate Secret is always referenced", () => {
+  const refs = referencedSecrets({ gateways: [], ingresses: [] }, ["gatehouse-system/default-tls"]);
+  expect([...refs]).toEqual(["gatehouse-system/default-tls"]);
 });

@@ -7,6 +7,8 @@ export interface InvalidObject {
   /** `namespace/name`, or `name` for cluster-scoped kinds. */
   readonly name: string;
   readonly reason: string;
+  /** The object as the API sent it: its spec says where a condition can go (parentRefs, targetRefs). */
+  readonly object: unknown;
 }
 
 /** Validation results by `uid@resourceVersion`, so an unchanged object is not parsed again. */
@@ -41,7 +43,7 @@ export function assembleSnapshot(
       }
       if (parsed.ok) fields[knownKinds[parsed.kind].field].push(parsed.object);
       else if ("reason" in parsed)
-        invalid.push({ kind: parsed.kind, name: parsed.name, reason: parsed.reason });
+        invalid.push({ kind: parsed.kind, name: parsed.name, reason: parsed.reason, object: raw });
     }
   }
   for (const key of cache.keys()) if (!seen.has(key)) cache.delete(key);
@@ -51,12 +53,14 @@ export function assembleSnapshot(
 /**
  * `namespace/name` of every Secret a Gateway listener (`tls.certificateRefs`, core Secrets only), an
  * Ingress (`spec.tls[].secretName`) or a policy (any `secretRef: { name }` in its spec, same namespace)
- * names. Only these are kept in memory with their data.
+ * names, plus `always` (the `--default-certificate` Secret, which no object names). Only these are kept
+ * in memory with their data.
  */
 export function referencedSecrets(
   snapshot: Pick<ResourceSnapshot, "gateways" | "ingresses"> & { readonly authPolicies?: readonly unknown[] },
+  always: Iterable<string> = [],
 ): Set<string> {
-  const out = new Set<string>();
+  const out = new Set<string>(always);
   for (const policy of snapshot.authPolicies ?? []) {
     const p = policy as { metadata?: { namespace?: string }; spec?: unknown };
     collectSecretRefs(p.spec, p.metadata?.namespace ?? "default", out);

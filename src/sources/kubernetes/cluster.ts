@@ -1,10 +1,12 @@
 import type { ServeConfig } from "../../config/config.ts";
+import type { Problem } from "../../model/types.ts";
 import type { ObjectStatus } from "../../status/types.ts";
 import { StatusWriter } from "../../status/writer.ts";
 import { selectIngresses } from "../../translate/ingress-class.ts";
 import type { KnownKind } from "../schema/index.ts";
 import type { ResourceSnapshot } from "../snapshot.ts";
 import { KubeClient, loadKubeConfig } from "./client.ts";
+import { invalidProblems, invalidStatuses } from "./invalid-status.ts";
 import { KubernetesSource } from "./kube-source.ts";
 import { LeaderElector } from "./leader.ts";
 import { clusterStatuses, publishedAddresses } from "./published-status.ts";
@@ -23,7 +25,11 @@ export class ClusterRuntime {
   constructor(config: ServeConfig, onSnapshot: (snapshot: ResourceSnapshot) => void) {
     this.#config = config;
     const client = new KubeClient(loadKubeConfig(config.kubeconfig));
-    this.source = new KubernetesSource(client, onSnapshot, { debounceMs: config["debounce-ms"] });
+    this.source = new KubernetesSource(client, onSnapshot, {
+      debounceMs: config["debounce-ms"],
+      // No object names the default certificate's Secret; without this its data would be dropped.
+      alwaysSecrets: config["default-certificate"] ? [config["default-certificate"]] : [],
+    });
     if (config["read-only"] || process.env.GATEHOUSE_WORKER_OF) return;
     this.elector = new LeaderElector(client, {
       namespace: config["leader-election-namespace"],
@@ -46,7 +52,15 @@ export class ClusterRuntime {
     await this.source.start();
   }
 
-  /** After each applied snapshot: hand the statuses (completed with addresses) to the writer. */
+  /** Objects the API returned that failed validation (left out), for `/debug/problems`. */
+  problems(): Problem[] {
+    return invalidProblems(this.source.invalid);
+  }
+
+  /**
+   * After each applied snapshot: hand the statuses (completed with addresses, plus conditions on
+   * invalid objects of ours) to the writer.
+   */
   applied(snapshot: ResourceSnapshot, statuses: readonly ObjectStatus[]): void {
     if (!this.writer) return;
     const c = this.#config;
@@ -61,7 +75,8 @@ export class ClusterRuntime {
       ingressController: c["ingress-controller"],
       watchIngressWithoutClass: c["watch-ingress-without-class"],
     });
-    this.writer.update(clusterStatuses(statuses, ours, publishedAddresses(given, service)));
+    const invalid = invalidStatuses(this.source.invalid, statuses, c["gateway-controller"]);
+    this.writer.update([...clusterStatuses(statuses, ours, publishedAddresses(given, service)), ...invalid]);
   }
 
   async stop(): Promise<void> {

@@ -38,6 +38,8 @@ export class KindInformer {
   #stopped = false;
   #failures = 0;
   #retry: ReturnType<typeof setTimeout> | undefined;
+  /** What `#foreign` already logged. */
+  readonly #ignored = new Set<string>();
 
   constructor(client: KubeClient, resource: ApiResource, opts: KindInformerOptions) {
     this.resource = resource;
@@ -56,8 +58,10 @@ export class KindInformer {
         watch.watch(
           path,
           { ...query, allowWatchBookmarks: true },
-          (phase: string, obj: RawObject, raw: unknown) =>
-            callback(phase, phase === "ADDED" || phase === "MODIFIED" ? this.#prepare(obj) : obj, raw),
+          (phase: string, obj: RawObject, raw: unknown) => {
+            if (this.#foreign(phase, obj)) return;
+            callback(phase, phase === "ADDED" || phase === "MODIFIED" ? this.#prepare(obj) : obj, raw);
+          },
           done,
         ),
     } as unknown as Watch;
@@ -149,7 +153,7 @@ export class KindInformer {
         items?: RawObject[];
         metadata?: { resourceVersion?: string; continue?: string };
       };
-      for (const obj of body.items ?? []) items.push(this.#prepare(obj));
+      for (const obj of body.items ?? []) if (!this.#foreign("ADDED", obj)) items.push(this.#prepare(obj));
       resourceVersion = body.metadata?.resourceVersion;
       next = body.metadata?.continue || undefined;
     } while (next);
@@ -168,6 +172,28 @@ export class KindInformer {
       this.#synced = true;
       if (first) this.#opts.onChange();
     }, 0);
+  }
+
+  /**
+   * An event of a type we do not know, or carrying an object of another kind, is ignored (logged once
+   * per kind): caching it would let it shadow the real object of that namespace/name.
+   */
+  #foreign(phase: string, obj: RawObject | undefined): boolean {
+    if (phase === "BOOKMARK" || phase === "ERROR") return false;
+    const kind = obj?.kind;
+    const known = phase === "ADDED" || phase === "MODIFIED" || phase === "DELETED";
+    if (
+      known &&
+      typeof obj?.metadata?.name === "string" &&
+      (kind === undefined || kind === this.resource.kind)
+    )
+      return false;
+    const what = known ? `kind ${String(kind)}` : `event type ${phase}`;
+    if (!this.#ignored.has(what)) {
+      this.#ignored.add(what);
+      log.warn("ignoring a watch event the resource cannot carry", { kind: this.resource.kind, event: what });
+    }
+    return true;
   }
 
   /** List items come without `kind`/`apiVersion`; the schemas want them. */
