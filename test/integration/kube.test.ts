@@ -171,11 +171,21 @@ describe("gatehouse serve --kube", () => {
   });
 
   test("a cut watch and a compaction (410 Gone) lose no change and no request", async () => {
+    api.create(ingress("before-cut", "cut2.test", "/", "web"));
+    await within(2000, async () => (await probe(port, "cut2.test")).service === "web");
     const load = keepProbing("web.test");
+    const lists = () => api.calls.filter((c) => c.verb === "list" && c.resource === "ingresses").length;
+    const listed = lists();
+    // Watches cut, then changes no watch delivers, then compaction past them — all before the informers
+    // reconnect (they are woken only by these synchronous calls returning): their resourceVersion is now
+    // older than the oldest kept event, so their resumed watches get 410 Gone and they must list again.
     api.cutWatches();
-    api.store.compact();
     api.create(ingress("after-cut", "cut.test", "/", "web"));
+    api.remove("Ingress", ns, "before-cut");
+    api.store.compact();
     await within(3000, async () => (await probe(port, "cut.test")).service === "web");
+    expect((await probe(port, "cut2.test")).status).toBe(404);
+    expect(lists()).toBeGreaterThan(listed); // a real re-list, not a resumed watch
     expect(await load.stop()).toEqual({ ok: expect.any(Number), failed: 0 });
   });
 
