@@ -30,7 +30,7 @@ const serveFlags = z
     /** --kube: where the leader-election Lease lives (the Deployment sets the pod's namespace). */
     "leader-election-namespace": z.string().min(1).default("gatehouse-system"),
     "leader-election-name": z.string().min(1).default("gatehouse-leader"),
-    /** --kube: how long a Lease holds without renewal; candidates check it every eighth of that. */
+    /** --kube: the Lease duration: a killed leader is replaced within it (candidates read every tenth of it). */
     "lease-duration-ms": z.coerce.number().int().min(1000).default(15_000),
     "http-port": port.default(8080),
     "https-port": port.default(8443),

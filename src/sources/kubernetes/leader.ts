@@ -35,16 +35,27 @@ export function defaultIdentity(): string {
   return `${process.env.POD_NAME ?? hostname()}_${process.pid}`;
 }
 
+/** Each candidate reads the Lease every tenth of the lease duration. */
+const retryShare = 1 / 10;
+/** A follower takes over a record unchanged for 70% of its duration… */
+const expiryShare = 0.7;
+/** …and a leader that could not renew for half of it has stopped writing by then (20% margin). */
+const renewShare = 0.5;
+
 /**
- * Leader election on a `coordination.k8s.io/v1` Lease, as client-go does it:
- * - every retry period (an eighth of the lease duration; client-go: 2 s of 15 s) each candidate reads the Lease; a holder whose record
- *   has not changed for a whole lease duration *as observed locally* is expired (local observation, so
- *   clocks of different nodes need not agree), and an empty holder means it was released;
+ * Leader election on a `coordination.k8s.io/v1` Lease, as client-go does it, with the timings chosen so
+ * a follower takes over within the lease duration of the leader's death:
+ * - every retry period (a tenth of the lease duration) each candidate reads the Lease; a holder whose
+ *   record has not changed for 70% of its duration *as observed locally* (clocks of different nodes
+ *   need not agree) is expired, and an empty holder means it was released. The observation time is taken
+ *   after the read answered, so it is never earlier than the renewal it saw; a follower's next read is
+ *   timed for the moment the record would expire. Worst case from the leader's last renewal: one retry
+ *   period until a read sees it, plus 70% — 80% of the duration plus two round trips;
  * - acquiring and renewing are updates with the read `resourceVersion`: of two candidates racing for an
  *   expired lease, one gets 409 Conflict and stays a follower;
- * - the leader renews on every tick and steps down when it could not renew for 2/3 of the lease
- *   duration, before any follower may take over; it releases the lease on `stop()` so a successor need
- *   not wait.
+ * - the leader renews on every round and stops writing (a timer, not the next round) half a duration
+ *   after the start of its last successful renewal, which is before any follower may take over;
+ *   it releases the lease on `stop()` so a successor need not wait.
  * API errors never throw out of here; they only cost leadership.
  */
 export class LeaderElector {
@@ -57,6 +68,9 @@ export class LeaderElector {
   #lastRenew = 0;
   #observed: { record: string; at: number } | undefined;
   #timer: ReturnType<typeof setTimeout> | undefined;
+  #deadline: ReturnType<typeof setTimeout> | undefined;
+  /** When a follower's next read is due (the observed record's expiry), if sooner than a retry period. */
+  #nextRoundMs: number | undefined;
   #stopped = true;
   #tick: Promise<void> = Promise.resolve();
 
@@ -81,6 +95,7 @@ export class LeaderElector {
   async stop(): Promise<void> {
     this.#stopped = true;
     clearTimeout(this.#timer);
+    clearTimeout(this.#deadline);
     await this.#tick;
     if (!this.#leading) return;
     this.#setLeading(false);
@@ -103,29 +118,40 @@ export class LeaderElector {
   #schedule(ms: number): void {
     if (this.#stopped) return;
     this.#timer = setTimeout(() => {
-      this.#tick = this.#round().finally(() => this.#schedule(this.#durationMs / 8));
+      this.#tick = this.#round().finally(() => {
+        const retry = this.#durationMs * retryShare;
+        this.#schedule(Math.max(10, Math.min(retry, this.#nextRoundMs ?? retry)));
+      });
     }, ms);
   }
 
   async #round(): Promise<void> {
+    const started = Date.now();
+    this.#nextRoundMs = undefined;
     try {
       if (await this.#tryAcquireOrRenew()) {
-        this.#lastRenew = Date.now();
+        // The start of the round: the renewal cannot have reached the API server before it, so no
+        // follower can have observed it earlier either.
+        this.#lastRenew = started;
         this.#setLeading(true);
+        clearTimeout(this.#deadline);
+        const deadlineMs = this.#durationMs * renewShare - (Date.now() - started);
+        this.#deadline = setTimeout(() => this.#setLeading(false), Math.max(0, deadlineMs));
         return;
       }
     } catch (err) {
       log.warn("lease round failed", { error: (err as Error).message });
     }
-    // Not renewed: a leader keeps leading only within the renew deadline.
-    if (this.#leading && Date.now() - this.#lastRenew > (this.#durationMs * 2) / 3) this.#setLeading(false);
+    // Not renewed: a leader keeps leading only within the renew deadline (the timer enforces it too).
+    if (this.#leading && Date.now() - this.#lastRenew > this.#durationMs * renewShare) this.#setLeading(false);
   }
 
   async #tryAcquireOrRenew(): Promise<boolean> {
-    const timeoutMs = Math.max(500, this.#durationMs / 8);
-    const now = Date.now();
+    const timeoutMs = Math.max(500, this.#durationMs * retryShare);
     const seconds = Math.max(1, Math.round(this.#durationMs / 1000));
     const got = await this.#client.get(this.#path, timeoutMs);
+    // After the answer: whatever record it shows was written before this moment.
+    const now = Date.now();
     if (got.status === 404) {
       const [namespace, name] = [this.#opts.namespace, this.#opts.name ?? "gatehouse-leader"];
       const body = {
@@ -159,8 +185,11 @@ export class LeaderElector {
     if (this.#observed?.record !== record) this.#observed = { record, at: now };
     const mine = holder === this.identity;
     if (!mine && this.#leading) this.#setLeading(false); // someone else holds it: step down at once
-    const heldMs = (spec.leaseDurationSeconds ?? seconds) * 1000;
-    if (!mine && holder !== "" && now - this.#observed.at < heldMs) return false; // held by a live leader
+    const expiresMs = (spec.leaseDurationSeconds ?? seconds) * 1000 * expiryShare;
+    if (!mine && holder !== "" && now - this.#observed.at < expiresMs) {
+      this.#nextRoundMs = this.#observed.at + expiresMs - now; // held by a live leader: look again then
+      return false;
+    }
     const next = {
       ...lease,
       spec: {
