@@ -143,7 +143,8 @@ export class LeaderElector {
       log.warn("lease round failed", { error: (err as Error).message });
     }
     // Not renewed: a leader keeps leading only within the renew deadline (the timer enforces it too).
-    if (this.#leading && Date.now() - this.#lastRenew > this.#durationMs * renewShare) this.#setLeading(false);
+    if (this.#leading && Date.now() - this.#lastRenew > this.#durationMs * renewShare)
+      this.#setLeading(false);
   }
 
   async #tryAcquireOrRenew(): Promise<boolean> {
