@@ -6,7 +6,9 @@
  * since Bun's `server.reload()` keeps the old certificates; with `http2`, HTTPS listeners are node:http2
  * servers (h2/listener.ts) that swap certificates in place (docs/tls.md). Model listeners sharing an address and port
  * are merged into one socket (listener-merge.ts). Open WebSockets are closed (1001) when their listener
- * drains, since Bun's `stop(false)` would otherwise wait for them forever (measured).
+ * drains, since Bun's `stop(false)` would otherwise wait for them forever (measured). TLS Passthrough
+ * listeners (TLSRoutes) are raw sockets routed by SNI (passthrough/), opened before an apply commits,
+ * their tables swapped, and drained with the others.
  */
 import type { ServerWebSocket } from "bun";
 import type { GatewayModel } from "../model/types.ts";
@@ -22,6 +24,7 @@ import type { ListenerState, ProxySettings } from "./handler.ts";
 import { groupListeners } from "./listener-merge.ts";
 import { limitedLog } from "./log-limit.ts";
 import type { RequestObserver } from "./observer.ts";
+import { PassthroughListeners } from "./passthrough/listeners.ts";
 import { errorResponse } from "./responses.ts";
 import type { ListenerTable } from "./table.ts";
 import { listenerMigrationEnabled, sniEntries } from "./tls.ts";
@@ -72,6 +75,8 @@ export class GatewayServer {
   private readonly draining = new Map<LiveListener, Promise<void>>();
   private readonly front: FrontKind;
   private readonly http2: boolean;
+  /** TLS Passthrough listeners (TLSRoutes): raw sockets routed by SNI, beside the HTTP ones. */
+  private readonly passthrough = new PassthroughListeners();
 
   constructor(options: GatewayServerOptions = {}) {
     this.bind = options.bind ?? "0.0.0.0";
@@ -100,6 +105,7 @@ export class GatewayServer {
     const wanted = groupListeners(servable, this.bind, (warning) =>
       log.warn("listeners sharing a socket", { warning }),
     );
+    const passthrough = this.passthrough.prepare(model, this.bind, new Set(wanted.keys()));
     const opened: LiveListener[] = [];
     const replaced: LiveListener[] = [];
     const rotated: (() => void)[] = [];
@@ -125,8 +131,10 @@ export class GatewayServer {
       }
     } catch (err) {
       for (const l of [...opened, ...replaced]) l.server.stop(true);
+      passthrough.abort();
       throw err;
     }
+    passthrough.commit();
     for (const commit of rotated) commit();
     for (const [key, lt] of wanted) {
       const cur = this.live.get(key);
@@ -157,16 +165,19 @@ export class GatewayServer {
   openConnections(): number {
     let n = 0;
     for (const l of this.live.values()) n += l.server.openConnections ?? 0;
-    return n;
+    return n + this.passthrough.openConnections();
   }
 
   /** Bound sockets, for tests and logs (a model port of 0 shows the port actually bound). */
   ports(): { listener: string; address: string; port: number }[] {
-    return [...this.live.values()].map((l) => ({
-      listener: l.state.table.name,
-      address: l.server.hostname ?? "",
-      port: l.state.boundPort,
-    }));
+    return [
+      ...[...this.live.values()].map((l) => ({
+        listener: l.state.table.name,
+        address: l.server.hostname ?? "",
+        port: l.state.boundPort,
+      })),
+      ...this.passthrough.ports(),
+    ];
   }
 
   /**
@@ -178,7 +189,7 @@ export class GatewayServer {
     const all = [...this.live.values()];
     this.live.clear();
     if (force) for (const l of this.draining.keys()) void l.server.stop(true);
-    await Promise.all(all.map((l) => this.close(l, force)));
+    await Promise.all([...all.map((l) => this.close(l, force)), this.passthrough.stop(force)]);
     await Promise.all(this.draining.values());
     closeH2cSessions();
   }
@@ -237,9 +248,6 @@ export class GatewayServer {
       // Worker processes (`--workers`) share the traffic ports; HTTPS rotation binds beside the old server.
       reusePort: true,
       tls,
-      // Plain HTTP: h2c with prior knowledge too (Bun 1.4's `http2`, measured; docs/performance.md).
-      // Not over TLS, where HTTP/2 stays behind `--http2` (h2/listener.ts).
-      http2: tls === undefined,
       idleTimeout: this.settings.idleTimeoutSeconds,
       development: false,
       fetch: (req, srv) => app.fetch(req, srv),

@@ -1,0 +1,101 @@
+/**
+ * The passthrough half of GatewayServer's lifecycle: which PassthroughServers are open, opening the
+ * new ones before an apply commits (so a port that cannot be bound fails the apply and changes
+ * nothing), swapping tables of the ones that stay, and draining the ones that go (connections in
+ * flight run to their end; `stop(true)` cuts them).
+ */
+import type { GatewayModel } from "../../model/types.ts";
+import { logger } from "../../observability/logger.ts";
+import { PassthroughServer } from "./listener.ts";
+import { compilePassthrough } from "./table.ts";
+
+const log = logger.child({ component: "proxy" });
+
+/** An apply in the making: `commit` makes it current, `abort` closes what it opened. */
+export interface PassthroughApply {
+  commit(): void;
+  abort(): void;
+}
+
+export class PassthroughListeners {
+  private readonly live = new Map<string, PassthroughServer>();
+  /** Listeners closing (removed by an apply or by stop()), until their connections have closed. */
+  private readonly draining = new Map<PassthroughServer, Promise<void>>();
+
+  /**
+   * Open the sockets `model` adds. `taken` holds the `address:port` keys of HTTP listeners: a
+   * passthrough listener there is not opened (both would accept on one port), and says so.
+   */
+  prepare(model: GatewayModel, bind: string, taken: ReadonlySet<string>): PassthroughApply {
+    const wanted = compilePassthrough(model, bind);
+    for (const [key, table] of wanted) {
+      if (!taken.has(key)) continue;
+      log.error("passthrough listener shares its address and port with an HTTP listener; not served", {
+        listener: table.name,
+        socket: key,
+      });
+      wanted.delete(key);
+    }
+    const opened = new Map<string, PassthroughServer>();
+    try {
+      for (const [key, table] of wanted) {
+        if (this.live.has(key)) continue;
+        const server = new PassthroughServer(table, table.port);
+        opened.set(key, server);
+        log.info("listener open", { listener: table.name, address: server.hostname, port: server.port });
+      }
+    } catch (err) {
+      for (const s of opened.values()) void s.stop(true);
+      throw err;
+    }
+    return {
+      abort: () => {
+        for (const s of opened.values()) void s.stop(true);
+      },
+      commit: () => {
+        for (const [key, table] of wanted) {
+          const cur = this.live.get(key);
+          if (cur !== undefined) cur.table = table;
+        }
+        for (const [key, server] of opened) this.live.set(key, server);
+        for (const [key, server] of this.live) {
+          if (wanted.has(key)) continue;
+          this.live.delete(key);
+          this.drain(server, false);
+        }
+      },
+    };
+  }
+
+  /** Bound sockets, as GatewayServer.ports() reports them. */
+  ports(): { listener: string; address: string; port: number }[] {
+    return [...this.live.values()].map((s) => ({
+      listener: s.table.name,
+      address: s.hostname,
+      port: s.port,
+    }));
+  }
+
+  openConnections(): number {
+    let n = 0;
+    for (const s of this.live.values()) n += s.openConnections;
+    return n;
+  }
+
+  /** Stop every listener; resolves when their connections have closed (`force`: closes them now). */
+  async stop(force: boolean): Promise<void> {
+    const all = [...this.live.values()];
+    this.live.clear();
+    if (force) for (const s of this.draining.keys()) void s.stop(true);
+    for (const s of all) this.drain(s, force);
+    await Promise.all(this.draining.values());
+  }
+
+  private drain(server: PassthroughServer, now: boolean): void {
+    const done = server
+      .stop(now)
+      .then(() => log.info("listener closed", { listener: server.table.name, port: server.port }));
+    this.draining.set(server, done);
+    void done.finally(() => this.draining.delete(server));
+  }
+}
