@@ -248,6 +248,9 @@ export class GatewayServer {
       // Worker processes (`--workers`) share the traffic ports; HTTPS rotation binds beside the old server.
       reusePort: true,
       tls,
+      // Plain HTTP: h2c with prior knowledge too (Bun 1.4's `http2`, measured; docs/performance.md).
+      // Not over TLS, where HTTP/2 stays behind `--http2` (h2/listener.ts).
+      http2: tls === undefined,
       idleTimeout: this.settings.idleTimeoutSeconds,
       development: false,
       fetch: (req, srv) => app.fetch(req, srv),
