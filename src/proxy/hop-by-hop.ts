@@ -17,7 +17,10 @@ export function stripHopByHop(h: Headers): void {
   if (connection !== null) {
     for (const token of connection.split(",")) {
       const name = token.trim().toLowerCase();
-      if (name !== "" && name !== "close" && name !== "keep-alive") h.delete(name);
+      // Content-Length is framing, not a hop's option: a peer naming it must not make a HEAD answer
+      // lose the length (the raw front keeps it too, client-head.ts).
+      if (name !== "" && name !== "close" && name !== "keep-alive" && name !== "content-length")
+        h.delete(name);
     }
   }
   for (const name of HOP_BY_HOP) h.delete(name);
