@@ -16,6 +16,7 @@ import { ClusterRuntime } from "../sources/kubernetes/cluster.ts";
 import type { ResourceSnapshot } from "../sources/snapshot.ts";
 import type { ObjectStatus } from "../status/types.ts";
 import { translate } from "../translate/translate.ts";
+import { translateOptionsOf } from "./translate-options.ts";
 
 const log = logger.child({ component: "serve" });
 
@@ -92,23 +93,14 @@ export async function startGateway(config: ServeConfig): Promise<RunningGateway>
     chain = chain.then(async () => {
       const started = performance.now();
       try {
-        const { model, problems, statuses } = translate(snapshot, {
-          httpPort: config["http-port"],
-          httpsPort: config["https-port"],
-          defaultCertificate: config["default-certificate"],
-          generatedCertificate: defaultCert,
-          sslRedirect: config["ssl-redirect"],
-          nowMs: Date.now(),
-          ingressClass: config["ingress-class"],
-          ingressController: config["ingress-controller"],
-          watchIngressWithoutClass: config["watch-ingress-without-class"],
-          gatewayController: config["gateway-controller"],
-          gatewayAddressPool: config["gateway-address-pool"],
-        });
+        const { model, problems, statuses } = translate(
+          snapshot,
+          translateOptionsOf(config, defaultCert, Date.now()),
+        );
         logged = logNewProblems(problems, logged);
         // Key fetchers start before the routes that need them serve (they fail closed until keys load).
         auth.update(model);
-        await proxy.apply(model);
+        await proxy.apply(cluster ? cluster.served(model) : model); // in a cluster: internal ports
         state.model = model;
         // In a cluster, objects that failed validation were left out before translation: listed too.
         state.problems = cluster ? [...problems, ...cluster.problems()] : problems;
