@@ -25,6 +25,11 @@ const serveFlags = z
       .optional(),
     /** --kube: addresses (comma-separated IPs or host names) to report instead of the Service's. */
     "status-address": z.string().optional(),
+    /** --kube: Gateway listener port P is served on P + this (pods run non-root; 0: on P itself). */
+    "gateway-port-offset": z.coerce.number().int().min(0).max(60_000).default(0),
+    /** --kube: the leader keeps one Service of this type per Gateway (beside `--publish-service`, same
+     * selector) mapping listener ports to their internal ports; `none`: no managed Services. */
+    "gateway-services": z.enum(["none", "LoadBalancer", "NodePort", "ClusterIP"]).default("none"),
     /** --kube: never write to the API server (no status, no Lease): a read-only replica. */
     "read-only": bool.default(false),
     /** --kube: where the leader-election Lease lives (the Deployment sets the pod's namespace). */

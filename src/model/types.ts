@@ -34,6 +34,12 @@ export interface Listener {
   readonly address: string;
   /** Port the listener binds and the port clients see (used for redirects and Host checks). */
   readonly port: number;
+  /**
+   * Port the socket binds when it is not `port`: in a cluster a Gateway listener's port is served on an
+   * internal port that the Gateway's Service maps `port` to (docs/kubernetes.md). Redirects and Host
+   * checks still use `port`.
+   */
+  readonly bindPort?: number;
   /** Client-facing protocol. */
   readonly protocol: ListenerProtocol;
   /** TLS termination settings; present only when `protocol` is `HTTPS`. */

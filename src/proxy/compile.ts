@@ -76,6 +76,7 @@ function compileListener(l: Listener, ctx: CompileContext): ListenerTable {
     name: l.name,
     address: l.address,
     port: l.port,
+    ...(l.bindPort !== undefined ? { bindPort: l.bindPort } : {}),
     protocol: l.protocol,
     hostname: l.hostname,
     scheme,

@@ -25,7 +25,7 @@ export function groupListeners(
 ): Map<string, ListenerTable> {
   const groups = new Map<string, ListenerTable[]>();
   for (const lt of tables) {
-    const key = `${lt.address || bind}:${lt.port}`;
+    const key = `${lt.address || bind}:${lt.bindPort ?? lt.port}`;
     const group = groups.get(key);
     if (group === undefined) groups.set(key, [lt]);
     else if (group[0]?.protocol !== lt.protocol) {

@@ -112,7 +112,7 @@ export class GatewayServer {
     try {
       for (const [key, lt] of wanted) {
         const cur = this.live.get(key);
-        if (cur === undefined) opened.push(this.open(key, lt, lt.port));
+        if (cur === undefined) opened.push(this.open(key, lt, lt.bindPort ?? lt.port));
         else if (cur.identity !== identityOf(lt)) {
           // An HTTP/2 listener swaps its certificates in place: no second socket, so nothing queued is reset.
           if (cur.server instanceof H2Listener && lt.protocol === "HTTPS") {

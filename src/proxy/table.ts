@@ -31,6 +31,8 @@ export interface ListenerTable {
   readonly address: string;
   /** The port clients see; 0 in tests means "whatever was bound". */
   readonly port: number;
+  /** The port the socket binds when it is not `port` (model `Listener.bindPort`). */
+  readonly bindPort?: number;
   readonly protocol: ListenerProtocol;
   /** The model listener's own hostname (absent: every host); decides ownership when listeners merge. */
   readonly hostname: string | undefined;

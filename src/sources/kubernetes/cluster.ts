@@ -1,11 +1,18 @@
 import type { ServeConfig } from "../../config/config.ts";
-import type { Problem } from "../../model/types.ts";
+import type { GatewayModel, Problem } from "../../model/types.ts";
 import type { ObjectStatus } from "../../status/types.ts";
 import { StatusWriter } from "../../status/writer.ts";
 import { selectIngresses } from "../../translate/ingress-class.ts";
 import type { KnownKind } from "../schema/index.ts";
 import type { ResourceSnapshot } from "../snapshot.ts";
 import { KubeClient, loadKubeConfig } from "./client.ts";
+import {
+  desiredServices,
+  GatewayServices,
+  gatewayServiceName,
+  withInternalPorts,
+} from "./gateway-services.ts";
+import type { RawObject } from "./informer.ts";
 import { invalidProblems, invalidStatuses } from "./invalid-status.ts";
 import { KubernetesSource } from "./kube-source.ts";
 import { LeaderElector } from "./leader.ts";
@@ -20,6 +27,8 @@ export class ClusterRuntime {
   readonly source: KubernetesSource;
   readonly elector: LeaderElector | undefined;
   readonly writer: StatusWriter | undefined;
+  /** The leader's managed Service per Gateway (`--gateway-services`). */
+  readonly services: GatewayServices | undefined;
   readonly #config: ServeConfig;
 
   constructor(config: ServeConfig, onSnapshot: (snapshot: ResourceSnapshot) => void) {
@@ -35,9 +44,18 @@ export class ClusterRuntime {
       namespace: config["leader-election-namespace"],
       name: config["leader-election-name"],
       leaseDurationMs: config["lease-duration-ms"],
-      onStartedLeading: () => this.writer?.kick(),
+      onStartedLeading: () => {
+        this.writer?.kick();
+        this.services?.kick();
+      },
     });
     const elector = this.elector;
+    if (config["gateway-services"] !== "none")
+      this.services = new GatewayServices(
+        client,
+        () => this.source.objects("Service"),
+        () => elector.isLeader,
+      );
     this.writer = new StatusWriter({
       client,
       lookup: (kind, ns, name) => this.source.lookup(kind as KnownKind, ns, name),
@@ -50,6 +68,11 @@ export class ClusterRuntime {
   async start(): Promise<void> {
     this.elector?.start();
     await this.source.start();
+  }
+
+  /** What the proxy serves: Gateway listeners on their internal ports (`--gateway-port-offset`). */
+  served(model: GatewayModel): GatewayModel {
+    return withInternalPorts(model, this.#config["gateway-port-offset"]);
   }
 
   /** Objects the API returned that failed validation (left out), for `/debug/problems`. */
@@ -76,11 +99,63 @@ export class ClusterRuntime {
       watchIngressWithoutClass: c["watch-ingress-without-class"],
     });
     const invalid = invalidStatuses(this.source.invalid, statuses, c["gateway-controller"]);
-    this.writer.update([...clusterStatuses(statuses, ours, publishedAddresses(given, service)), ...invalid]);
+    const withServices = this.#gatewayServices(snapshot, statuses, ns, service);
+    this.writer.update([
+      ...clusterStatuses(withServices, ours, publishedAddresses(given, service)),
+      ...invalid,
+    ]);
+  }
+
+  /**
+   * With `--gateway-services`: hand the leader the Services our Gateways need (beside the fleet's
+   * `--publish-service`, with its selector), and give each Gateway its own Service's address.
+   */
+  #gatewayServices(
+    snapshot: ResourceSnapshot,
+    statuses: readonly ObjectStatus[],
+    fleetNamespace: string,
+    fleet: RawObject | undefined,
+  ): readonly ObjectStatus[] {
+    const selector = (fleet?.spec as { selector?: Record<string, string> } | undefined)?.selector;
+    if (!this.services || !selector) return statuses;
+    const ours = new Set(
+      statuses
+        .filter((s) => s.target.kind === "Gateway")
+        .map((s) => `${s.target.namespace}/${s.target.name}`),
+    );
+    const gateways = snapshot.gateways.filter((g) =>
+      ours.has(`${g.metadata.namespace ?? "default"}/${g.metadata.name}`),
+    );
+    const uid = (g: { metadata: { namespace?: string; name: string } }) =>
+      this.source.lookup("Gateway", g.metadata.namespace ?? "default", g.metadata.name)?.metadata?.uid;
+    const c = this.#config;
+    this.services.update(
+      desiredServices(
+        gateways,
+        { namespace: fleetNamespace, selector },
+        c["gateway-services"],
+        c["gateway-port-offset"],
+        uid,
+      ),
+    );
+    return statuses.map((s) => {
+      if (s.target.kind !== "Gateway" || ((s.status.addresses as unknown[] | undefined)?.length ?? 0) > 0)
+        return s;
+      const svc = this.source.lookup(
+        "Service",
+        fleetNamespace,
+        gatewayServiceName(s.target.namespace, s.target.name),
+      );
+      const addresses = publishedAddresses([], svc).map((a) =>
+        a.ip ? { type: "IPAddress", value: a.ip } : { type: "Hostname", value: a.hostname as string },
+      );
+      return addresses.length ? { ...s, status: { ...s.status, addresses } } : s;
+    });
   }
 
   async stop(): Promise<void> {
     this.source.stop();
+    await this.services?.stop();
     await this.writer?.stop();
     await this.elector?.stop();
   }

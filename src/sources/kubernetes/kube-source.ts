@@ -93,6 +93,11 @@ export class KubernetesSource {
     return this.#invalid;
   }
 
+  /** Every cached object of a kind. */
+  objects(kind: KnownKind): RawObject[] {
+    return this.#informers.get(kind)?.list() ?? [];
+  }
+
   /** The cached raw object (with its current `.status`), for the status writer. */
   lookup(kind: KnownKind, namespace: string, name: string): RawObject | undefined {
     return this.#informers.get(kind)?.get(namespace, name);

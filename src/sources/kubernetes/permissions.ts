@@ -13,7 +13,8 @@ export interface Permission {
  * - list, watch: every kind the source reads (informers, cluster-wide);
  * - get secrets: a Secret cached without its data is read when a listener or Ingress starts to use it;
  * - get and patch `/status` of the kinds we write status for (get: re-read after 409 Conflict);
- * Leases (namespaced, a Role in the gateway's namespace): get, create, update.
+ * Namespaced, a Role in the gateway's own namespace: Leases get, create, update (leader election);
+ * Services create, update, delete (`--gateway-services`: one per Gateway, in that namespace only).
  */
 export function clusterPermissions(): Permission[] {
   const out: Permission[] = [];
@@ -32,9 +33,11 @@ export function clusterPermissions(): Permission[] {
 }
 
 export function leasePermissions(): Permission[] {
-  return ["get", "create", "update"].map((verb) => ({
+  const lease = ["get", "create", "update"].map((verb) => ({
     group: leaseResource.group,
     resource: leaseResource.plural,
     verb,
   }));
+  const services = ["create", "update", "delete"].map((verb) => ({ group: "", resource: "services", verb }));
+  return [...lease, ...services];
 }

@@ -1,0 +1,198 @@
+/**
+ * Gateways in a cluster (docs/kubernetes.md, "Gateways in a cluster"): one fleet serves every Gateway of
+ * our classes; listener port P is served on the internal port P + `--gateway-port-offset`, and the
+ * leader keeps one Service per Gateway, beside the fleet's own Service (`--publish-service`, whose
+ * selector picks the gateway pods), mapping each listener port to its internal port. That Service's
+ * address is the Gateway's `status.addresses`.
+ */
+import type { GatewayModel } from "../../model/types.ts";
+import { logger } from "../../observability/logger.ts";
+import type { Gateway } from "../schema/gateway.ts";
+import { describeFailure, type KubeClient } from "./client.ts";
+import type { RawObject } from "./informer.ts";
+import { resourcePath, watchedResources } from "./resources.ts";
+
+const log = logger.child({ component: "gateway-services" });
+
+export const managedByLabel = "app.kubernetes.io/managed-by";
+export const gatewayNamespaceLabel = "gatehouse.dev/gateway-namespace";
+export const gatewayNameLabel = "gatehouse.dev/gateway-name";
+
+/** Gateway listeners bind `port + offset`; passthrough listeners (no redirects, no Host) just move. */
+export function withInternalPorts(model: GatewayModel, offset: number): GatewayModel {
+  if (offset === 0) return model;
+  return {
+    ...model,
+    listeners: model.listeners.map((l) =>
+      l.source.kind === "Gateway" ? { ...l, bindPort: l.port + offset } : l,
+    ),
+    ...(model.passthroughListeners
+      ? { passthroughListeners: model.passthroughListeners.map((p) => ({ ...p, port: p.port + offset })) }
+      : {}),
+  };
+}
+
+/** `gatehouse-gw-<ns>-<name>`, cut to a DNS label (63) with a hash suffix when too long. */
+export function gatewayServiceName(namespace: string, name: string): string {
+  const full = `gatehouse-gw-${namespace}-${name}`;
+  if (full.length <= 63) return full;
+  const hash = Bun.hash(full).toString(36).slice(0, 8);
+  return `${full.slice(0, 54).replace(/-+$/, "")}-${hash}`;
+}
+
+export interface FleetService {
+  readonly namespace: string;
+  readonly selector: Readonly<Record<string, string>>;
+}
+
+/** The Service each of our Gateways should have (`gateways`: ours, as translation accepted them). */
+export function desiredServices(
+  gateways: readonly Gateway[],
+  fleet: FleetService,
+  type: string,
+  offset: number,
+  uidOf: (g: Gateway) => string | undefined,
+): RawObject[] {
+  return gateways.map((g) => {
+    const ns = g.metadata.namespace ?? "default";
+    const ports = [...new Set((g.spec?.listeners ?? []).map((l) => l.port))].sort((a, b) => a - b);
+    const uid = uidOf(g);
+    // Owner references cannot cross namespaces: only a Gateway in the fleet's namespace owns its Service;
+    // the others' Services are deleted by the leader (by label) when their Gateway goes.
+    const owner =
+      ns === fleet.namespace && uid
+        ? [
+            {
+              apiVersion: "gateway.networking.k8s.io/v1",
+              kind: "Gateway",
+              name: g.metadata.name,
+              uid,
+              controller: true,
+            },
+          ]
+        : undefined;
+    return {
+      apiVersion: "v1",
+      kind: "Service",
+      metadata: {
+        name: gatewayServiceName(ns, g.metadata.name),
+        namespace: fleet.namespace,
+        labels: {
+          [managedByLabel]: "gatehouse",
+          [gatewayNamespaceLabel]: ns,
+          [gatewayNameLabel]: g.metadata.name,
+        },
+        ...(owner ? { ownerReferences: owner } : {}),
+      },
+      spec: {
+        type,
+        selector: { ...fleet.selector },
+        ports: ports.map((port) => ({ name: `p${port}`, protocol: "TCP", port, targetPort: port + offset })),
+      },
+    };
+  });
+}
+
+/** The fields we own in a managed Service, to tell whether an update is due. */
+function owned(s: RawObject): string {
+  const spec = (s.spec ?? {}) as Record<string, unknown>;
+  const meta = s.metadata ?? {};
+  return JSON.stringify([spec.type, spec.selector, spec.ports, meta.labels, meta.ownerReferences ?? null]);
+}
+
+/**
+ * Creates, updates and deletes the managed Services so they match the desired ones. Passes are
+ * serialised and coalesced (the latest desired state wins); failures are retried by a later pass.
+ */
+export class GatewayServices {
+  readonly #client: KubeClient;
+  readonly #existing: () => readonly RawObject[];
+  readonly #isLeader: () => boolean;
+  #desired: readonly RawObject[] | undefined;
+  #running: Promise<void> | undefined;
+  #again = false;
+  #retry: ReturnType<typeof setTimeout> | undefined;
+  #stopped = false;
+
+  constructor(client: KubeClient, existing: () => readonly RawObject[], isLeader: () => boolean) {
+    this.#client = client;
+    this.#existing = existing;
+    this.#isLeader = isLeader;
+  }
+
+  update(desired: readonly RawObject[]): void {
+    this.#desired = desired;
+    this.kick();
+  }
+
+  kick(): void {
+    if (this.#stopped || !this.#isLeader() || this.#desired === undefined) return;
+    if (this.#running) {
+      this.#again = true;
+      return;
+    }
+    this.#running = this.#pass().finally(() => {
+      this.#running = undefined;
+      if (this.#again) {
+        this.#again = false;
+        this.kick();
+      }
+    });
+  }
+
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    clearTimeout(this.#retry);
+    await this.#running;
+  }
+
+  async #pass(): Promise<void> {
+    const desired = this.#desired ?? [];
+    const managed = this.#existing().filter((s) => s.metadata?.labels?.[managedByLabel] === "gatehouse");
+    const byKey = new Map(managed.map((s) => [`${s.metadata?.namespace}/${s.metadata?.name}`, s]));
+    const calls: [string, string, unknown][] = [];
+    for (const want of desired) {
+      const { namespace = "", name = "" } = want.metadata ?? {};
+      const have = byKey.get(`${namespace}/${name}`);
+      byKey.delete(`${namespace}/${name}`);
+      if (!have) calls.push(["POST", resourcePath(watchedResources.Service, namespace), want]);
+      else if (owned(have) !== owned(want)) {
+        const spec = { ...(have.spec as object), ...(want.spec as object) };
+        const metadata = {
+          ...have.metadata,
+          labels: want.metadata?.labels,
+          ownerReferences: want.metadata?.ownerReferences,
+        };
+        calls.push([
+          "PUT",
+          resourcePath(watchedResources.Service, namespace, name),
+          { ...have, metadata, spec },
+        ]);
+      }
+    }
+    for (const stale of byKey.values()) {
+      const { namespace = "", name = "" } = stale.metadata ?? {};
+      calls.push(["DELETE", resourcePath(watchedResources.Service, namespace, name), undefined]);
+    }
+    let failed = false;
+    for (const [method, path, body] of calls) {
+      if (this.#stopped || !this.#isLeader()) return;
+      try {
+        const res = await this.#client.request(method as "POST", path, body === undefined ? {} : { body });
+        // A create our cache had not seen yet (409 AlreadyExists) or a delete already done (404) is fine.
+        const done = res.status < 300 || res.status === 404 || (method === "POST" && res.status === 409);
+        if (!done) {
+          failed = true;
+          log.warn("managed Service not written; retrying", { method, path, status: describeFailure(res) });
+        }
+      } catch (err) {
+        failed = true;
+        log.warn("managed Service not written; retrying", { method, path, error: (err as Error).message });
+      }
+    }
+    if (failed && !this.#stopped) {
+      clearTimeout(this.#retry);
+      this.#retry = setTimeout(() => this.kick(), 2000);
+    }
+  }
+}
