@@ -86,12 +86,29 @@ export class GatewayMetrics {
     labelNames: ["reason"] as const,
     registers: [this.registry],
   });
-  readonly rateLimitDecisions = new Counter({
+  /**
+   * Counted by the rate limiter in plain integers (a labelled prom-client inc on every request was a
+   * measured share of a limited request's cost) and read here at scrape time.
+   */
+  readonly rateLimitDecisions: Counter<"policy" | "decision"> = new Counter({
     name: "gatehouse_ratelimit_decisions_total",
     help: "Rate limit decisions by policy and decision (allowed, limited, exempt, shadow, failed_open, failed_closed, local_allowed, local_limited).",
     labelNames: ["policy", "decision"] as const,
     registers: [this.registry],
+    collect: () => {
+      const read = this.decisionTotals;
+      if (read === undefined) return;
+      this.rateLimitDecisions.reset();
+      for (const [policy, decision, total] of read())
+        this.rateLimitDecisions.inc({ policy, decision }, total);
+    },
   });
+  private decisionTotals: (() => Iterable<readonly [string, string, number]>) | undefined;
+
+  /** Where the rate limit decision totals come from (the enforcer; a later one replaces an earlier). */
+  setRateLimitDecisionSource(read: () => Iterable<readonly [string, string, number]>): void {
+    this.decisionTotals = read;
+  }
   /** Set by src/ratelimit/runtime.ts on each change of the shared store's health. */
   readonly rateLimitDegraded = new Gauge({
     name: "gatehouse_ratelimit_degraded",

@@ -68,8 +68,8 @@ export class RateLimitEnforcer {
   private readonly blocked = new BlockedKeys();
   /** Failure mode Local counts here while the store is down. */
   private readonly fallback = new LocalLimiter();
-  /** Policy → decision → its labelled decision counter. */
-  private readonly counters = new Map<string, Map<string, { inc(): void }>>();
+  /** Policy → decision → how many so far (read by the metrics at scrape time). */
+  private readonly counters = new Map<string, Map<string, { n: number }>>();
   /** Policy name → when the store last failed one of its checks. */
   private readonly failedAt = new Map<string, number>();
 
@@ -78,7 +78,10 @@ export class RateLimitEnforcer {
     this.metrics = options.metrics;
     this.replicas = options.replicas ?? (() => options.limiter.replicas());
     this.now = options.now ?? (() => performance.now());
-    if (options.metrics) registerLimiterMetrics(options.metrics.registry, options.limiter);
+    if (options.metrics) {
+      registerLimiterMetrics(options.metrics.registry, options.limiter);
+      options.metrics.setRateLimitDecisionSource(() => this.decisionTotals());
+    }
   }
 
   /**
@@ -164,6 +167,11 @@ export class RateLimitEnforcer {
     return this.reject(limit, c, retryMs, header, local ? "local_limited" : "limited");
   }
 
+  private *decisionTotals(): Iterable<readonly [string, string, number]> {
+    for (const [policy, byDecision] of this.counters)
+      for (const [decision, counted] of byDecision) yield [policy, decision, counted.n];
+  }
+
   /** Policies whose checks the store failed within `withinMs` (for the `Degraded` policy condition). */
   degradedPolicies(withinMs = 10_000): string[] {
     const since = Date.now() - withinMs;
@@ -206,20 +214,15 @@ export class RateLimitEnforcer {
   }
 
   private decide(limit: RouteRateLimit, decision: string, outcome: RateLimitOutcome): RateLimitOutcome {
-    const metrics = this.metrics;
-    if (metrics !== undefined) {
-      // The labelled child is kept: prom-client hashes the label object on every unlabelled inc().
+    if (this.metrics !== undefined) {
       let byDecision = this.counters.get(limit.policy);
       if (byDecision === undefined) {
         byDecision = new Map();
         this.counters.set(limit.policy, byDecision);
       }
-      let counter = byDecision.get(decision);
-      if (counter === undefined) {
-        counter = metrics.rateLimitDecisions.labels({ policy: limit.policy, decision });
-        byDecision.set(decision, counter);
-      }
-      counter.inc();
+      const counted = byDecision.get(decision);
+      if (counted === undefined) byDecision.set(decision, { n: 1 });
+      else counted.n++;
     }
     return outcome;
   }

@@ -16,7 +16,7 @@ import type { ItemResult, LimitItem, LimitResult } from "./limiter.ts";
 /** Fewest requests worth leasing. */
 export const leaseMin = 16;
 /** Most requests leased at once. */
-export const leaseMax = 256;
+export const leaseMax = 1024;
 /** A lease serves this long at most (ms): unused requests go back to nobody, so keep it short. */
 export const leaseLifetimeMs = 1_000;
 /** Buckets held in memory at most; past it no new lease is taken until old ones end. */
@@ -63,12 +63,17 @@ export class LeaseBook {
     if ((lease.tokens <= lease.low || now >= lease.renewAt) && !this.asking.has(key)) return undefined;
     lease.tokens--;
     const elapsed = now - lease.leasedAt;
-    const items = lease.items.map((r) => ({
+    const held = lease.items;
+    const items: ItemResult[] = [];
+    for (let i = 0; i < held.length; i++) {
+      const r = held[i] as ItemResult;
       // What this replica still holds is part of what the client may still send.
-      remaining: r.remaining + lease.tokens,
-      resetMs: Math.max(0, Math.ceil(r.resetMs - elapsed)),
-      retryAfterMs: 0,
-    }));
+      items.push({
+        remaining: r.remaining + lease.tokens,
+        resetMs: Math.max(0, Math.ceil(r.resetMs - elapsed)),
+        retryAfterMs: 0,
+      });
+    }
     return { allowed: true, items };
   }
 

@@ -111,7 +111,7 @@ test("under a generous limit a request costs at most one Redis command, and leas
   const heartbeats = 3 * (Math.ceil(elapsedMs / 2_000) + 1);
   expect(calls).toBeGreaterThanOrEqual(trips);
   expect(calls).toBeLessThanOrEqual(trips + heartbeats);
-  // 1,000,000 per 10 s leaves every bucket far from its limit: each process leases up to 256 requests at
+  // 1,000,000 per 10 s leaves every bucket far from its limit: each process leases up to 1,024 requests at
   // a time, so 200 requests per process take a handful of round trips, not 200.
   expect(trips).toBeGreaterThanOrEqual(3);
   expect(trips).toBeLessThan(60);
