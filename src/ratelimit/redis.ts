@@ -233,13 +233,17 @@ function connect(target: RedisTarget, commandTimeout: number): Redis | Cluster {
   };
   const retryStrategy = (times: number) => Math.min(50 * times, 1_000);
   if (target.kind === "cluster") {
+    // No auto-pipelining on Cluster: ioredis puts a turn's commands in one pipeline and refuses it when
+    // their keys map to different nodes ("All keys in the pipeline should belong to the same slots
+    // allocation group", seen against a real 3-master cluster). The batcher (redis-batch.ts) already
+    // makes one script call per hash tag per turn, which is what auto-pipelining would have saved.
     return new Cluster(
       target.nodes.map((n) => ({ host: n.host, port: n.port })),
       {
         enableOfflineQueue: false,
-        enableAutoPipelining: true,
+        enableAutoPipelining: false,
         clusterRetryStrategy: retryStrategy,
-        redisOptions: common,
+        redisOptions: { ...common, enableAutoPipelining: false },
       },
     );
   }
