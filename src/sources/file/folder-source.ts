@@ -123,7 +123,7 @@ export class FolderSource {
           log.warn("watching the folder failed; polling it instead", { dir: this.#dir, error: err });
           this.#watcher?.close();
           this.#watcher = undefined;
-          this.#startPolling();
+          void this.#startPolling();
         });
         this.#watchedIno = ino;
         clearInterval(this.#poller);
@@ -133,15 +133,19 @@ export class FolderSource {
         log.warn("cannot watch the folder; polling it instead", { dir: this.#dir, error: err as Error });
       }
     }
-    this.#startPolling();
+    await this.#startPolling();
   }
 
-  #startPolling(): void {
+  /**
+   * The baseline fingerprint is taken before this resolves: start() reads the folder after it, so a
+   * change made once start() returned always differs from the baseline (it was missed when the baseline
+   * was taken in the background and landed after such a change).
+   */
+  async #startPolling(): Promise<void> {
     if (this.#poller || this.#stopped) return;
-    void folderFingerprint(this.#dir).then((f) => {
-      this.#fingerprint = f;
-    });
     this.#poller = setInterval(() => void this.#poll(), this.#pollMs);
+    // A poll tick that beats the baseline at worst causes one extra re-read; a change is never missed.
+    this.#fingerprint = await folderFingerprint(this.#dir);
   }
 
   async #poll(): Promise<void> {
