@@ -2,6 +2,7 @@ import { logger } from "../observability/logger.ts";
 import { describeFailure, type KubeClient } from "../sources/kubernetes/client.ts";
 import { resourcePath, statusResources } from "../sources/kubernetes/resources.ts";
 import { canonical, desiredStatus, replacementPatch, sameJson } from "./merge.ts";
+import { OnePassAtATime } from "./one-pass.ts";
 import type { ObjectStatus } from "./types.ts";
 
 const log = logger.child({ component: "status-writer" });
@@ -34,8 +35,10 @@ export interface StatusWriterOptions {
 export class StatusWriter {
   readonly #opts: StatusWriterOptions;
   #desired: readonly ObjectStatus[] = [];
-  #running: Promise<void> | undefined;
-  #again = false;
+  readonly #passes = new OnePassAtATime(
+    () => this.#pass(),
+    () => this.kick(),
+  );
   #retry: ReturnType<typeof setTimeout> | undefined;
   /** Per object: the resourceVersion we patched over and what we wrote, so a stale cache is not rewritten. */
   readonly #written = new Map<string, { readonly from: string | undefined; readonly status: string }>();
@@ -56,28 +59,18 @@ export class StatusWriter {
   /** Run a pass soon (e.g. on becoming the leader). */
   kick(): void {
     if (this.#stopped || !this.#opts.isLeader()) return;
-    if (this.#running) {
-      this.#again = true;
-      return;
-    }
-    this.#running = this.#pass().finally(() => {
-      this.#running = undefined;
-      if (this.#again) {
-        this.#again = false;
-        this.kick();
-      }
-    });
+    this.#passes.run();
   }
 
   async stop(): Promise<void> {
     this.#stopped = true;
     clearTimeout(this.#retry);
-    await this.#running;
+    await this.#passes.idle();
   }
 
   /** Resolves when no pass is running (tests). */
   async idle(): Promise<void> {
-    while (this.#running) await this.#running;
+    await this.#passes.idle();
   }
 
   async #pass(): Promise<void> {

@@ -7,6 +7,7 @@
  */
 import type { GatewayModel } from "../../model/types.ts";
 import { logger } from "../../observability/logger.ts";
+import { OnePassAtATime } from "../../status/one-pass.ts";
 import type { Gateway } from "../schema/gateway.ts";
 import { describeFailure, type KubeClient } from "./client.ts";
 import type { RawObject } from "./informer.ts";
@@ -109,8 +110,10 @@ export class GatewayServices {
   readonly #existing: () => readonly RawObject[];
   readonly #isLeader: () => boolean;
   #desired: readonly RawObject[] | undefined;
-  #running: Promise<void> | undefined;
-  #again = false;
+  readonly #passes = new OnePassAtATime(
+    () => this.#pass(),
+    () => this.kick(),
+  );
   #retry: ReturnType<typeof setTimeout> | undefined;
   #stopped = false;
 
@@ -127,23 +130,13 @@ export class GatewayServices {
 
   kick(): void {
     if (this.#stopped || !this.#isLeader() || this.#desired === undefined) return;
-    if (this.#running) {
-      this.#again = true;
-      return;
-    }
-    this.#running = this.#pass().finally(() => {
-      this.#running = undefined;
-      if (this.#again) {
-        this.#again = false;
-        this.kick();
-      }
-    });
+    this.#passes.run();
   }
 
   async stop(): Promise<void> {
     this.#stopped = true;
     clearTimeout(this.#retry);
-    await this.#running;
+    await this.#passes.idle();
   }
 
   async #pass(): Promise<void> {
