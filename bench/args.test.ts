@@ -10,7 +10,9 @@ test("defaults: every section, 5 rounds of 8 s", () => {
     seconds: 8,
     connections: 32,
     workers: [],
+    floor: true,
   });
+  expect(parseBenchArgs([], { BENCH_FLOOR: "0" }).floor).toBe(false);
 });
 
 test("--smoke makes every section tiny, also from the environment", () => {

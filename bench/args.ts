@@ -11,11 +11,14 @@ export interface BenchArgs {
   readonly connections: number;
   /** Empty: N=1 and N=cores. */
   readonly workers: readonly number[];
+  /** The proxy section's floor rows (BENCH_FLOOR=0 skips them). */
+  readonly floor: boolean;
 }
 
 const usage = `usage: bun run bench [--smoke] [--only ${sectionNames.join("|")}[,…]]
 env: BENCH_ROUNDS (5), BENCH_SECONDS (8), BENCH_CONNECTIONS (32), BENCH_WORKERS (e.g. "1,2"),
-     BENCH_SMOKE=1, BENCH_GATEHOUSE_ARGS (extra flags for every gatehouse process)`;
+     BENCH_SMOKE=1, BENCH_GATEHOUSE_ARGS (extra flags for every gatehouse process),
+     BENCH_FLOOR=0 (skip the proxy section's Bun floor rows)`;
 
 /** Throws with the usage text on anything it does not understand. */
 export function parseBenchArgs(
@@ -61,5 +64,6 @@ export function parseBenchArgs(
     seconds: smoke ? 1 : num("BENCH_SECONDS", 8),
     connections: num("BENCH_CONNECTIONS", 32),
     workers,
+    floor: env.BENCH_FLOOR !== "0",
   };
 }

@@ -10,6 +10,8 @@ export interface BenchSettings {
   readonly connections: number;
   /** Worker counts measured in the proxy section (N=1 and N=cores by default). */
   readonly workerCounts: readonly number[];
+  /** Also measure the floor rows (bench/floor/: a Bun byte pipe, and that pipe with our HTTP parsing). */
+  readonly floor: boolean;
   readonly cores: number;
 }
 

@@ -13,7 +13,32 @@ export interface Target {
   readonly name: string;
   readonly url: string;
   readonly proc: Bun.Subprocess | undefined;
+  /** Every process serving this target (CPU per request is summed over them); default: `proc` and its descendants. */
+  readonly pids?: () => Promise<number[]>;
   stop(): Promise<void>;
+}
+
+/** The processes serving `t` now (none for a target we did not start). */
+export async function targetPids(t: Target): Promise<number[]> {
+  if (t.pids !== undefined) return t.pids();
+  if (t.proc === undefined) return [];
+  return [t.proc.pid, ...(await descendants(t.proc.pid))];
+}
+
+/** CPU time (user + system, ms) used so far by `pids`, from /proc/PID/stat (gone processes count 0). */
+export async function cpuMs(pids: readonly number[]): Promise<number> {
+  let ticks = 0;
+  for (const p of pids) {
+    const stat = await Bun.file(`/proc/${p}/stat`)
+      .text()
+      .catch(() => "");
+    // Fields after the command (which may hold spaces) start after the last ')': utime and stime are
+    // fields 14 and 15 of the line, i.e. 12 and 13 of that rest.
+    const rest = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    ticks += Number(rest[11] ?? 0) + Number(rest[12] ?? 0);
+  }
+  // Linux reports these in USER_HZ, 100 a second on every architecture Bun runs on.
+  return ticks * 10;
 }
 
 /** Everything started by one bench run; `stopAll()` in a `finally`. */
@@ -68,10 +93,14 @@ export class Processes {
     this.redises.clear();
   }
 
+  /** The port of the backend `backend()` started (floor rows relay to it). */
+  private backendPort = 0;
+
   /** The small Bun upstream (bench/backend.ts) on a free port. */
   async backend(): Promise<number> {
     const port = await freePort();
     await this.start(["bun", join(repo, "bench/backend.ts"), String(port)], { port, expect: "ok" });
+    this.backendPort = port;
     return port;
   }
 
@@ -115,6 +144,35 @@ export class Processes {
       { port: opts.port, probe: opts.ready.probe, host: opts.ready.host, expect: opts.ready.expect ?? "ok" },
     );
     return { name: "gatehouse", url: `http://127.0.0.1:${opts.port}`, proc, stop: () => this.stop(proc) };
+  }
+
+  /**
+   * A floor row (bench/floor/NAME.ts): `n` processes sharing `port` with reusePort, relaying to the
+   * backend. Ready when each answers a routed request (reusePort spreads connections over them).
+   */
+  async floor(name: "pipe" | "bare-http", opts: { port: number; n: number; host: string }): Promise<Target> {
+    const started: Bun.Subprocess[] = [];
+    for (let i = 0; i < opts.n; i++) {
+      started.push(
+        await this.start(
+          ["bun", join(repo, `bench/floor/${name}.ts`), String(this.backendPort), String(opts.port)],
+          {
+            port: opts.port,
+            expect: "ok",
+            host: opts.host,
+          },
+        ),
+      );
+    }
+    return {
+      name: `bun-${name}`,
+      url: `http://127.0.0.1:${opts.port}`,
+      proc: started[0],
+      pids: async () => started.map((p) => p.pid),
+      stop: async () => {
+        for (const p of started) await this.stop(p);
+      },
+    };
   }
 
   /** A real nginx (`nginx -p prefix -c conf`) on `port`, the config already rendered. */

@@ -7,7 +7,7 @@ import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { freePort } from "../test/helpers/ports.ts";
 import type { BenchContext } from "./context.ts";
-import type { Target } from "./procs.ts";
+import { cpuMs, type Target, targetPids } from "./procs.ts";
 import { manifests, nginxConf, routeSet, wrkScript } from "./routes.ts";
 import { median, spread } from "./stats.ts";
 import { runWrk, type WrkResult } from "./wrk.ts";
@@ -53,12 +53,20 @@ export async function proxySection(ctx: BenchContext): Promise<string> {
       workers: n,
       ready: { probe: "/p0/x", host: set.hosts[1] as string },
     });
+    const floors: Target[] = [];
     try {
-      const samples = new Map<string, WrkResult[]>();
+      if (settings.floor) {
+        for (const kind of ["pipe", "bare-http"] as const)
+          floors.push(await procs.floor(kind, { port: await freePort(), n, host: set.hosts[1] as string }));
+      }
+      const targets = [direct, nginx, gatehouse, ...floors];
+      const samples = new Map<string, Run[]>(targets.map((t) => [t.name, []]));
       for (let r = 0; r < settings.rounds; r++) {
         // Alternate the order each round so slow drift on the machine does not favour one side.
-        const order = r % 2 === 0 ? [direct, nginx, gatehouse] : [gatehouse, nginx, direct];
+        const order = r % 2 === 0 ? targets : [...targets].reverse();
         for (const t of order) {
+          const pids = await targetPids(t);
+          const before = await cpuMs(pids);
           const res = await runWrk({
             url: t.url,
             script: t === direct ? directScript : script,
@@ -67,25 +75,47 @@ export async function proxySection(ctx: BenchContext): Promise<string> {
             threads: 1,
           });
           if (res.errors > 0) throw new Error(`${t.name}: ${res.errors} failed responses in a bench run`);
-          samples.set(t.name, [...(samples.get(t.name) ?? []), res]);
+          const cpuUs = pids.length > 0 ? ((await cpuMs(pids)) - before) * 1000 : undefined;
+          const run: Run = {
+            ...res,
+            cpuUsPerRequest: cpuUs === undefined ? undefined : cpuUs / res.requests,
+          };
+          samples.get(t.name)?.push(run);
         }
       }
       out.push("", `N=${n} worker(s)`, wrkTable(samples, "nginx"));
     } finally {
       await nginx.stop();
       await gatehouse.stop();
+      for (const f of floors) await f.stop();
     }
   }
   return out.join("\n");
 }
 
-/** One line per target: median req/s, spread, median p50/p99, and the ratio to `base`'s median. */
-export function wrkTable(samples: ReadonlyMap<string, readonly WrkResult[]>, base: string): string {
+/**
+ * One wrk run, with the CPU time (user + system) the target's processes used for it divided by the
+ * requests served: what each request costs the proxy whichever resource bounds the req/s.
+ */
+export interface Run extends WrkResult {
+  readonly cpuUsPerRequest?: number | undefined;
+}
+
+/**
+ * One line per target: median req/s, spread, median p50/p99, the ratio to `base`'s median and, when
+ * measured, the median CPU µs per request of the target's own processes.
+ */
+export function wrkTable(samples: ReadonlyMap<string, readonly Run[]>, base: string): string {
   const baseRps = median((samples.get(base) ?? []).map((s) => s.rps));
-  const lines = [`target        req/s (median)   spread          p50 ms   p99 ms   × ${base}`];
+  const withCpu = [...samples.values()].some((runs) => runs.some((r) => r.cpuUsPerRequest !== undefined));
+  const lines = [
+    `target        req/s (median)   spread          p50 ms   p99 ms   × ${base}${withCpu ? "   CPU µs/req" : ""}`,
+  ];
   for (const [name, runs] of samples) {
     const rps = runs.map((s) => s.rps);
     const m = median(rps);
+    const cpu = runs.flatMap((r) => (r.cpuUsPerRequest === undefined ? [] : [r.cpuUsPerRequest]));
+    const cpuText = !withCpu ? "" : cpu.length === 0 ? "             –" : median(cpu).toFixed(1).padStart(14);
     lines.push(
       `${name.padEnd(13)} ${m.toFixed(0).padStart(14)}   ${spread(rps).padEnd(14)} ${median(
         runs.map((s) => s.p50Ms),
@@ -93,7 +123,7 @@ export function wrkTable(samples: ReadonlyMap<string, readonly WrkResult[]>, bas
         .toFixed(2)
         .padStart(7)}  ${median(runs.map((s) => s.p99Ms))
         .toFixed(2)
-        .padStart(7)}   ${(m / baseRps).toFixed(2)}`,
+        .padStart(7)}   ${(m / baseRps).toFixed(2).padStart(base.length + 2)}${cpuText}`,
     );
   }
   return lines.join("\n");

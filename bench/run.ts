@@ -57,6 +57,7 @@ try {
       connections: args.connections,
       // A smoke run proves the section works with one worker count; CI time is short.
       workerCounts: args.workers.length > 0 ? args.workers : args.smoke ? [1] : [...new Set([1, cores])],
+      floor: args.floor,
       cores,
     },
     procs,

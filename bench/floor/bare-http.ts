@@ -1,0 +1,109 @@
+/**
+ * Floor row of the proxy bench: the pipe (pipe.ts) plus Gatehouse's own HTTP work on each request: the
+ * request head parsed (request-head.ts), its target normalised (target.ts), the host and path looked up
+ * in a Map, the upstream head written (upstream-head.ts, X-Forwarded-* and X-Request-Id), the response
+ * head parsed (response-head.ts) and rewritten (client-head.ts). Still one upstream connection per
+ * client and no route table, pool, time limits, retries, metrics or filters, and only what the bench
+ * sends (a whole head per read, Content-Length responses) is handled: the distance between this row and
+ * Gatehouse is what those features cost per request. Not a proxy to run.
+ * Usage: bun bench/floor/bare-http.ts UPSTREAM_PORT PORT
+ */
+import type { Socket, TCPSocketListenOptions } from "bun";
+import { passedOnHead } from "../../src/proxy/fast/client-head.ts";
+import { findHeadEnd, parseRequestHead } from "../../src/proxy/fast/request-head.ts";
+import { parseResponseHead } from "../../src/proxy/fast/response-head.ts";
+import { routingTarget } from "../../src/proxy/fast/target.ts";
+import { plainUpstreamHead } from "../../src/proxy/fast/upstream-head.ts";
+import { routeSet } from "../routes.ts";
+
+const upstreamPort = Number(process.argv[2]);
+const port = Number(process.argv[3]);
+const endpointHost = `127.0.0.1:${upstreamPort}`;
+const set = routeSet(100, 10);
+const routes = new Map<string, readonly string[]>(set.hosts.map((h) => [h, set.paths]));
+const hop = { clientIp: "127.0.0.1", scheme: "http" as const, port };
+const NOT_FOUND = Buffer.from("HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\n\r\n");
+
+interface Client {
+  up: Socket<Upstream> | undefined;
+  early: Buffer | undefined;
+}
+interface Upstream {
+  client: Socket<Client>;
+  /** Body bytes of the current response still to pass on; -1 between responses. */
+  left: number;
+}
+
+function request(client: Socket<Client>, buf: Buffer): void {
+  const head = parseRequestHead(buf, 0, findHeadEnd(buf, 0, buf.length));
+  const target = typeof head === "number" ? undefined : routingTarget(head.target);
+  const paths = typeof head === "number" ? undefined : routes.get(head.host ?? "");
+  if (typeof head === "number" || target === undefined || !paths?.some((p) => target.path.startsWith(p))) {
+    client.write(NOT_FOUND);
+    return;
+  }
+  client.data.up?.write(plainUpstreamHead(head, target, hop, endpointHost).head);
+}
+
+function response(up: Socket<Upstream>, buf: Buffer): void {
+  const d = up.data;
+  if (d.left >= 0) {
+    d.client.write(buf);
+    d.left -= buf.length;
+    if (d.left <= 0) d.left = -1;
+    return;
+  }
+  const end = findHeadEnd(buf, 0, buf.length);
+  const res = end < 0 ? undefined : parseResponseHead(buf, 0, end, false);
+  if (res === undefined) {
+    d.client.end();
+    return;
+  }
+  const head = passedOnHead(res, "gatehouse", false, false, false, []);
+  const out = Buffer.allocUnsafe(head.length + buf.length - end);
+  out.write(head, 0, "latin1");
+  out.set(buf.subarray(end), head.length);
+  d.client.write(out);
+  d.left = res.contentLength - (buf.length - end);
+  if (d.left <= 0) d.left = -1;
+}
+
+// Bun.listen honours reusePort though its types omit it (as src/proxy/fast/front.ts notes).
+const options: TCPSocketListenOptions<Client> & { reusePort: boolean } = {
+  hostname: "127.0.0.1",
+  port,
+  reusePort: true,
+  data: undefined as unknown as Client,
+  socket: {
+    open(client) {
+      client.data = { up: undefined, early: undefined };
+      void Bun.connect<Upstream>({
+        hostname: "127.0.0.1",
+        port: upstreamPort,
+        data: { client, left: -1 },
+        socket: {
+          open(up) {
+            client.data.up = up;
+            const early = client.data.early;
+            client.data.early = undefined;
+            if (early !== undefined) request(client, early);
+          },
+          data: response,
+          close: (up) => {
+            up.data.client.end();
+          },
+          error: () => {},
+        },
+      }).catch(() => client.end());
+    },
+    data(client, chunk) {
+      if (client.data.up === undefined) client.data.early = chunk;
+      else request(client, chunk);
+    },
+    close: (client) => {
+      client.data.up?.end();
+    },
+    error: () => {},
+  },
+};
+Bun.listen<Client>(options);
