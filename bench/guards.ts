@@ -12,9 +12,10 @@ import { signToken, testKey } from "../src/auth/testing/keys.ts";
 import { freePort } from "../test/helpers/ports.ts";
 import type { RedisServer } from "../test/helpers/redis.ts";
 import type { BenchContext } from "./context.ts";
-import { wrkTable } from "./proxy.ts";
+import { cpuMs, targetPids } from "./procs.ts";
+import { type Run, wrkTable } from "./proxy.ts";
 import { median } from "./stats.ts";
-import { runWrk, type WrkResult } from "./wrk.ts";
+import { runWrk } from "./wrk.ts";
 
 const ns = "bench";
 const issuer = "https://issuer.bench.test";
@@ -170,7 +171,8 @@ export async function guardsSection(ctx: BenchContext): Promise<string> {
       out.push(
         "NOTE: the rate limiter is not in the request path of this tree (a 1-per-hour route admitted two requests); the rate-limit row measures a route that only carries the policy",
       );
-    const samples = new Map<string, WrkResult[]>();
+    const samples = new Map<string, Run[]>();
+    const pids = await targetPids(gw);
     let limitedRequests = 0;
     let limitedCalls = new Map<string, number>();
     const rows = [
@@ -181,6 +183,7 @@ export async function guardsSection(ctx: BenchContext): Promise<string> {
     for (let r = 0; r < settings.rounds; r++) {
       for (const row of r % 2 === 0 ? rows : [...rows].reverse()) {
         const before = row.host === hosts.limited ? await redisCalls(redis) : undefined;
+        const cpuBefore = await cpuMs(pids);
         const res = await runWrk({
           url: `${gw.url}/`,
           seconds: settings.seconds,
@@ -189,7 +192,8 @@ export async function guardsSection(ctx: BenchContext): Promise<string> {
           headers: { Host: row.host, ...auth },
         });
         if (res.errors > 0) throw new Error(`guards: ${row.name}: ${res.errors} failed responses`);
-        samples.set(row.name, [...(samples.get(row.name) ?? []), res]);
+        const cpuUsPerRequest = (((await cpuMs(pids)) - cpuBefore) * 1000) / res.requests;
+        samples.set(row.name, [...(samples.get(row.name) ?? []), { ...res, cpuUsPerRequest }]);
         if (before !== undefined) {
           limitedRequests += res.requests;
           limitedCalls = addDiff(limitedCalls, before, await redisCalls(redis));
