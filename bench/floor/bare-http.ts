@@ -59,11 +59,7 @@ function response(up: Socket<Upstream>, buf: Buffer): void {
     d.client.end();
     return;
   }
-  const head = passedOnHead(res, "gatehouse", false, false, false, []);
-  const out = Buffer.allocUnsafe(head.length + buf.length - end);
-  out.write(head, 0, "latin1");
-  out.set(buf.subarray(end), head.length);
-  d.client.write(out);
+  d.client.write(passedOnHead(res, "gatehouse", false, false, false, [], undefined, buf.subarray(end)));
   d.left = res.contentLength - (buf.length - end);
   if (d.left <= 0) d.left = -1;
 }

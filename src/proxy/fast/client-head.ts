@@ -6,7 +6,19 @@
 import type { ResponseFilter } from "../filters/chain.ts";
 import { HOP_BY_HOP } from "../hop-by-hop.ts";
 import { STATUS_TEXT } from "../responses.ts";
-import { RES_CHUNKED, RES_LENGTH, type ResponseHead } from "./response-head.ts";
+import {
+  F_CONNECTION,
+  F_CONTENT_LENGTH,
+  F_DATE,
+  F_HOP,
+  F_SERVER,
+  F_TRANSFER_ENCODING,
+  nameIs,
+  RES_CHUNKED,
+  RES_LENGTH,
+  type ResponseHead,
+  SPAN,
+} from "./response-head.ts";
 
 const HOP: ReadonlySet<string> = new Set(HOP_BY_HOP);
 
@@ -37,12 +49,6 @@ export interface ResponseHeaderEdit {
   readonly set: readonly (readonly [string, string])[];
 }
 
-function replaced(edit: ResponseHeaderEdit | undefined, name: string): boolean {
-  if (edit === undefined) return false;
-  for (const [n] of edit.set) if (n === name) return true;
-  return false;
-}
-
 function editLines(edit: ResponseHeaderEdit): string {
   let out = "";
   for (const [name, value] of edit.append) out += `${name}: ${value}\r\n`;
@@ -56,9 +62,11 @@ function applyEdit(h: Headers, edit: ResponseHeaderEdit): void {
 }
 
 /**
+ * The head passed on to the client for the upstream's `res`, followed by `body` (the first body bytes,
+ * which go out in the same write), as bytes. Without response filters no string is made per field:
+ * kept field lines are copied from the upstream's buffer (as `Name: value`, OWS trimmed).
  * @param chunkedOut the body goes out chunked (upstream chunked and the client speaks 1.1)
  * @param close the client connection closes after this response
- * @returns the head as a latin1 string (the relay writes it together with the first body bytes)
  */
 export function passedOnHead(
   res: ResponseHead,
@@ -68,46 +76,117 @@ export function passedOnHead(
   http10Client: boolean,
   filters: readonly ResponseFilter[],
   edit?: ResponseHeaderEdit,
-): string {
-  const { rawNames, names, values } = res;
-  let out = `HTTP/1.1 ${res.status} ${res.reason}\r\n`;
-  const named = res.connection;
-  if (filters.length === 0) {
-    let server = false;
-    let date = false;
-    for (let i = 0; i < names.length; i++) {
-      const name = names[i] as string;
-      // Content-Length frames the body we pass on as the upstream framed it: kept even when Connection
-      // names it, or the client could not tell where the body ends.
-      if (HOP.has(name) || replaced(edit, name)) continue;
-      if (named.length > 0 && name !== "content-length" && named.includes(name)) continue;
-      if (name === "server") server = true;
-      else if (name === "date") date = true;
-      out += `${rawNames[i]}: ${values[i]}\r\n`;
-    }
-    if (!server) out += `Server: ${serverHeader}\r\n`;
-    // Bun.serve adds Date to every response; so does this front (RFC 9110 §6.6.1).
-    if (!date) out += `Date: ${httpDate()}\r\n`;
-    if (edit !== undefined) out += editLines(edit);
-  } else {
-    const h = new Headers();
-    for (let i = 0; i < names.length; i++) {
-      const name = names[i] as string;
-      if (!HOP.has(name) && !named.includes(name)) h.append(name, values[i] as string);
-    }
-    if (!h.has("server")) h.set("server", serverHeader);
-    if (!h.has("date")) h.set("date", httpDate());
-    for (const f of filters) f(NO_REQUEST, h);
-    if (edit !== undefined) applyEdit(h, edit);
-    // The body is passed on as the upstream framed it: its Content-Length cannot be edited away.
-    h.delete("content-length");
-    if (res.bodyKind === RES_LENGTH) h.set("content-length", String(res.contentLength));
-    out += serialiseHeaders(h);
+  body?: Uint8Array,
+): Buffer {
+  let tail = "";
+  if (chunkedOut && res.bodyKind === RES_CHUNKED) tail += "Transfer-Encoding: chunked\r\n";
+  if (close) tail += "Connection: close\r\n";
+  else if (http10Client) tail += "Connection: keep-alive\r\n";
+  tail += "\r\n";
+  if (filters.length > 0) {
+    const head = `HTTP/1.1 ${res.status} ${res.reason}\r\n${filteredFields(res, serverHeader, filters, edit)}${tail}`;
+    return withBody(head, body);
   }
-  if (chunkedOut && res.bodyKind === RES_CHUNKED) out += "Transfer-Encoding: chunked\r\n";
-  if (close) out += "Connection: close\r\n";
-  else if (http10Client) out += "Connection: keep-alive\r\n";
-  return `${out}\r\n`;
+  const { buf, spans } = res;
+  // "HTTP/1.1 " SSS " " reason CRLF, then the kept fields, then what we add.
+  let size = 15 + (res.reasonEnd - res.reasonStart);
+  let server = false;
+  let date = false;
+  for (let i = 0; i < spans.length; i += SPAN) {
+    if (!kept(res, i, edit)) continue;
+    const kind = spans[i] as number;
+    if (kind === F_SERVER) server = true;
+    else if (kind === F_DATE) date = true;
+    size +=
+      (spans[i + 2] as number) -
+      (spans[i + 1] as number) +
+      (spans[i + 4] as number) -
+      (spans[i + 3] as number) +
+      4;
+  }
+  let added = "";
+  if (!server) added += `Server: ${serverHeader}\r\n`;
+  // Bun.serve adds Date to every response; so does this front (RFC 9110 §6.6.1).
+  if (!date) added += `Date: ${httpDate()}\r\n`;
+  if (edit !== undefined) added += editLines(edit);
+  added += tail;
+  const out = Buffer.allocUnsafe(size + added.length + (body === undefined ? 0 : body.length));
+  let o = out.write("HTTP/1.1 ", 0, "latin1");
+  o = copy(buf, res.start + 9, res.start + 12, out, o);
+  out[o++] = 32;
+  o = copy(buf, res.reasonStart, res.reasonEnd, out, o);
+  out[o++] = 13;
+  out[o++] = 10;
+  for (let i = 0; i < spans.length; i += SPAN) {
+    if (!kept(res, i, edit)) continue;
+    o = copy(buf, spans[i + 1] as number, spans[i + 2] as number, out, o);
+    out[o++] = 58;
+    out[o++] = 32;
+    o = copy(buf, spans[i + 3] as number, spans[i + 4] as number, out, o);
+    out[o++] = 13;
+    out[o++] = 10;
+  }
+  o += out.write(added, o, "latin1");
+  if (body !== undefined) out.set(body, o);
+  return out;
+}
+
+/**
+ * Whether the field at `spans[i]` is passed on (no response filters): not this hop's (the fixed list
+ * and whatever Connection names, except Content-Length, which frames the body we pass on as the
+ * upstream framed it), and not one the edge guards set themselves.
+ */
+function kept(res: ResponseHead, i: number, edit: ResponseHeaderEdit | undefined): boolean {
+  const { buf, spans } = res;
+  const kind = spans[i] as number;
+  if (kind === F_CONNECTION || kind === F_TRANSFER_ENCODING || kind === F_HOP) return false;
+  const from = spans[i + 1] as number;
+  const to = spans[i + 2] as number;
+  if (edit !== undefined) for (const [n] of edit.set) if (nameIs(buf, from, to, n)) return false;
+  const named = res.connection;
+  if (named.length > 0 && kind !== F_CONTENT_LENGTH)
+    for (const t of named) if (nameIs(buf, from, to, t)) return false;
+  return true;
+}
+
+/** The route has response filters: the same steps as handler.ts on a Headers object, serialised. */
+function filteredFields(
+  res: ResponseHead,
+  serverHeader: string,
+  filters: readonly ResponseFilter[],
+  edit: ResponseHeaderEdit | undefined,
+): string {
+  const { names, values } = res;
+  const named = res.connection;
+  const h = new Headers();
+  for (let i = 0; i < names.length; i++) {
+    const name = names[i] as string;
+    if (!HOP.has(name) && !named.includes(name)) h.append(name, values[i] as string);
+  }
+  if (!h.has("server")) h.set("server", serverHeader);
+  if (!h.has("date")) h.set("date", httpDate());
+  for (const f of filters) f(NO_REQUEST, h);
+  if (edit !== undefined) applyEdit(h, edit);
+  // The body is passed on as the upstream framed it: its Content-Length cannot be edited away.
+  h.delete("content-length");
+  if (res.bodyKind === RES_LENGTH) h.set("content-length", String(res.contentLength));
+  return serialiseHeaders(h);
+}
+
+/** `head` (latin1) then `body`, in one buffer. */
+function withBody(head: string, body: Uint8Array | undefined): Buffer {
+  const out = Buffer.allocUnsafe(head.length + (body === undefined ? 0 : body.length));
+  out.write(head, 0, "latin1");
+  if (body !== undefined) out.set(body, head.length);
+  return out;
+}
+
+/** Copies `src[from, to)` into `dst` at `at`; returns the end. Short runs in JS, long ones natively. */
+function copy(src: Buffer, from: number, to: number, dst: Buffer, at: number): number {
+  const n = to - from;
+  if (n > 64) src.copy(dst, at, from, to);
+  else for (let k = 0; k < n; k++) dst[at + k] = src[from + k] as number;
+  return at + n;
 }
 
 /** Field lines of a Headers object, Set-Cookie kept as separate lines. */

@@ -12,21 +12,135 @@ export const RES_CHUNKED = 2;
 /** Delimited by the upstream closing the connection. */
 export const RES_CLOSE = 3;
 
-export interface ResponseHead {
-  readonly status: number;
-  readonly reason: string;
-  readonly rawNames: readonly string[];
-  readonly names: readonly string[];
-  readonly values: readonly string[];
-  readonly bodyKind: 0 | 1 | 2 | 3;
-  readonly contentLength: number;
-  /** The upstream connection may be reused after this response. */
-  readonly reusable: boolean;
-  /** Lower-case tokens of the Connection header. */
-  readonly connection: readonly string[];
+/** What a field's name is, for the few names the fast path acts on (compared as bytes, no string made). */
+export const F_OTHER = 0;
+export const F_CONTENT_LENGTH = 1;
+export const F_TRANSFER_ENCODING = 2;
+export const F_CONNECTION = 3;
+/** keep-alive, proxy-connection, te, trailer, upgrade: this hop's, dropped like the three above. */
+export const F_HOP = 4;
+export const F_SERVER = 5;
+export const F_DATE = 6;
+
+/** Per field in `ResponseHead.spans`: kind, name start, name end, value start, value end. */
+export const SPAN = 5;
+
+/**
+ * A parsed response head. The fields stay where they are in `buf` (`spans`); their strings are made
+ * only when something asks for `names`/`values`/`rawNames` (response filters, edits by name), so a
+ * plain pass-through makes none (client-head.ts `passedOnHead` copies the bytes).
+ */
+export class ResponseHead {
+  private lazyNames: string[] | undefined;
+  private lazyRaw: string[] | undefined;
+  private lazyValues: string[] | undefined;
+
+  constructor(
+    readonly buf: Buffer,
+    /** Start of the status line. */
+    readonly start: number,
+    readonly status: number,
+    /** The reason phrase's bytes: `buf[reasonStart, reasonEnd)` (empty when the upstream sent none). */
+    readonly reasonStart: number,
+    readonly reasonEnd: number,
+    /** SPAN numbers per field, in order: kind (F_*), name start/end, value start/end (OWS trimmed). */
+    readonly spans: readonly number[],
+    readonly bodyKind: 0 | 1 | 2 | 3,
+    readonly contentLength: number,
+    /** The upstream connection may be reused after this response. */
+    readonly reusable: boolean,
+    /** Lower-case tokens of the Connection header. */
+    readonly connection: readonly string[],
+  ) {}
+
+  get reason(): string {
+    return this.buf.toString("latin1", this.reasonStart, this.reasonEnd);
+  }
+
+  /** Field names as sent. */
+  get rawNames(): readonly string[] {
+    if (this.lazyRaw === undefined) {
+      const out: string[] = [];
+      for (let i = 0; i < this.spans.length; i += SPAN)
+        out.push(this.buf.toString("latin1", this.spans[i + 1] as number, this.spans[i + 2] as number));
+      this.lazyRaw = out;
+    }
+    return this.lazyRaw;
+  }
+
+  /** Field names, lower-case. */
+  get names(): readonly string[] {
+    if (this.lazyNames === undefined) this.lazyNames = this.rawNames.map((n) => n.toLowerCase());
+    return this.lazyNames;
+  }
+
+  get values(): readonly string[] {
+    if (this.lazyValues === undefined) {
+      const out: string[] = [];
+      for (let i = 0; i < this.spans.length; i += SPAN)
+        out.push(this.buf.toString("latin1", this.spans[i + 3] as number, this.spans[i + 4] as number));
+      this.lazyValues = out;
+    }
+    return this.lazyValues;
+  }
 }
 
 const MAX_RESPONSE_HEAD = 64 * 1024;
+const HTTP1 = "HTTP/1.";
+
+/** `buf[from, to)` equals `lower` ignoring ASCII case (`lower` is lower-case). */
+export function nameIs(buf: Uint8Array, from: number, to: number, lower: string): boolean {
+  if (to - from !== lower.length) return false;
+  for (let i = 0; i < lower.length; i++) {
+    let c = buf[from + i] as number;
+    if (c >= 65 && c <= 90) c += 32;
+    if (c !== lower.charCodeAt(i)) return false;
+  }
+  return true;
+}
+
+/** The F_* kind of the name `buf[from, to)`. */
+function fieldKind(buf: Uint8Array, from: number, to: number): number {
+  switch (to - from) {
+    case 2:
+      return nameIs(buf, from, to, "te") ? F_HOP : F_OTHER;
+    case 4:
+      return nameIs(buf, from, to, "date") ? F_DATE : F_OTHER;
+    case 6:
+      return nameIs(buf, from, to, "server") ? F_SERVER : F_OTHER;
+    case 7:
+      return nameIs(buf, from, to, "trailer") || nameIs(buf, from, to, "upgrade") ? F_HOP : F_OTHER;
+    case 10:
+      if (nameIs(buf, from, to, "connection")) return F_CONNECTION;
+      return nameIs(buf, from, to, "keep-alive") ? F_HOP : F_OTHER;
+    case 14:
+      return nameIs(buf, from, to, "content-length") ? F_CONTENT_LENGTH : F_OTHER;
+    case 16:
+      return nameIs(buf, from, to, "proxy-connection") ? F_HOP : F_OTHER;
+    case 17:
+      return nameIs(buf, from, to, "transfer-encoding") ? F_TRANSFER_ENCODING : F_OTHER;
+    default:
+      return F_OTHER;
+  }
+}
+
+/** Content-Length from its bytes when it is plain digits (the common case), else parseContentLength. */
+function contentLengthAt(buf: Buffer, from: number, to: number): number {
+  if (to - from > 0 && to - from <= 15) {
+    let n = 0;
+    let digits = true;
+    for (let i = from; i < to; i++) {
+      const d = (buf[i] as number) - 48;
+      if (d < 0 || d > 9) {
+        digits = false;
+        break;
+      }
+      n = n * 10 + d;
+    }
+    if (digits) return n;
+  }
+  return parseContentLength(buf.toString("latin1", from, to));
+}
 
 /**
  * Parses `buf[start, headEnd)` (a complete head, see `findHeadEnd`); `noBody` for answers to HEAD.
@@ -42,7 +156,8 @@ export function parseResponseHead(
   let lf = buf.indexOf(10, start);
   if (lf < start + 12 || buf[lf - 1] !== 13) return undefined;
   // "HTTP/1.x SSS" then optionally " reason"
-  if (buf.toString("latin1", start, start + 7) !== "HTTP/1." || buf[start + 8] !== 32) return undefined;
+  for (let i = 0; i < 7; i++) if (buf[start + i] !== HTTP1.charCodeAt(i)) return undefined;
+  if (buf[start + 8] !== 32) return undefined;
   const minor = buf[start + 7];
   if (minor !== 48 && minor !== 49) return undefined;
   const http10 = minor === 48;
@@ -53,14 +168,13 @@ export function parseResponseHead(
     status = status * 10 + d;
   }
   if (status < 100 || (lf - 1 > start + 12 && buf[start + 12] !== 32)) return undefined;
-  const reason = lf - 1 > start + 13 ? buf.toString("latin1", start + 13, lf - 1) : "";
+  const reasonStart = start + 13;
+  const reasonEnd = Math.max(lf - 1, reasonStart);
   for (let i = start + 13; i < lf - 1; i++) {
     const c = buf[i] as number;
     if ((c < 0x20 && c !== 9) || c === 0x7f) return undefined;
   }
-  const rawNames: string[] = [];
-  const names: string[] = [];
-  const values: string[] = [];
+  const spans: number[] = [];
   let length = -1;
   let te: string | null = null;
   let connection: string[] = [];
@@ -81,18 +195,16 @@ export function parseResponseHead(
       const c = buf[k] as number;
       if ((c < 0x20 && c !== 9) || c === 0x7f) return undefined;
     }
-    const rawName = buf.toString("latin1", pos, j);
-    const name = rawName.toLowerCase();
-    const value = buf.toString("latin1", vs, ve);
-    rawNames.push(rawName);
-    names.push(name);
-    values.push(value);
-    if (name === "content-length") {
-      const n = parseContentLength(value);
+    const kind = fieldKind(buf, pos, j);
+    spans.push(kind, pos, j, vs, ve);
+    if (kind === F_CONTENT_LENGTH) {
+      const n = contentLengthAt(buf, vs, ve);
       if (n < 0 || (length >= 0 && n !== length)) return undefined;
       length = n;
-    } else if (name === "transfer-encoding") te = te === null ? value : `${te},${value}`;
-    else if (name === "connection") connection = connection.concat(tokens(value));
+    } else if (kind === F_TRANSFER_ENCODING) {
+      const value = buf.toString("latin1", vs, ve);
+      te = te === null ? value : `${te},${value}`;
+    } else if (kind === F_CONNECTION) connection = connection.concat(tokens(buf.toString("latin1", vs, ve)));
     pos = lf + 1;
   }
   let bodyKind: 0 | 1 | 2 | 3;
@@ -106,15 +218,16 @@ export function parseResponseHead(
   } else if (length >= 0) bodyKind = length === 0 ? RES_NONE : RES_LENGTH;
   else bodyKind = RES_CLOSE;
   if (bodyKind === RES_CLOSE) reusable = false;
-  return {
+  return new ResponseHead(
+    buf,
+    start,
     status,
-    reason,
-    rawNames,
-    names,
-    values,
+    reasonStart,
+    reasonEnd,
+    spans,
     bodyKind,
-    contentLength: bodyKind === RES_LENGTH ? length : 0,
+    bodyKind === RES_LENGTH ? length : 0,
     reusable,
     connection,
-  };
+  );
 }

@@ -16,8 +16,8 @@ export class ResponseRelay {
   reusable: boolean;
   private left: number;
   private readonly decoder: ChunkedDecoder | undefined;
-  /** The response head, not yet written: it goes out in one write with the first body bytes. */
-  private head: string | undefined;
+  /** Builds the response head, not yet written: it goes out in one write with the first body bytes. */
+  private head: ((body: Uint8Array | undefined) => Uint8Array) | undefined;
 
   constructor(
     private readonly conn: ClientConnection,
@@ -43,7 +43,7 @@ export class ResponseRelay {
   }
 
   /** Holds `head` until the first body bytes (each socket write is a syscall: one instead of two). */
-  holdHead(head: string): void {
+  holdHead(head: (body: Uint8Array | undefined) => Uint8Array): void {
     this.head = head;
   }
 
@@ -52,7 +52,7 @@ export class ResponseRelay {
     const head = this.head;
     if (head === undefined) return;
     this.head = undefined;
-    if (!this.conn.write(Buffer.from(head, "latin1"))) this.pauseUpstream();
+    if (!this.conn.write(head(undefined))) this.pauseUpstream();
   }
 
   feed(buf: Buffer, start: number, end: number): void {
@@ -97,15 +97,9 @@ export class ResponseRelay {
 
   private send(bytes: Uint8Array): void {
     if (bytes.length === 0) return;
-    let out = bytes;
     const head = this.head;
-    if (head !== undefined) {
-      this.head = undefined;
-      out = Buffer.allocUnsafe(head.length + bytes.length);
-      (out as Buffer).write(head, 0, "latin1");
-      out.set(bytes, head.length);
-    }
-    if (!this.conn.write(out)) this.pauseUpstream();
+    this.head = undefined;
+    if (!this.conn.write(head === undefined ? bytes : head(bytes))) this.pauseUpstream();
   }
 }
 

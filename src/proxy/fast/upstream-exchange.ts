@@ -251,18 +251,20 @@ export abstract class UpstreamExchange implements Exchange, UpstreamHandler {
     const close =
       !head.keepAlive || res.bodyKind === RES_CLOSE || (res.bodyKind === RES_CHUNKED && head.http10);
     const serverHeader = this.conn.state0.settings.serverHeader;
-    const out = passedOnHead(
-      res,
-      serverHeader,
-      chunkedOut,
-      close,
-      head.http10,
-      this.responseFilters,
-      this.responseEdit,
-    );
     const relay = new ResponseRelay(this.conn, res, chunkedOut, close, () => this.upstream?.socket?.pause());
     this.relay = relay;
-    relay.holdHead(out);
+    relay.holdHead((body) =>
+      passedOnHead(
+        res,
+        serverHeader,
+        chunkedOut,
+        close,
+        head.http10,
+        this.responseFilters,
+        this.responseEdit,
+        body,
+      ),
+    );
     if (bodyStart < buf.length) relay.feed(buf, bodyStart, buf.length);
     relay.flushHead();
     this.observe(res.status, res.bodyKind === RES_LENGTH ? res.contentLength : res.bodyKind === 0 ? 0 : -1);
