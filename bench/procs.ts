@@ -54,8 +54,9 @@ export class Processes {
     cmd: string[],
     ready: { port: number; probe?: string; expect: string; host?: string },
     stdout: "ignore" | "pipe" = "ignore",
+    env: Record<string, string | undefined> = process.env,
   ): Promise<Bun.Subprocess> {
-    const proc = Bun.spawn(cmd, { stdout, stderr: "inherit", stdin: "ignore" });
+    const proc = Bun.spawn(cmd, { stdout, stderr: "inherit", stdin: "ignore", env });
     this.children.add(proc);
     const deadline = Date.now() + 30_000;
     const url = `http://127.0.0.1:${ready.port}${ready.probe ?? "/p0/x"}`;
@@ -142,6 +143,8 @@ export class Processes {
         ...extra,
       ],
       { port: opts.port, probe: opts.ready.probe, host: opts.ready.host, expect: opts.ready.expect ?? "ok" },
+      "ignore",
+      imageEnv(),
     );
     return { name: "gatehouse", url: `http://127.0.0.1:${opts.port}`, proc, stop: () => this.stop(proc) };
   }
@@ -156,11 +159,10 @@ export class Processes {
       started.push(
         await this.start(
           ["bun", join(repo, `bench/floor/${name}.ts`), String(this.backendPort), String(opts.port)],
-          {
-            port: opts.port,
-            expect: "ok",
-            host: opts.host,
-          },
+          { port: opts.port, expect: "ok", host: opts.host },
+          "ignore",
+          // The same runtime setting as the gateway gets, so the rows stay comparable.
+          imageEnv(),
         ),
       );
     }
@@ -187,6 +189,15 @@ export class Processes {
     });
     return { name: "nginx", url: `http://127.0.0.1:${opts.port}`, proc, stop: () => this.stop(proc) };
   }
+}
+
+/**
+ * The environment the gateway runs with in its image (Dockerfile): the allocator keeps the pages it
+ * frees instead of returning them to the kernel and faulting them back (docs/performance.md). A value
+ * in the caller's environment wins, to compare.
+ */
+function imageEnv(): Record<string, string | undefined> {
+  return { ...process.env, MIMALLOC_PURGE_DELAY: process.env.MIMALLOC_PURGE_DELAY ?? "-1" };
 }
 
 /** Resident memory of a process and its children (kB), from /proc/PID/status `VmRSS`. */
