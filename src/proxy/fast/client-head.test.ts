@@ -20,7 +20,9 @@ function parse(text: string, noBody = false): ResponseHead {
 
 /** The head as text with the Date value blanked (it is the current second when we add it). */
 function text(bytes: Uint8Array): string {
-  return Buffer.from(bytes).toString("latin1").replace(/^(date): .*$/gim, "$1: <date>");
+  return Buffer.from(bytes)
+    .toString("latin1")
+    .replace(/^(date): .*$/gim, "$1: <date>");
 }
 
 const plain = (res: ResponseHead, edit?: ResponseHeaderEdit, body?: Uint8Array) =>
@@ -146,7 +148,13 @@ test("differential: byte path = string algorithm over heads × options", () => {
   const edits: (ResponseHeaderEdit | undefined)[] = [
     undefined,
     { append: [["x-user", "u"]], set: [] },
-    { append: [], set: [["ratelimit", "r"], ["ratelimit-policy", "p"]] },
+    {
+      append: [],
+      set: [
+        ["ratelimit", "r"],
+        ["ratelimit-policy", "p"],
+      ],
+    },
   ];
   let compared = 0;
   for (const h of heads) {
