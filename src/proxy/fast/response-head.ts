@@ -59,12 +59,7 @@ export class ResponseHead {
 
   /** Field names as sent. */
   get rawNames(): readonly string[] {
-    if (this.lazyRaw === undefined) {
-      const out: string[] = [];
-      for (let i = 0; i < this.spans.length; i += SPAN)
-        out.push(this.buf.toString("latin1", this.spans[i + 1] as number, this.spans[i + 2] as number));
-      this.lazyRaw = out;
-    }
+    if (this.lazyRaw === undefined) this.lazyRaw = this.decode(1);
     return this.lazyRaw;
   }
 
@@ -75,13 +70,16 @@ export class ResponseHead {
   }
 
   get values(): readonly string[] {
-    if (this.lazyValues === undefined) {
-      const out: string[] = [];
-      for (let i = 0; i < this.spans.length; i += SPAN)
-        out.push(this.buf.toString("latin1", this.spans[i + 3] as number, this.spans[i + 4] as number));
-      this.lazyValues = out;
-    }
+    if (this.lazyValues === undefined) this.lazyValues = this.decode(3);
     return this.lazyValues;
+  }
+
+  /** Every field's bytes from span offset `at` to `at + 1` (1: the name, 3: the value) as strings. */
+  private decode(at: 1 | 3): string[] {
+    const out: string[] = [];
+    for (let i = 0; i < this.spans.length; i += SPAN)
+      out.push(this.buf.toString("latin1", this.spans[i + at] as number, this.spans[i + at + 1] as number));
+    return out;
   }
 }
 
@@ -99,29 +97,28 @@ export function nameIs(buf: Uint8Array, from: number, to: number, lower: string)
   return true;
 }
 
+/** The names the fast path acts on, indexed by length (compared as bytes: no string per field). */
+const KNOWN: (readonly (readonly [string, number])[] | undefined)[] = [];
+for (const [name, kind] of [
+  ["te", F_HOP],
+  ["date", F_DATE],
+  ["server", F_SERVER],
+  ["trailer", F_HOP],
+  ["upgrade", F_HOP],
+  ["connection", F_CONNECTION],
+  ["keep-alive", F_HOP],
+  ["content-length", F_CONTENT_LENGTH],
+  ["proxy-connection", F_HOP],
+  ["transfer-encoding", F_TRANSFER_ENCODING],
+] as const)
+  KNOWN[name.length] = [...(KNOWN[name.length] ?? []), [name, kind]];
+
 /** The F_* kind of the name `buf[from, to)`. */
 function fieldKind(buf: Uint8Array, from: number, to: number): number {
-  switch (to - from) {
-    case 2:
-      return nameIs(buf, from, to, "te") ? F_HOP : F_OTHER;
-    case 4:
-      return nameIs(buf, from, to, "date") ? F_DATE : F_OTHER;
-    case 6:
-      return nameIs(buf, from, to, "server") ? F_SERVER : F_OTHER;
-    case 7:
-      return nameIs(buf, from, to, "trailer") || nameIs(buf, from, to, "upgrade") ? F_HOP : F_OTHER;
-    case 10:
-      if (nameIs(buf, from, to, "connection")) return F_CONNECTION;
-      return nameIs(buf, from, to, "keep-alive") ? F_HOP : F_OTHER;
-    case 14:
-      return nameIs(buf, from, to, "content-length") ? F_CONTENT_LENGTH : F_OTHER;
-    case 16:
-      return nameIs(buf, from, to, "proxy-connection") ? F_HOP : F_OTHER;
-    case 17:
-      return nameIs(buf, from, to, "transfer-encoding") ? F_TRANSFER_ENCODING : F_OTHER;
-    default:
-      return F_OTHER;
-  }
+  const candidates = KNOWN[to - from];
+  if (candidates !== undefined)
+    for (const [name, kind] of candidates) if (nameIs(buf, from, to, name)) return kind;
+  return F_OTHER;
 }
 
 /** Content-Length from its bytes when it is plain digits (the common case), else parseContentLength. */
