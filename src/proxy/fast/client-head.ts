@@ -92,8 +92,10 @@ export function passedOnHead(
   let size = 15 + (res.reasonEnd - res.reasonStart);
   let server = false;
   let date = false;
+  KEPT.length = 0;
   for (let i = 0; i < spans.length; i += SPAN) {
     if (!kept(res, i, edit)) continue;
+    KEPT.push(i);
     const kind = spans[i] as number;
     if (kind === F_SERVER) server = true;
     else if (kind === F_DATE) date = true;
@@ -117,8 +119,7 @@ export function passedOnHead(
   o = copy(buf, res.reasonStart, res.reasonEnd, out, o);
   out[o++] = 13;
   out[o++] = 10;
-  for (let i = 0; i < spans.length; i += SPAN) {
-    if (!kept(res, i, edit)) continue;
+  for (const i of KEPT) {
     o = copy(buf, spans[i + 1] as number, spans[i + 2] as number, out, o);
     out[o++] = 58;
     out[o++] = 32;
@@ -130,6 +131,9 @@ export function passedOnHead(
   if (body !== undefined) out.set(body, o);
   return out;
 }
+
+/** Span offsets of the fields passedOnHead keeps, reused by every call (it never re-enters). */
+const KEPT: number[] = [];
 
 /**
  * Whether the field at `spans[i]` is passed on (no response filters): not this hop's (the fixed list

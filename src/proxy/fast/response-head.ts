@@ -3,6 +3,7 @@
  * strictly as requests — an upstream head that could be read two ways is a 502, not passed on. Framing
  * decides where the response ends, so the upstream connection can be reused exactly then.
  */
+import { HOP_BY_HOP } from "../hop-by-hop.ts";
 import { isTchar } from "./chars.ts";
 import { parseContentLength, tokens } from "./request-head.ts";
 
@@ -17,7 +18,7 @@ export const F_OTHER = 0;
 export const F_CONTENT_LENGTH = 1;
 export const F_TRANSFER_ENCODING = 2;
 export const F_CONNECTION = 3;
-/** keep-alive, proxy-connection, te, trailer, upgrade: this hop's, dropped like the three above. */
+/** The rest of HOP_BY_HOP (keep-alive, proxy-connection, te, …): this hop's, dropped like the two above. */
 export const F_HOP = 4;
 export const F_SERVER = 5;
 export const F_DATE = 6;
@@ -99,19 +100,16 @@ export function nameIs(buf: Uint8Array, from: number, to: number, lower: string)
 
 /** The names the fast path acts on, indexed by length (compared as bytes: no string per field). */
 const KNOWN: (readonly (readonly [string, number])[] | undefined)[] = [];
-for (const [name, kind] of [
-  ["te", F_HOP],
-  ["date", F_DATE],
-  ["server", F_SERVER],
-  ["trailer", F_HOP],
-  ["upgrade", F_HOP],
-  ["connection", F_CONNECTION],
-  ["keep-alive", F_HOP],
-  ["content-length", F_CONTENT_LENGTH],
-  ["proxy-connection", F_HOP],
-  ["transfer-encoding", F_TRANSFER_ENCODING],
-] as const)
-  KNOWN[name.length] = [...(KNOWN[name.length] ?? []), [name, kind]];
+/** Framing and our own fields by name; every other hop-by-hop name (hop-by-hop.ts, the one list) is F_HOP. */
+const SPECIFIC: Readonly<Record<string, number>> = {
+  connection: F_CONNECTION,
+  "transfer-encoding": F_TRANSFER_ENCODING,
+  "content-length": F_CONTENT_LENGTH,
+  server: F_SERVER,
+  date: F_DATE,
+};
+for (const name of new Set([...HOP_BY_HOP, ...Object.keys(SPECIFIC)]))
+  KNOWN[name.length] = [...(KNOWN[name.length] ?? []), [name, SPECIFIC[name] ?? F_HOP]];
 
 /** The F_* kind of the name `buf[from, to)`. */
 function fieldKind(buf: Uint8Array, from: number, to: number): number {
