@@ -115,12 +115,15 @@ export class Processes {
     workers: number;
     ready: { probe: string; host: string; expect?: string };
     extra?: readonly string[];
+    /** The source tree to run (bench/ab.ts runs a second checkout); default: this one. */
+    root?: string;
+    name?: string;
   }): Promise<Target> {
     const extra = (process.env.BENCH_GATEHOUSE_ARGS ?? "").split(/\s+/).filter(Boolean);
     const proc = await this.start(
       [
         "bun",
-        join(repo, "src/main.ts"),
+        join(opts.root ?? repo, "src/main.ts"),
         "serve",
         "--dir",
         opts.dir,
@@ -146,7 +149,8 @@ export class Processes {
       "ignore",
       imageEnv(),
     );
-    return { name: "gatehouse", url: `http://127.0.0.1:${opts.port}`, proc, stop: () => this.stop(proc) };
+    const name = opts.name ?? "gatehouse";
+    return { name, url: `http://127.0.0.1:${opts.port}`, proc, stop: () => this.stop(proc) };
   }
 
   /**
