@@ -59,7 +59,7 @@ function response(up: Socket<Upstream>, buf: Buffer): void {
     d.client.end();
     return;
   }
-  d.client.write(passedOnHead(res, "gatehouse", false, false, false, [], undefined, buf.subarray(end)));
+  d.client.write(passedOnHead(res, "gatehouse", false, false, false, [], undefined, buf, end, buf.length));
   d.left = res.contentLength - (buf.length - end);
   if (d.left <= 0) d.left = -1;
 }

@@ -25,7 +25,7 @@ function text(bytes: Uint8Array): string {
     .replace(/^(date): .*$/gim, "$1: <date>");
 }
 
-const plain = (res: ResponseHead, edit?: ResponseHeaderEdit, body?: Uint8Array) =>
+const plain = (res: ResponseHead, edit?: ResponseHeaderEdit, body?: Buffer) =>
   text(passedOnHead(res, "gatehouse", false, false, false, [], edit, body));
 
 describe("parsed fields", () => {
@@ -96,6 +96,20 @@ describe("passedOnHead without filters", () => {
     const s = Buffer.from(out).toString("latin1");
     expect(s.endsWith("\r\n\r\nhi")).toBe(true);
     expect(out[s.indexOf("caf") + 3]).toBe(0xe9);
+  });
+
+  test("a range of the upstream's buffer is copied after the head, short and long, filtered or not", () => {
+    const res = parse("HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n");
+    const long = "x".repeat(100);
+    const buf = Buffer.from(`HEAD-BYTES${long}TRAILING`);
+    for (const filters of [[], [() => undefined]]) {
+      const whole = Buffer.from(
+        passedOnHead(res, "g", false, false, false, filters, undefined, buf, 10, 110),
+      );
+      expect(whole.toString("latin1").endsWith(`\r\n\r\n${long}`)).toBe(true);
+      const short = Buffer.from(passedOnHead(res, "g", false, false, false, filters, undefined, buf, 10, 12));
+      expect(short.toString("latin1").endsWith("\r\n\r\nxx")).toBe(true);
+    }
   });
 });
 

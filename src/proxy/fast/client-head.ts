@@ -62,8 +62,8 @@ function applyEdit(h: Headers, edit: ResponseHeaderEdit): void {
 }
 
 /**
- * The head passed on to the client for the upstream's `res`, followed by `body` (the first body bytes,
- * which go out in the same write), as bytes. Without response filters no string is made per field:
+ * The head passed on to the client for the upstream's `res`, followed by `body[bodyStart, bodyEnd)` (the
+ * first body bytes, which go out in the same write; a range, so the caller makes no view of them), as bytes. Without response filters no string is made per field:
  * kept field lines are copied from the upstream's buffer (as `Name: value`, OWS trimmed).
  * @param chunkedOut the body goes out chunked (upstream chunked and the client speaks 1.1)
  * @param close the client connection closes after this response
@@ -76,7 +76,9 @@ export function passedOnHead(
   http10Client: boolean,
   filters: readonly ResponseFilter[],
   edit?: ResponseHeaderEdit,
-  body?: Uint8Array,
+  body?: Buffer,
+  bodyStart = 0,
+  bodyEnd = body === undefined ? 0 : body.length,
 ): Buffer {
   let tail = "";
   if (chunkedOut && res.bodyKind === RES_CHUNKED) tail += "Transfer-Encoding: chunked\r\n";
@@ -85,7 +87,7 @@ export function passedOnHead(
   tail += "\r\n";
   if (filters.length > 0) {
     const head = `HTTP/1.1 ${res.status} ${res.reason}\r\n${filteredFields(res, serverHeader, filters, edit)}${tail}`;
-    return withBody(head, body);
+    return withBody(head, body, bodyStart, bodyEnd);
   }
   const { buf, spans } = res;
   // "HTTP/1.1 " SSS " " reason CRLF, then the kept fields, then what we add.
@@ -112,7 +114,7 @@ export function passedOnHead(
   if (!date) added += `Date: ${httpDate()}\r\n`;
   if (edit !== undefined) added += editLines(edit);
   added += tail;
-  const out = Buffer.allocUnsafe(size + added.length + (body === undefined ? 0 : body.length));
+  const out = Buffer.allocUnsafe(size + added.length + (bodyEnd - bodyStart));
   let o = out.write("HTTP/1.1 ", 0, "latin1");
   o = copy(buf, res.start + 9, res.start + 12, out, o);
   out[o++] = 32;
@@ -128,7 +130,7 @@ export function passedOnHead(
     out[o++] = 10;
   }
   o += out.write(added, o, "latin1");
-  if (body !== undefined) out.set(body, o);
+  if (body !== undefined) copy(body, bodyStart, bodyEnd, out, o);
   return out;
 }
 
@@ -178,10 +180,10 @@ function filteredFields(
 }
 
 /** `head` (latin1) then `body`, in one buffer. */
-function withBody(head: string, body: Uint8Array | undefined): Buffer {
-  const out = Buffer.allocUnsafe(head.length + (body === undefined ? 0 : body.length));
+function withBody(head: string, body: Buffer | undefined, bodyStart: number, bodyEnd: number): Buffer {
+  const out = Buffer.allocUnsafe(head.length + (bodyEnd - bodyStart));
   out.write(head, 0, "latin1");
-  if (body !== undefined) out.set(body, head.length);
+  if (body !== undefined) copy(body, bodyStart, bodyEnd, out, head.length);
   return out;
 }
 

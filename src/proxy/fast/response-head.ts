@@ -119,6 +119,12 @@ function fieldKind(buf: Uint8Array, from: number, to: number): number {
   return F_OTHER;
 }
 
+/** The first LF in `buf[from, limit)`, or -1: a byte loop (a native indexOf call per line costs more). */
+function lfAt(buf: Uint8Array, from: number, limit: number): number {
+  for (let i = from; i < limit; i++) if (buf[i] === 10) return i;
+  return -1;
+}
+
 /** Content-Length from its bytes when it is plain digits (the common case), else parseContentLength. */
 function contentLengthAt(buf: Buffer, from: number, to: number): number {
   if (to - from > 0 && to - from <= 15) {
@@ -148,7 +154,7 @@ export function parseResponseHead(
   noBody: boolean,
 ): ResponseHead | undefined {
   if (headEnd - start > MAX_RESPONSE_HEAD) return undefined;
-  let lf = buf.indexOf(10, start);
+  let lf = lfAt(buf, start, headEnd);
   if (lf < start + 12 || buf[lf - 1] !== 13) return undefined;
   // "HTTP/1.x SSS" then optionally " reason"
   for (let i = 0; i < 7; i++) if (buf[start + i] !== HTTP1.charCodeAt(i)) return undefined;
@@ -175,7 +181,7 @@ export function parseResponseHead(
   let connection: string[] = [];
   let pos = lf + 1;
   for (;;) {
-    lf = buf.indexOf(10, pos);
+    lf = lfAt(buf, pos, headEnd);
     if (lf < 0 || lf >= headEnd || lf === pos || buf[lf - 1] !== 13) return undefined;
     const end = lf - 1;
     if (end === pos) break;

@@ -10,6 +10,9 @@ import { RES_CHUNKED, RES_CLOSE, RES_LENGTH, RES_NONE, type ResponseHead } from 
 
 const TUNNEL = 4;
 
+/** Builds the response head followed by `body[start, end)` (no body: undefined). */
+export type HeadBuilder = (body: Buffer | undefined, start: number, end: number) => Uint8Array;
+
 export class ResponseRelay {
   complete = false;
   failed = false;
@@ -17,7 +20,7 @@ export class ResponseRelay {
   private left: number;
   private readonly decoder: ChunkedDecoder | undefined;
   /** Builds the response head, not yet written: it goes out in one write with the first body bytes. */
-  private head: ((body: Uint8Array | undefined) => Uint8Array) | undefined;
+  private head: HeadBuilder | undefined;
 
   constructor(
     private readonly conn: ClientConnection,
@@ -43,7 +46,7 @@ export class ResponseRelay {
   }
 
   /** Holds `head` until the first body bytes (each socket write is a syscall: one instead of two). */
-  holdHead(head: (body: Uint8Array | undefined) => Uint8Array): void {
+  holdHead(head: HeadBuilder): void {
     this.head = head;
   }
 
@@ -52,7 +55,7 @@ export class ResponseRelay {
     const head = this.head;
     if (head === undefined) return;
     this.head = undefined;
-    if (!this.conn.write(head(undefined))) this.pauseUpstream();
+    if (!this.conn.write(head(undefined, 0, 0))) this.pauseUpstream();
   }
 
   feed(buf: Buffer, start: number, end: number): void {
@@ -64,7 +67,7 @@ export class ResponseRelay {
     switch (this.kind) {
       case RES_LENGTH: {
         const n = Math.min(this.left, end - start);
-        this.send(buf.subarray(start, start + n));
+        this.send(buf, start, start + n);
         this.left -= n;
         if (this.left === 0) this.complete = true;
         if (end - start > n) this.reusable = false;
@@ -72,17 +75,12 @@ export class ResponseRelay {
       }
       case RES_CHUNKED: {
         const d = this.decoder as ChunkedDecoder;
-        const at = d.feed(
-          buf,
-          start,
-          end,
-          this.passFraming ? undefined : (b, s, e) => this.send(b.subarray(s, e)),
-        );
+        const at = d.feed(buf, start, end, this.passFraming ? undefined : (b, s, e) => this.send(b, s, e));
         if (at < 0) {
           this.failed = true;
           return;
         }
-        if (this.passFraming) this.send(buf.subarray(start, d.done ? at : end));
+        if (this.passFraming) this.send(buf, start, d.done ? at : end);
         if (d.done) {
           this.complete = true;
           if (at < end) this.reusable = false;
@@ -91,15 +89,22 @@ export class ResponseRelay {
       }
       default:
         // RES_CLOSE and tunnels: everything until the upstream closes.
-        this.send(start === 0 && end === buf.length ? buf : buf.subarray(start, end));
+        this.send(buf, start, end);
     }
   }
 
-  private send(bytes: Uint8Array): void {
-    if (bytes.length === 0) return;
+  /** Passes on `buf[start, end)`: with the held head when it is still held (no view of the range made). */
+  private send(buf: Buffer, start: number, end: number): void {
+    if (end === start) return;
     const head = this.head;
     this.head = undefined;
-    if (!this.conn.write(head === undefined ? bytes : head(bytes))) this.pauseUpstream();
+    const bytes =
+      head !== undefined
+        ? head(buf, start, end)
+        : start === 0 && end === buf.length
+          ? buf
+          : buf.subarray(start, end);
+    if (!this.conn.write(bytes)) this.pauseUpstream();
   }
 }
 

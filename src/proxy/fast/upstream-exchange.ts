@@ -16,6 +16,7 @@
 import type { ResponseFilter } from "../filters/chain.ts";
 import { generatedResponse, passedOnHead, type ResponseHeaderEdit } from "./client-head.ts";
 import type { ClientConnection, Exchange } from "./connection.ts";
+import { type DeadlineList, deadlineList, type Expiring } from "./deadlines.ts";
 import { BODY_CHUNKED, BODY_NONE, findHeadEnd, type RequestHead } from "./request-head.ts";
 import { parseResponseHead, RES_CHUNKED, RES_CLOSE, RES_LENGTH, type ResponseHead } from "./response-head.ts";
 import { ResponseRelay } from "./response-relay.ts";
@@ -48,10 +49,16 @@ export const NO_LIMITS: ExchangeLimits = {
   backoffMs: 0,
 };
 
-export abstract class UpstreamExchange implements Exchange, UpstreamHandler {
+export abstract class UpstreamExchange implements Exchange, UpstreamHandler, Expiring {
   private upstream: UpstreamConn | undefined;
   private attempt = 0;
+  /** The attempt's time limit: on a deadline list (the common case) or, when clipped, a timer. */
+  dlList: DeadlineList | undefined;
+  dlPrev: Expiring | undefined;
+  dlNext: Expiring | undefined;
+  dlDue = 0;
   private timer: Timer | undefined;
+  private armedMs = 0;
   protected sentAt = 0;
   private gotBytes = false;
   private sentBody = false;
@@ -116,7 +123,7 @@ export abstract class UpstreamExchange implements Exchange, UpstreamHandler {
   abort(): void {
     if (this.finished) return;
     this.finished = true;
-    clearTimeout(this.timer);
+    this.stopClock();
     this.upstream?.destroy();
     this.upstream = undefined;
   }
@@ -149,7 +156,7 @@ export abstract class UpstreamExchange implements Exchange, UpstreamHandler {
   onClose(conn: UpstreamConn, error: Error | undefined): void {
     if (conn !== this.upstream || this.finished) return;
     this.upstream = undefined;
-    clearTimeout(this.timer);
+    this.stopClock();
     const relay = this.relay;
     if (relay !== undefined) {
       // A close-delimited body ends here, a complete one (answered before the request body was all
@@ -193,7 +200,29 @@ export abstract class UpstreamExchange implements Exchange, UpstreamHandler {
     this.upstream = up;
     up.out.write(req.head);
     this.sentAt = performance.now();
-    if (ms !== Number.POSITIVE_INFINITY) this.timer = setTimeout(() => this.timedOut(ms), ms);
+    if (ms !== Number.POSITIVE_INFINITY) this.startClock(ms);
+  }
+
+  /** Arms the attempt's limit: the shared list for the route's limit, a timer for a clipped one. */
+  private startClock(ms: number): void {
+    this.stopClock();
+    this.armedMs = ms;
+    if (ms === this.limits.attemptMs && Number.isInteger(ms)) deadlineList(ms).arm(this, this.sentAt);
+    else this.timer = setTimeout(() => this.expired(), ms);
+  }
+
+  private stopClock(): void {
+    this.dlList?.disarm(this);
+    if (this.timer !== undefined) {
+      clearTimeout(this.timer);
+      this.timer = undefined;
+    }
+  }
+
+  /** The attempt's limit passed before response headers (Expiring). */
+  expired(): void {
+    this.timer = undefined;
+    this.timedOut(this.armedMs);
   }
 
   private timedOut(ms: number): void {
@@ -234,7 +263,7 @@ export abstract class UpstreamExchange implements Exchange, UpstreamHandler {
       else if (end < buf.length) this.readResponseHead(buf, end);
       return;
     }
-    clearTimeout(this.timer);
+    this.stopClock();
     this.headersArrived();
     if (this.attempt < this.limits.attempts && this.limits.retryCodes.includes(res.status)) {
       this.upstream?.destroy();
@@ -253,7 +282,7 @@ export abstract class UpstreamExchange implements Exchange, UpstreamHandler {
     const serverHeader = this.conn.state0.settings.serverHeader;
     const relay = new ResponseRelay(this.conn, res, chunkedOut, close, () => this.upstream?.socket?.pause());
     this.relay = relay;
-    relay.holdHead((body) =>
+    relay.holdHead((body, start, end) =>
       passedOnHead(
         res,
         serverHeader,
@@ -263,6 +292,8 @@ export abstract class UpstreamExchange implements Exchange, UpstreamHandler {
         this.responseFilters,
         this.responseEdit,
         body,
+        start,
+        end,
       ),
     );
     if (bodyStart < buf.length) relay.feed(buf, bodyStart, buf.length);
@@ -273,7 +304,7 @@ export abstract class UpstreamExchange implements Exchange, UpstreamHandler {
   }
 
   private startTunnel(buf: Buffer, from: number, end: number): void {
-    clearTimeout(this.timer);
+    this.stopClock();
     const up = this.upstream as UpstreamConn;
     const relay = ResponseRelay.tunnel(this.conn, () => up.socket?.pause());
     this.relay = relay;
@@ -316,7 +347,7 @@ export abstract class UpstreamExchange implements Exchange, UpstreamHandler {
   private fail(status: number): void {
     if (this.finished) return;
     this.finished = true;
-    clearTimeout(this.timer);
+    this.stopClock();
     const settings = this.conn.state0.settings;
     const close = !this.head.keepAlive || !this.bodyDone;
     this.conn.write(
