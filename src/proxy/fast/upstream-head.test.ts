@@ -35,9 +35,7 @@ describe("plainUpstreamHead", () => {
       "X-Forwarded-Proto: https\r\nX-Forwarded-Port: 1\r\nX-Request-Id: abc\r\nConnection: keep-alive, X-Hop\r\n" +
       "X-Hop: 1\r\nTE: trailers\r\nKeep-Alive: 5\r\nUpgrade: h2c\r\nExpect: 100-continue\r\nAccept: */*\r\n\r\n";
     const h = head(text);
-    const ours = fields(
-      plainUpstreamHead(h, { path: "/p", query: "?q=1" }, hop, "127.0.0.1:9").head.toString("latin1"),
-    );
+    const ours = fields(plainUpstreamHead(h, { path: "/p", query: "?q=1" }, hop, "127.0.0.1:9").head);
     const reference = new Headers();
     for (let i = 0; i < h.names.length; i++) reference.append(h.names[i] as string, h.values[i] as string);
     prepareUpstreamHeaders(reference, { ...hop, host: h.host });
@@ -46,7 +44,7 @@ describe("plainUpstreamHead", () => {
 
   test("one Host line even when the client sent two; the request line is the routed target", () => {
     const h = head("GET /x/../y HTTP/1.1\r\nHost: a.example\r\nHost: b.example\r\n\r\n");
-    const wire = plainUpstreamHead(h, { path: "/y", query: "" }, hop, "127.0.0.1:9").head.toString("latin1");
+    const wire = plainUpstreamHead(h, { path: "/y", query: "" }, hop, "127.0.0.1:9").head;
     expect(wire.startsWith("GET /y HTTP/1.1\r\n")).toBe(true);
     expect(wire.match(/^host:/gim)?.length).toBe(1);
     expect(fields(wire).get("host")).toBe("a.example, b.example");
@@ -54,23 +52,21 @@ describe("plainUpstreamHead", () => {
 
   test("framing is ours: a chunked body stays chunked, a length is restated", () => {
     const te = head("POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n");
-    const wire = plainUpstreamHead(te, { path: "/", query: "" }, hop, "h").head.toString("latin1");
+    const wire = plainUpstreamHead(te, { path: "/", query: "" }, hop, "h").head;
     expect(fields(wire).get("transfer-encoding")).toBe("chunked");
     expect(fields(wire).has("content-length")).toBe(false);
     const cl = head("POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 3, 3\r\n\r\n");
-    expect(
-      fields(plainUpstreamHead(cl, { path: "/", query: "" }, hop, "h").head.toString()).get("content-length"),
-    ).toBe("3");
+    expect(fields(plainUpstreamHead(cl, { path: "/", query: "" }, hop, "h").head).get("content-length")).toBe(
+      "3",
+    );
   });
 });
 
 describe("the internal relay header on the fast path", () => {
   test("a client's copy never goes upstream, with or without request filters", () => {
     const h = head(`GET / HTTP/1.1\r\nHost: a\r\n${RELAYED_CLIENT_HEADER}: 6.6.6.6\r\n\r\n`);
-    const plain = plainUpstreamHead(h, { path: "/", query: "" }, hop, "h").head.toString("latin1");
-    const filtered = filteredUpstreamHead(h, { path: "/", query: "" }, hop, "h", "", []).head.toString(
-      "latin1",
-    );
+    const plain = plainUpstreamHead(h, { path: "/", query: "" }, hop, "h").head;
+    const filtered = filteredUpstreamHead(h, { path: "/", query: "" }, hop, "h", "", []).head;
     expect(fields(plain).has(RELAYED_CLIENT_HEADER)).toBe(false);
     expect(fields(filtered).has(RELAYED_CLIENT_HEADER)).toBe(false);
   });
@@ -82,7 +78,7 @@ describe("internalHead (slow path)", () => {
       "GET /a/%2e%2e/b HTTP/1.1\r\nHost: a.example\r\nConnection: close, X-Hop\r\nX-Hop: 1\r\n" +
         `${RELAYED_CLIENT_HEADER}: 6.6.6.6\r\nExpect: 100-continue\r\n\r\n`,
     );
-    const wire = internalHead(h, "10.1.2.3").toString("latin1");
+    const wire = internalHead(h, "10.1.2.3");
     expect(wire.startsWith("GET /a/%2e%2e/b HTTP/1.1\r\n")).toBe(true);
     const f = fields(wire);
     expect(f.get(RELAYED_CLIENT_HEADER)).toBe("10.1.2.3");
@@ -95,7 +91,7 @@ describe("internalHead (slow path)", () => {
     const h = head(
       "GET /ws HTTP/1.1\r\nHost: a\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Key: k\r\n\r\n",
     );
-    const f = fields(internalHead(h, "1.2.3.4").toString("latin1"));
+    const f = fields(internalHead(h, "1.2.3.4"));
     expect([f.get("connection"), f.get("upgrade"), f.get("sec-websocket-key")]).toEqual([
       "upgrade",
       "websocket",
@@ -104,7 +100,7 @@ describe("internalHead (slow path)", () => {
   });
 
   test("HTTP/1.0 keeps its version and asks for keep-alive on the internal connection", () => {
-    const wire = internalHead(head("GET / HTTP/1.0\r\n\r\n"), "1.2.3.4").toString("latin1");
+    const wire = internalHead(head("GET / HTTP/1.0\r\n\r\n"), "1.2.3.4");
     expect(wire.startsWith("GET / HTTP/1.0\r\n")).toBe(true);
     expect(fields(wire).get("connection")).toBe("keep-alive");
   });

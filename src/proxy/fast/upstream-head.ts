@@ -34,7 +34,8 @@ export interface Hop {
 }
 
 export interface UpstreamRequest {
-  readonly head: Buffer;
+  /** The head as latin1 text (one character a byte): Outbox.writeLatin1 encodes it with no Buffer made. */
+  readonly head: string;
   readonly requestId: string;
 }
 
@@ -78,7 +79,7 @@ export function plainUpstreamHead(
   out += `X-Forwarded-Port: ${hop.port}\r\n`;
   if (requestId === null || !isSaneRequestId(requestId)) requestId = newRequestId();
   out += `X-Request-Id: ${requestId}\r\n${framing(head)}\r\n`;
-  return { head: Buffer.from(out, "latin1"), requestId };
+  return { head: out, requestId };
 }
 
 /** A placeholder for RequestContext.req: the filter kinds the fast path runs never read it. */
@@ -114,7 +115,7 @@ export function filteredUpstreamHead(
     out += `${name}: ${value}\r\n`;
   }
   out += `${framing(head)}\r\n`;
-  return { head: Buffer.from(out, "latin1"), requestId };
+  return { head: out, requestId };
 }
 
 /** Our own framing of the body (never the client's fields, so it matches what we send exactly). */
