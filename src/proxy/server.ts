@@ -47,6 +47,12 @@ export interface GatewayServerOptions {
   http2?: boolean;
   /** What serves plain-HTTP listeners: the raw-socket front (src/proxy/fast/) or Bun.serve. */
   front?: FrontKind;
+  /**
+   * Seconds a client connection may stay idle (between requests, in an unfinished head, or not reading
+   * a response). Default: the upstream time limit + 5 s, at least 75 (nginx's keepalive_timeout), at most
+   * 255 (Bun's). Bun applies it in steps of about 4 seconds.
+   */
+  idleTimeoutSeconds?: number;
 }
 
 export type FrontKind = "raw" | "bun";
@@ -87,7 +93,9 @@ export class GatewayServer {
       defaultUpstreamTimeoutMs,
       serverHeader: options.serverHeader ?? "gatehouse",
       // Bun counts a connection waiting for our upstream as idle: allow the upstream timeout and more.
-      idleTimeoutSeconds: Math.min(255, Math.max(75, Math.ceil(defaultUpstreamTimeoutMs / 1000) + 5)),
+      idleTimeoutSeconds:
+        options.idleTimeoutSeconds ??
+        Math.min(255, Math.max(75, Math.ceil(defaultUpstreamTimeoutMs / 1000) + 5)),
       ...(options.guards ? { guards: options.guards } : {}),
       ...(options.observer ? { observer: options.observer } : {}),
     };

@@ -1,8 +1,9 @@
 /**
  * A real upstream for proxy tests: a `Bun.serve` on a free loopback port that reports what it received
  * as JSON, plus a few behaviours picked by path — `/status/<n>`, `/slow/<ms>`, `/stream` (three chunks
- * 150 ms apart), `/fixed` (a Content-Length body with hop-by-hop headers to strip). It records the
- * client port of each request, so a test can count the connections the proxy opened.
+ * 150 ms apart), `/big/<bytes>` (a body of that size), `/fixed` (a Content-Length body with hop-by-hop
+ * headers to strip). It records the client port of each request, so a test can count the connections
+ * the proxy opened.
  */
 import type { Server } from "bun";
 
@@ -50,6 +51,7 @@ export function startUpstream(name: string): TestUpstream {
         return new Response(uploads.join(""));
       }
       if (bare.startsWith("/slow/")) await Bun.sleep(Number(bare.slice(6)));
+      if (bare.startsWith("/big/")) return new Response(Buffer.alloc(Number(bare.slice(5)), 0x61));
       if (bare === "/fixed") {
         return new Response("fixed-length body", {
           headers: {
