@@ -1,5 +1,6 @@
 /**
- * `bun run bench/ab.ts [--ref REF] [--pairs N] [--seconds S] [--workers N] [--connections C]`: is the
+ * `bun run bench/ab.ts [--ref REF] [--pairs N] [--seconds S] [--workers N] [--connections C]
+ * [--mode together|alternate] [--headers host|browser]`: is the
  * working tree cheaper per request than REF (default HEAD)? A whole `bun run bench` cannot resolve a
  * 10 % change on a shared 2-core machine (neighbours move req/s by a third within minutes); this can.
  * REF is checked out into a temporary worktree; both gateways serve the proxy section's 1,000 routes
@@ -14,7 +15,7 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { freePort } from "../test/helpers/ports.ts";
 import { cpuMs, Processes, repo, type Target, targetPids } from "./procs.ts";
-import { manifests, routeSet, wrkScript } from "./routes.ts";
+import { BROWSER_FIELDS, manifests, routeSet, wrkScript } from "./routes.ts";
 import { median } from "./stats.ts";
 import { runWrk } from "./wrk.ts";
 
@@ -27,8 +28,13 @@ const { values } = parseArgs({
     workers: { type: "string", default: "1" },
     connections: { type: "string", default: "32" },
     mode: { type: "string", default: "together" },
+    headers: { type: "string", default: "host" },
   },
 });
+if (values.headers !== "host" && values.headers !== "browser") {
+  console.error("ab: --headers is host (Host only, as the proxy section) or browser (a browser's fields)");
+  process.exit(2);
+}
 const together = values.mode === "together";
 if (!together && values.mode !== "alternate") {
   console.error("ab: --mode is together (both loaded at once, the default) or alternate");
@@ -98,7 +104,7 @@ try {
   const rev = (await Bun.$`git -C ${baseTree} rev-parse --short HEAD`.text()).trim();
   const set = routeSet(100, 10);
   const script = join(work, "routes.lua");
-  await writeFile(script, wrkScript(set));
+  await writeFile(script, wrkScript(set, values.headers === "browser" ? BROWSER_FIELDS : {}));
   const backendPort = await procs.backend();
   const start = async (name: string, root: string): Promise<Target> => {
     const port = await freePort();
@@ -120,7 +126,7 @@ try {
   await pair(0, a, b, script);
   await pair(1, a, b, script);
   console.log(
-    `A = ${values.ref} (${rev}), B = working tree; ${pairs} pairs of ${seconds} s (${values.mode}), wrk -t1 -c${connections}, --workers ${workers}`,
+    `A = ${values.ref} (${rev}), B = working tree; ${pairs} pairs of ${seconds} s (${values.mode}), wrk -t1 -c${connections}, --workers ${workers}, ${values.headers} fields`,
   );
   console.log("pair  A µs/req  B µs/req   B−A   A req/s  B req/s");
   const diffs: number[] = [];

@@ -134,18 +134,47 @@ ${servers}
 `;
 }
 
-/** A wrk Lua script that cycles through every host × path, so lookups are not all the same route. */
-export function wrkScript(set: RouteSet): string {
+/**
+ * The fields a desktop browser sends with a page request (Chrome's, values shortened), beside Host: what
+ * a gateway parses per request in front of a web application, against the bench's Host-only requests.
+ */
+export const BROWSER_FIELDS: Readonly<Record<string, string>> = {
+  "Cache-Control": "max-age=0",
+  "Sec-Ch-Ua": '"Chromium";v="131", "Not_A Brand";v="24"',
+  "Sec-Ch-Ua-Mobile": "?0",
+  "Sec-Ch-Ua-Platform": '"Linux"',
+  "Upgrade-Insecure-Requests": "1",
+  "User-Agent":
+    "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36",
+  Accept: "text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,*/*;q=0.8",
+  "Sec-Fetch-Site": "none",
+  "Sec-Fetch-Mode": "navigate",
+  "Sec-Fetch-User": "?1",
+  "Sec-Fetch-Dest": "document",
+  "Accept-Encoding": "gzip, deflate, br, zstd",
+  "Accept-Language": "en-US,en;q=0.9",
+  Cookie: "session=5f2b9c1e8a7d4b3c; theme=dark",
+};
+
+/**
+ * A wrk Lua script that cycles through every host × path, so lookups are not all the same route; with
+ * `fields`, every request carries them too.
+ */
+export function wrkScript(set: RouteSet, fields: Readonly<Record<string, string>> = {}): string {
   const hosts = set.hosts.map((h) => `"${h}"`).join(",");
   const paths = set.paths.map((p) => `"${p}/x"`).join(",");
+  const extra = Object.entries(fields)
+    .map(([k, v]) => `h[${JSON.stringify(k)}] = ${JSON.stringify(v)}`)
+    .join("\n  ");
   return `local hosts = {${hosts}}
 local paths = {${paths}}
 local i = 0
 request = function()
   i = i + 1
-  local h = hosts[(i % #hosts) + 1]
+  local h = { ["Host"] = hosts[(i % #hosts) + 1] }
+  ${extra}
   local p = paths[(math.floor(i / #hosts) % #paths) + 1]
-  return wrk.format("GET", p, { ["Host"] = h })
+  return wrk.format("GET", p, h)
 end
 `;
 }

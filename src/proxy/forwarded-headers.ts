@@ -43,8 +43,12 @@ export function newRequestId(): string {
     idPrefix = randomHex(20);
     idCounter = 1;
   }
-  return idPrefix + idCounter.toString(16).padStart(12, "0");
+  const hex = idCounter.toString(16);
+  return idPrefix + (ZEROS[12 - hex.length] as string) + hex;
 }
+
+/** "" … "00000000000": the zeros that pad a counter to 12 hex digits (no padStart call per request). */
+const ZEROS = Array.from({ length: 12 }, (_, n) => "0".repeat(n));
 
 function randomHex(chars: number): string {
   const bytes = crypto.getRandomValues(new Uint8Array(chars / 2));

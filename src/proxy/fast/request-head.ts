@@ -7,6 +7,7 @@
  * required on HTTP/1.1. The body boundary is then exact, which is what prevents request smuggling.
  */
 import { isTchar } from "./chars.ts";
+import { methodAt, nameAt } from "./interned.ts";
 
 export const BODY_NONE = 0;
 export const BODY_LENGTH = 1;
@@ -33,6 +34,9 @@ export interface RequestHead {
   readonly upgrade: string | null;
   readonly expectContinue: boolean;
 }
+
+/** nameAt's answer for the field being parsed (parseRequestHead never re-enters). */
+const NAME = { raw: "", lower: "" };
 
 /** Limits (nginx-like defaults; the brief's numbers). */
 export const MAX_HEAD_BYTES = 64 * 1024;
@@ -75,7 +79,7 @@ export function parseRequestHead(buf: Buffer, start: number, headEnd: number): R
   let i = start;
   while (i < lineEnd && isTchar(buf[i] as number)) i++;
   if (i === start || buf[i] !== 32) return 400;
-  const method = buf.toString("latin1", start, i);
+  const method = methodAt(buf, start, i);
   const targetStart = ++i;
   while (i < lineEnd) {
     const c = buf[i] as number;
@@ -116,8 +120,9 @@ export function parseRequestHead(buf: Buffer, start: number, headEnd: number): R
       const c = buf[k] as number;
       if ((c < 0x20 && c !== 9) || c === 0x7f) return 400;
     }
-    const rawName = buf.toString("latin1", pos, j);
-    const name = rawName.toLowerCase();
+    nameAt(buf, pos, j, NAME);
+    const rawName = NAME.raw;
+    const name = NAME.lower;
     const value = buf.toString("latin1", vs, ve);
     rawNames.push(rawName);
     names.push(name);
