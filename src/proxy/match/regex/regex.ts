@@ -21,8 +21,32 @@ export type Compiled =
   | { readonly regex: ValueRegex; readonly error?: undefined }
   | { readonly regex?: undefined; readonly error: string };
 
+/**
+ * Compiled patterns, kept across applies: every apply translates and compiles the whole configuration,
+ * and the translator's check compiles each pattern too, so without this each regex route was built
+ * twice per apply (the NFA construction showed among the largest costs of an apply at 10k routes). Two
+ * generations bound it: when the newer holds CACHE_SIZE patterns it becomes the older and the oldest
+ * is dropped, so patterns no longer configured age out. Sharing a compiled pattern between routes (and
+ * tables) is safe: its lazily built DFA states depend only on the pattern.
+ */
+export const CACHE_SIZE = 4096;
+let newer = new Map<string, Compiled>();
+let older = new Map<string, Compiled>();
+
 /** Compiles `pattern`, anchored on the whole value; `error` says why it is refused. */
 export function compileRegex(pattern: string): Compiled {
+  let c = newer.get(pattern);
+  if (c !== undefined) return c;
+  c = older.get(pattern) ?? build(pattern);
+  if (newer.size >= CACHE_SIZE) {
+    older = newer;
+    newer = new Map();
+  }
+  newer.set(pattern, c);
+  return c;
+}
+
+function build(pattern: string): Compiled {
   try {
     return { regex: new LazyDfa(buildNfa(parseRegex(pattern))) };
   } catch (err) {
