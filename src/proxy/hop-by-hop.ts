@@ -12,6 +12,9 @@ export const HOP_BY_HOP: readonly string[] = [
   "upgrade",
 ];
 
+/** RFC 9110 §5.1 field-name: one or more tchar. */
+const FIELD_NAME = /^[!#$%&'*+\-.^_`|~0-9a-z]+$/;
+
 export function stripHopByHop(h: Headers): void {
   const connection = h.get("connection");
   if (connection !== null) {
@@ -19,7 +22,9 @@ export function stripHopByHop(h: Headers): void {
       const name = token.trim().toLowerCase();
       // Content-Length is framing, not a hop's option: a peer naming it must not make a HEAD answer
       // lose the length (the raw front keeps it too, client-head.ts).
-      if (name !== "" && name !== "close" && name !== "keep-alive" && name !== "content-length")
+      // A token that is not a field name (a client may send any bytes) names no field to drop; Headers
+      // would throw on it.
+      if (name !== "close" && name !== "keep-alive" && name !== "content-length" && FIELD_NAME.test(name))
         h.delete(name);
     }
   }

@@ -134,6 +134,15 @@ for (const front of ["raw", "bun"] as const) {
         expect(two.body).toBe("catch-all");
       });
 
+      test("a Connection token that is not a field name is ignored, not an error", async () => {
+        const res = await wireExchange(
+          port,
+          "GET /public HTTP/1.1\r\nHost: app.example\r\nConnection: close, caf\u00e9, x-gone\r\nX-Gone: 1\r\n\r\n",
+        );
+        expect(res.status).toBe(200);
+        expect(JSON.parse(res.body).headers["x-gone"]).toBeUndefined();
+      });
+
       test("a Host with a path or userinfo in it is not a host", async () => {
         expect((await wireGet(port, "/admin", "app.example/x")).body).toBe("catch-all");
         expect((await wireGet(port, "/admin", "x@app.example")).body).toBe("catch-all");
