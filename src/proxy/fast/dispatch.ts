@@ -19,15 +19,18 @@ import type { RequestHead } from "./request-head.ts";
 import { SlowExchange } from "./slow-exchange.ts";
 import { routingTarget } from "./target.ts";
 
-/** Header conditions read the parsed head through this (values of repeated fields joined as Headers does). */
+/**
+ * Header conditions and guards read the parsed head through this (values of repeated fields joined as
+ * Headers does); names are compared as bytes and only the matching values are decoded.
+ */
 class HeadLookup implements HeaderLookup {
   constructor(private readonly head: RequestHead) {}
   get(name: string): string | null {
     const lower = name.toLowerCase();
-    const { names, values } = this.head;
+    const head = this.head;
     let v: string | null = null;
-    for (let i = 0; i < names.length; i++) {
-      if (names[i] === lower) v = v === null ? (values[i] as string) : `${v}, ${values[i]}`;
+    for (let i = 0; i < head.fieldCount; i++) {
+      if (head.nameIs(i, lower)) v = v === null ? head.value(i) : `${v}, ${head.value(i)}`;
     }
     return v;
   }

@@ -3,12 +3,15 @@
  * names. Their bytes are compared with a table and the table's string is returned, so a request whose
  * names are all common costs no `toString` or `toLowerCase` call for them (each a native call: 70–90 ns
  * here, several per request, against a few ns of byte compares). Anything not in the tables is decoded
- * as before, so the parse result is the same string either way.
+ * only when asked for, to the same string.
  */
 
 const METHODS = ["GET", "HEAD", "POST", "PUT", "DELETE", "OPTIONS", "PATCH", "CONNECT", "TRACE"];
 
-/** Lower-case names, with the spelling most clients send (browsers, curl, HTTP libraries). */
+/**
+ * Common request header names (browsers, curl, HTTP libraries), and every name the fast path acts on:
+ * framing, hop-by-hop, the X-Forwarded-* and X-Request-Id fields it replaces, and its relay header.
+ */
 const NAMES = [
   "Host",
   "User-Agent",
@@ -62,20 +65,16 @@ const NAMES = [
   "X-Real-IP",
   "X-Request-Id",
   "X-Requested-With",
+  "X-Gatehouse-Relayed-Client",
 ];
 
-interface Known {
-  readonly lower: string;
-  /** The usual spelling, when it differs from `lower`. */
-  readonly usual: string;
-}
-
-/** By length; few entries share one, so a lookup compares one to three names. */
-const BY_LENGTH: Known[][] = [];
+/** By length; few names share one, so a lookup compares one to three names. */
+const BY_LENGTH: string[][] = [];
 for (const usual of NAMES) {
-  const list = BY_LENGTH[usual.length] ?? [];
-  list.push({ lower: usual.toLowerCase(), usual });
-  BY_LENGTH[usual.length] = list;
+  const lower = usual.toLowerCase();
+  const list = BY_LENGTH[lower.length] ?? [];
+  list.push(lower);
+  BY_LENGTH[lower.length] = list;
 }
 const METHODS_BY_LENGTH: string[][] = [];
 for (const m of METHODS) {
@@ -91,7 +90,8 @@ function same(buf: Uint8Array, from: number, to: number, s: string): boolean {
 }
 
 /** `buf[from, to)` equals `lower` ignoring ASCII case (`lower` is lower-case). */
-function sameIgnoringCase(buf: Uint8Array, from: number, to: number, lower: string): boolean {
+export function sameIgnoringCase(buf: Uint8Array, from: number, to: number, lower: string): boolean {
+  if (to - from !== lower.length) return false;
   for (let i = from; i < to; i++) {
     let c = buf[i] as number;
     if (c >= 65 && c <= 90) c += 32;
@@ -108,23 +108,12 @@ export function methodAt(buf: Buffer, from: number, to: number): string {
 }
 
 /**
- * The header name `buf[from, to)` as sent (`raw`) and lower-case (`lower`), written into `out` so that
- * the parser makes no object per field.
+ * The lower-case name of the header name `buf[from, to)` when it is a common one (compared ignoring
+ * case, so every spelling of a name the parser acts on is recognised), else undefined: the caller then
+ * decodes it only if something asks.
  */
-export function nameAt(buf: Buffer, from: number, to: number, out: { raw: string; lower: string }): void {
+export function knownName(buf: Uint8Array, from: number, to: number): string | undefined {
   const list = BY_LENGTH[to - from];
-  if (list !== undefined) {
-    for (const k of list) {
-      if (!sameIgnoringCase(buf, from, to, k.lower)) continue;
-      out.lower = k.lower;
-      out.raw = same(buf, from, to, k.usual)
-        ? k.usual
-        : same(buf, from, to, k.lower)
-          ? k.lower
-          : buf.toString("latin1", from, to);
-      return;
-    }
-  }
-  out.raw = buf.toString("latin1", from, to);
-  out.lower = out.raw.toLowerCase();
+  if (list !== undefined) for (const lower of list) if (sameIgnoringCase(buf, from, to, lower)) return lower;
+  return undefined;
 }

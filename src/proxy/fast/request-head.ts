@@ -7,36 +7,106 @@
  * required on HTTP/1.1. The body boundary is then exact, which is what prevents request smuggling.
  */
 import { isTchar } from "./chars.ts";
-import { methodAt, nameAt } from "./interned.ts";
+import { knownName, methodAt, sameIgnoringCase } from "./interned.ts";
 
 export const BODY_NONE = 0;
 export const BODY_LENGTH = 1;
 export const BODY_CHUNKED = 2;
 
-export interface RequestHead {
-  readonly method: string;
-  /** The request-target as sent, latin1-decoded (no controls or spaces; bytes ≥ 0x80 allowed). */
-  readonly target: string;
-  readonly http10: boolean;
-  /** Header names as sent, lower-case names and values (OWS trimmed), in order. */
-  readonly rawNames: readonly string[];
-  readonly names: readonly string[];
-  readonly values: readonly string[];
-  readonly bodyKind: 0 | 1 | 2;
-  /** Body length for BODY_LENGTH, else 0. */
-  readonly contentLength: number;
-  readonly host: string | null;
-  /** Whether the connection may carry another request after this one. */
-  readonly keepAlive: boolean;
-  /** Lower-case tokens of the Connection header (hop-by-hop names to drop). */
-  readonly connection: readonly string[];
-  /** The Upgrade header when Connection names `upgrade`, else null. */
-  readonly upgrade: string | null;
-  readonly expectContinue: boolean;
-}
+/** Numbers per field in `RequestHead.spans`: name start, name end, value start, value end (OWS
+ * trimmed), and the end of the line (its CR). */
+export const FIELD = 5;
 
-/** nameAt's answer for the field being parsed (parseRequestHead never re-enters). */
-const NAME = { raw: "", lower: "" };
+/**
+ * A parsed request head. The fields stay where they are in `buf` (`spans`); a common name is known as
+ * its interned lower-case string (`known`), and every other string — names as sent, unknown names,
+ * values — is made only when something asks (`value(i)`, `lowerName(i)`, or the arrays), so forwarding a
+ * request makes none per field: upstream-head.ts copies the kept lines as they are.
+ */
+export class RequestHead {
+  private lazyRaw: string[] | undefined;
+  private lazyNames: string[] | undefined;
+  private lazyValues: string[] | undefined;
+
+  constructor(
+    readonly buf: Buffer,
+    readonly method: string,
+    /** The request-target as sent, latin1-decoded (no controls or spaces; bytes ≥ 0x80 allowed). */
+    readonly target: string,
+    readonly http10: boolean,
+    /** FIELD numbers per field, in order. */
+    readonly spans: readonly number[],
+    /** Per field: its lower-case name when it is a common one (interned.ts), else undefined. */
+    readonly known: readonly (string | undefined)[],
+    readonly bodyKind: 0 | 1 | 2,
+    /** Body length for BODY_LENGTH, else 0. */
+    readonly contentLength: number,
+    /** The Host value (several Host fields joined with ", "); null when none was sent. */
+    readonly host: string | null,
+    /** How many Host fields were sent. */
+    readonly hostFields: number,
+    /** Whether the connection may carry another request after this one. */
+    readonly keepAlive: boolean,
+    /** Lower-case tokens of the Connection header (hop-by-hop names to drop). */
+    readonly connection: readonly string[],
+    /** The Upgrade header when Connection names `upgrade`, else null. */
+    readonly upgrade: string | null,
+    readonly expectContinue: boolean,
+    /** A Content-Length field was sent (even `0`). */
+    readonly sentLength: boolean,
+  ) {}
+
+  get fieldCount(): number {
+    return this.known.length;
+  }
+
+  /** Field `i`'s value (OWS trimmed). */
+  value(i: number): string {
+    const at = i * FIELD;
+    return this.buf.toString("latin1", this.spans[at + 2] as number, this.spans[at + 3] as number);
+  }
+
+  /** Field `i`'s name, lower-case. */
+  lowerName(i: number): string {
+    return this.known[i] ?? this.rawName(i).toLowerCase();
+  }
+
+  /** Field `i`'s name as sent. */
+  rawName(i: number): string {
+    const at = i * FIELD;
+    return this.buf.toString("latin1", this.spans[at] as number, this.spans[at + 1] as number);
+  }
+
+  /** Whether field `i` is named `lower` (a lower-case name), compared without making a string. */
+  nameIs(i: number, lower: string): boolean {
+    const k = this.known[i];
+    if (k !== undefined) return k === lower;
+    const at = i * FIELD;
+    return sameIgnoringCase(this.buf, this.spans[at] as number, this.spans[at + 1] as number, lower);
+  }
+
+  /** Header names as sent, lower-case names and values (OWS trimmed), in order. */
+  get rawNames(): readonly string[] {
+    if (this.lazyRaw === undefined) this.lazyRaw = this.each((i) => this.rawName(i));
+    return this.lazyRaw;
+  }
+
+  get names(): readonly string[] {
+    if (this.lazyNames === undefined) this.lazyNames = this.each((i) => this.lowerName(i));
+    return this.lazyNames;
+  }
+
+  get values(): readonly string[] {
+    if (this.lazyValues === undefined) this.lazyValues = this.each((i) => this.value(i));
+    return this.lazyValues;
+  }
+
+  private each(f: (i: number) => string): string[] {
+    const out: string[] = [];
+    for (let i = 0; i < this.known.length; i++) out.push(f(i));
+    return out;
+  }
+}
 
 /** Limits (nginx-like defaults; the brief's numbers). */
 export const MAX_HEAD_BYTES = 64 * 1024;
@@ -93,10 +163,10 @@ export function parseRequestHead(buf: Buffer, start: number, headEnd: number): R
   const http10 = versionAt(buf, i + 1, lineEnd);
   if (typeof http10 === "number") return http10;
 
-  const rawNames: string[] = [];
-  const names: string[] = [];
-  const values: string[] = [];
+  const spans: number[] = [];
+  const known: (string | undefined)[] = [];
   let host: string | null = null;
+  let hostFields = 0;
   let length = -1;
   let te: string | null = null;
   let connection: string[] = [];
@@ -107,7 +177,7 @@ export function parseRequestHead(buf: Buffer, start: number, headEnd: number): R
     const end = lineEndAt(buf, pos, headEnd);
     if (end < 0) return 400;
     if (end === pos) break; // the blank line
-    if (names.length === MAX_HEADERS) return 431;
+    if (known.length === MAX_HEADERS) return 431;
     let j = pos;
     while (j < end && isTchar(buf[j] as number)) j++;
     // Covers obs-fold (a line starting with SP/HTAB) and whitespace before the colon.
@@ -120,36 +190,38 @@ export function parseRequestHead(buf: Buffer, start: number, headEnd: number): R
       const c = buf[k] as number;
       if ((c < 0x20 && c !== 9) || c === 0x7f) return 400;
     }
-    nameAt(buf, pos, j, NAME);
-    const rawName = NAME.raw;
-    const name = NAME.lower;
-    const value = buf.toString("latin1", vs, ve);
-    rawNames.push(rawName);
-    names.push(name);
-    values.push(value);
+    // Every name acted on below is a known one, whatever its case (interned.ts); other names stay bytes.
+    const name = knownName(buf, pos, j);
+    spans.push(pos, j, vs, ve, end);
+    known.push(name);
     switch (name) {
-      case "host":
+      case "host": {
         // Repeated Host fields are joined as Bun.serve's Headers does: then no host matches (the
         // catch-all, as on the Bun front), and upstream-head.ts sends that one joined value.
+        const value = buf.toString("latin1", vs, ve);
         host = host === null ? value : `${host}, ${value}`;
+        hostFields++;
         break;
+      }
       case "content-length": {
-        const n = parseContentLength(value);
+        const n = contentLengthAt(buf, vs, ve);
         if (n < 0 || (length >= 0 && n !== length)) return 400;
         length = n;
         break;
       }
-      case "transfer-encoding":
+      case "transfer-encoding": {
+        const value = buf.toString("latin1", vs, ve);
         te = te === null ? value : `${te},${value}`;
         break;
+      }
       case "connection":
-        connection = connection.concat(tokens(value));
+        connection = connection.concat(tokens(buf.toString("latin1", vs, ve)));
         break;
       case "upgrade":
-        upgradeValue = value;
+        upgradeValue = buf.toString("latin1", vs, ve);
         break;
       case "expect":
-        expectContinue = value.toLowerCase() === "100-continue";
+        expectContinue = buf.toString("latin1", vs, ve).toLowerCase() === "100-continue";
         break;
     }
     pos = end + 2;
@@ -166,21 +238,23 @@ export function parseRequestHead(buf: Buffer, start: number, headEnd: number): R
   const close = connection.includes("close");
   const keepAlive = http10 ? !close && connection.includes("keep-alive") : !close;
   const upgrade = upgradeValue !== null && connection.includes("upgrade") ? upgradeValue : null;
-  return {
+  return new RequestHead(
+    buf,
     method,
     target,
     http10,
-    rawNames,
-    names,
-    values,
+    spans,
+    known,
     bodyKind,
-    contentLength: bodyKind === BODY_LENGTH ? length : 0,
+    bodyKind === BODY_LENGTH ? length : 0,
     host,
+    hostFields,
     keepAlive,
     connection,
     upgrade,
     expectContinue,
-  };
+    length >= 0,
+  );
 }
 
 /** Index of the CR of the CRLF ending the line at `pos`, or -1 for a bare LF / bare CR / no end. */
@@ -204,6 +278,24 @@ function versionAt(buf: Uint8Array, at: number, lineEnd: number): boolean | numb
   if (major < 0 || major > 9 || minor < 0 || minor > 9 || buf[at + 6] !== 46) return 400;
   if (major !== 1 || minor > 1) return 505;
   return minor === 0;
+}
+
+/** Content-Length from its bytes when it is plain digits (the common case), else parseContentLength. */
+export function contentLengthAt(buf: Buffer, from: number, to: number): number {
+  if (to - from > 0 && to - from <= MAX_DIGITS) {
+    let n = 0;
+    let digits = true;
+    for (let i = from; i < to; i++) {
+      const d = (buf[i] as number) - 48;
+      if (d < 0 || d > 9) {
+        digits = false;
+        break;
+      }
+      n = n * 10 + d;
+    }
+    if (digits) return n;
+  }
+  return parseContentLength(buf.toString("latin1", from, to));
 }
 
 /** Digits, or a comma-separated list of equal digit strings; -1 when invalid. */

@@ -5,7 +5,7 @@
  */
 import { HOP_BY_HOP } from "../hop-by-hop.ts";
 import { isTchar } from "./chars.ts";
-import { parseContentLength, tokens } from "./request-head.ts";
+import { contentLengthAt, tokens } from "./request-head.ts";
 
 export const RES_NONE = 0;
 export const RES_LENGTH = 1;
@@ -123,24 +123,6 @@ function fieldKind(buf: Uint8Array, from: number, to: number): number {
 function lfAt(buf: Uint8Array, from: number, limit: number): number {
   for (let i = from; i < limit; i++) if (buf[i] === 10) return i;
   return -1;
-}
-
-/** Content-Length from its bytes when it is plain digits (the common case), else parseContentLength. */
-function contentLengthAt(buf: Buffer, from: number, to: number): number {
-  if (to - from > 0 && to - from <= 15) {
-    let n = 0;
-    let digits = true;
-    for (let i = from; i < to; i++) {
-      const d = (buf[i] as number) - 48;
-      if (d < 0 || d > 9) {
-        digits = false;
-        break;
-      }
-      n = n * 10 + d;
-    }
-    if (digits) return n;
-  }
-  return parseContentLength(buf.toString("latin1", from, to));
 }
 
 /**

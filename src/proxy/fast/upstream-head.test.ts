@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { RELAYED_CLIENT_HEADER } from "../client-address.ts";
-import { prepareUpstreamHeaders } from "../forwarded-headers.ts";
+import { isSaneRequestId, prepareUpstreamHeaders } from "../forwarded-headers.ts";
 import { findHeadEnd, parseRequestHead, type RequestHead } from "./request-head.ts";
 import { internalHead } from "./slow-exchange.ts";
 import { filteredUpstreamHead, plainUpstreamHead } from "./upstream-head.ts";
@@ -12,7 +12,7 @@ function head(text: string): RequestHead {
   return h;
 }
 
-/** Field lines of a serialised head → lower-case name → values joined like Headers does. */
+/** Field lines of a serialised head → lower-case name → values joined as Headers does. */
 function fields(wire: string): Map<string, string> {
   const out = new Map<string, string>();
   for (const line of wire.split("\r\n").slice(1)) {
@@ -21,7 +21,8 @@ function fields(wire: string): Map<string, string> {
     const name = line.slice(0, i).toLowerCase();
     const value = line.slice(i + 1).trim();
     const had = out.get(name);
-    out.set(name, had === undefined ? value : `${had}, ${value}`);
+    // As Headers joins them (Cookie with "; ").
+    out.set(name, had === undefined ? value : `${had}${name === "cookie" ? "; " : ", "}${value}`);
   }
   return out;
 }
@@ -40,6 +41,65 @@ describe("plainUpstreamHead", () => {
     for (let i = 0; i < h.names.length; i++) reference.append(h.names[i] as string, h.values[i] as string);
     prepareUpstreamHeaders(reference, { ...hop, host: h.host });
     expect(Object.fromEntries(ours)).toEqual(Object.fromEntries(reference.entries()));
+  });
+
+  test("random heads: the Bun front's fields, the client's order, nothing made up", () => {
+    let seed = 1;
+    const r = (n: number) => {
+      seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+      return (seed >>> 8) % n;
+    };
+    const names = [
+      "Host",
+      "Accept",
+      "X-Custom",
+      "x-custom",
+      "X-Forwarded-For",
+      "X-Request-Id",
+      "Connection",
+      "Keep-Alive",
+      "TE",
+      "X-Hop",
+      "Cookie",
+      "User-Agent",
+      "X-Unknown-Long-Name",
+      "Content-Type",
+      "Upgrade",
+    ];
+    const values = ["a.example", "1.2.3.4", "v", "x-hop, keep-alive", "x-custom", "caf\u00e9", "a,b"];
+    const cased = (n: string) =>
+      [...n].map((c) => (r(3) === 0 ? c.toUpperCase() : r(2) ? c.toLowerCase() : c)).join("");
+    const ows = () => ["", " ", "  ", "\t"][r(4)] as string;
+    for (let round = 0; round < 400; round++) {
+      let text = "GET /p HTTP/1.1\r\nHost: a.example\r\n";
+      const n = r(10);
+      for (let i = 0; i < n; i++) {
+        const name = cased(names[r(names.length)] as string);
+        text += `${name}:${ows()}${values[r(values.length)]}${ows()}\r\n`;
+      }
+      const h = head(`${text}\r\n`);
+      const wire = plainUpstreamHead(h, { path: "/p", query: "" }, hop, "127.0.0.1:9").head;
+      const reference = new Headers();
+      for (let i = 0; i < h.names.length; i++) reference.append(h.names[i] as string, h.values[i] as string);
+      prepareUpstreamHeaders(reference, { ...hop, host: h.host });
+      const ours = fields(wire);
+      // The request id is ours when the client's is missing or not sane: the same rule, a new value.
+      if (ours.get("x-request-id") !== reference.get("x-request-id")) {
+        const sentId = h.names.flatMap((x, i) => (x === "x-request-id" ? [h.values[i] as string] : []));
+        expect(sentId.length === 0 || !isSaneRequestId(sentId.join(", "))).toBe(true);
+        ours.delete("x-request-id");
+        reference.delete("x-request-id");
+      }
+      expect(Object.fromEntries(ours)).toEqual(Object.fromEntries(reference.entries()));
+      // Client fields kept appear in the order sent (the Host line first, as sent).
+      const sent = h.names.filter((x) => ours.has(x) && !x.startsWith("x-forwarded") && x !== "x-request-id");
+      const got = wire
+        .split("\r\n")
+        .slice(1, -2)
+        .map((l) => l.slice(0, l.indexOf(":")).toLowerCase())
+        .filter((x) => sent.includes(x));
+      expect(got).toEqual(sent.filter((x, i) => x !== "host" || sent.indexOf("host") === i));
+    }
   });
 
   test("one Host line even when the client sent two; the request line is the routed target", () => {

@@ -11,7 +11,7 @@ import type { RequestContext } from "../filters/chain.ts";
 import { isSaneRequestId, newRequestId, prepareUpstreamHeaders } from "../forwarded-headers.ts";
 import { HOP_BY_HOP } from "../hop-by-hop.ts";
 import type { RequestTarget } from "../request-target.ts";
-import { BODY_CHUNKED, BODY_LENGTH, type RequestHead } from "./request-head.ts";
+import { BODY_CHUNKED, BODY_LENGTH, FIELD, type RequestHead } from "./request-head.ts";
 
 /** Headers never copied from the client: hop-by-hop, framing we redo, and what we set ourselves. */
 const DROP: ReadonlySet<string> = new Set([
@@ -39,37 +39,58 @@ export interface UpstreamRequest {
   readonly requestId: string;
 }
 
-/** The route has no request filters: the client's fields are copied in their order and spelling. */
+/**
+ * The route has no request filters: the client's fields are copied in their order and spelling. Kept
+ * lines are copied as they came (one slice for each run of consecutive kept lines; the parser has
+ * checked every byte of them), so no string is made per field.
+ */
 export function plainUpstreamHead(
   head: RequestHead,
   target: RequestTarget,
   hop: Hop,
   endpointHost: string,
 ): UpstreamRequest {
-  const { rawNames, names, values } = head;
+  const { buf, spans, known } = head;
   let out = `${head.method} ${target.path}${target.query} HTTP/1.1\r\n`;
   let xff: string | null = null;
   let requestId: string | null = null;
   const named = head.connection;
   let hostSent = false;
-  for (let i = 0; i < names.length; i++) {
-    const name = names[i] as string;
+  // The run of kept lines not yet copied: buf[runStart, runEnd).
+  let runStart = 0;
+  let runEnd = 0;
+  for (let i = 0; i < known.length; i++) {
+    const name = known[i];
+    const at = i * FIELD;
+    let keep = true;
     if (name === "host") {
-      // One Host line with the (joined) value routing saw, never two an upstream could choose from.
-      if (!hostSent) out += `${rawNames[i]}: ${head.host}\r\n`;
-      hostSent = true;
-      continue;
-    }
-    if (DROP.has(name)) {
-      if (name === "x-forwarded-for") xff = xff === null ? (values[i] as string) : `${xff}, ${values[i]}`;
+      // One Host line with the (joined) value routing saw, never two an upstream could choose from; a
+      // single Host line is that already. The Host line stays even when Connection names it.
+      if (head.hostFields > 1) {
+        keep = false;
+        if (!hostSent) {
+          out += buf.toString("latin1", runStart, runEnd);
+          runEnd = runStart;
+          out += `${head.rawName(i)}: ${head.host}\r\n`;
+        }
+        hostSent = true;
+      }
+    } else if (name !== undefined && DROP.has(name)) {
+      keep = false;
+      if (name === "x-forwarded-for") xff = xff === null ? head.value(i) : `${xff}, ${head.value(i)}`;
       else if (name === "x-request-id")
-        requestId = requestId === null ? (values[i] as string) : `${requestId}, ${values[i]}`;
-      continue;
+        requestId = requestId === null ? head.value(i) : `${requestId}, ${head.value(i)}`;
+    } else if (named.length > 0 && named.includes(name ?? head.lowerName(i))) keep = false;
+    const lineStart = spans[at] as number;
+    if (keep) {
+      if (runEnd !== lineStart) {
+        if (runEnd > runStart) out += buf.toString("latin1", runStart, runEnd);
+        runStart = lineStart;
+      }
+      runEnd = (spans[at + 4] as number) + 2;
     }
-    // The Host line stays even when Connection names it (forward.ts re-sets Host the same way).
-    if (named.length > 0 && named.includes(name)) continue;
-    out += `${rawNames[i]}: ${values[i]}\r\n`;
   }
+  if (runEnd > runStart) out += buf.toString("latin1", runStart, runEnd);
   if (head.host === null) out += `Host: ${endpointHost}\r\n`;
   if (hop.clientIp !== "")
     out += `X-Forwarded-For: ${xff === null ? hop.clientIp : `${xff}, ${hop.clientIp}`}\r\n`;
@@ -122,5 +143,5 @@ export function filteredUpstreamHead(
 export function framing(head: RequestHead): string {
   if (head.bodyKind === BODY_LENGTH) return `Content-Length: ${head.contentLength}\r\n`;
   if (head.bodyKind === BODY_CHUNKED) return "Transfer-Encoding: chunked\r\n";
-  return head.names.includes("content-length") ? "Content-Length: 0\r\n" : "";
+  return head.sentLength ? "Content-Length: 0\r\n" : "";
 }
