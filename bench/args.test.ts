@@ -11,8 +11,11 @@ test("defaults: every section, 5 rounds of 8 s", () => {
     connections: 32,
     workers: [],
     floor: true,
+    fields: "host",
   });
   expect(parseBenchArgs([], { BENCH_FLOOR: "0" }).floor).toBe(false);
+  expect(parseBenchArgs([], { BENCH_FIELDS: "browser" }).fields).toBe("browser");
+  expect(() => parseBenchArgs([], { BENCH_FIELDS: "chrome" })).toThrow(/host or browser/);
 });
 
 test("--smoke makes every section tiny, also from the environment", () => {

@@ -13,12 +13,21 @@ export interface BenchArgs {
   readonly workers: readonly number[];
   /** The proxy section's floor rows (BENCH_FLOOR=0 skips them). */
   readonly floor: boolean;
+  /** The proxy section's requests: Host only, or with a browser's fields (BENCH_FIELDS=browser). */
+  readonly fields: "host" | "browser";
 }
 
 const usage = `usage: bun run bench [--smoke] [--only ${sectionNames.join("|")}[,…]]
 env: BENCH_ROUNDS (5), BENCH_SECONDS (8), BENCH_CONNECTIONS (32), BENCH_WORKERS (e.g. "1,2"),
      BENCH_SMOKE=1, BENCH_GATEHOUSE_ARGS (extra flags for every gatehouse process),
-     BENCH_FLOOR=0 (skip the proxy section's Bun floor rows)`;
+     BENCH_FLOOR=0 (skip the proxy section's Bun floor rows),
+     BENCH_FIELDS=browser (proxy requests carry a browser's 14 fields besides Host)`;
+
+function fieldsOf(raw: string | undefined): "host" | "browser" {
+  if (raw === undefined || raw === "" || raw === "host") return "host";
+  if (raw === "browser") return "browser";
+  throw new Error(`BENCH_FIELDS=${raw}: host or browser\n${usage}`);
+}
 
 /** Throws with the usage text on anything it does not understand. */
 export function parseBenchArgs(
@@ -65,5 +74,6 @@ export function parseBenchArgs(
     connections: num("BENCH_CONNECTIONS", 32),
     workers,
     floor: env.BENCH_FLOOR !== "0",
+    fields: fieldsOf(env.BENCH_FIELDS),
   };
 }

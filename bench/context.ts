@@ -12,6 +12,8 @@ export interface BenchSettings {
   readonly workerCounts: readonly number[];
   /** Also measure the floor rows (bench/floor/: a Bun byte pipe, and that pipe with our HTTP parsing). */
   readonly floor: boolean;
+  /** Proxy requests carry Host only, or a browser's fields too (routes.ts BROWSER_FIELDS). */
+  readonly fields: "host" | "browser";
   readonly cores: number;
 }
 

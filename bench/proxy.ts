@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { freePort } from "../test/helpers/ports.ts";
 import type { BenchContext } from "./context.ts";
 import { cpuMs, type Target, targetPids } from "./procs.ts";
-import { manifests, nginxConf, routeSet, wrkScript } from "./routes.ts";
+import { BROWSER_FIELDS, manifests, nginxConf, routeSet, wrkScript } from "./routes.ts";
 import { median, spread } from "./stats.ts";
 import { runWrk, type WrkResult } from "./wrk.ts";
 
@@ -18,11 +18,12 @@ export async function proxySection(ctx: BenchContext): Promise<string> {
   const dir = join(ctx.work, "proxy");
   await mkdir(dir, { recursive: true });
   const script = join(dir, "routes.lua");
-  await writeFile(script, wrkScript(set));
+  const fields = settings.fields === "browser" ? BROWSER_FIELDS : {};
+  await writeFile(script, wrkScript(set, fields));
   const directScript = join(dir, "direct.lua");
-  await writeFile(directScript, 'request = function() return wrk.format("GET", "/p0/x") end\n');
+  await writeFile(directScript, wrkScript({ hosts: [set.hosts[0] as string], paths: ["/p0"] }, fields));
   const out = [
-    `1000 routes (100 hosts × 10 prefixes, Ingress and HTTPRoute mixed); wrk -t1 -c${settings.connections} -d${settings.seconds}s; ${settings.rounds} round(s)`,
+    `1000 routes (100 hosts × 10 prefixes, Ingress and HTTPRoute mixed); wrk -t1 -c${settings.connections} -d${settings.seconds}s; ${settings.rounds} round(s); requests: ${settings.fields === "browser" ? "Host and a browser's 14 fields" : "Host only"}`,
   ];
   const direct: Target = {
     name: "direct",

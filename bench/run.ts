@@ -58,6 +58,7 @@ try {
       // A smoke run proves the section works with one worker count; CI time is short.
       workerCounts: args.workers.length > 0 ? args.workers : args.smoke ? [1] : [...new Set([1, cores])],
       floor: args.floor,
+      fields: args.fields,
       cores,
     },
     procs,
