@@ -16,7 +16,8 @@ import {
   problemsFromStatus,
 } from "./gateway-status.ts";
 import type { HostPattern } from "./hosts.ts";
-import { type HTTPRouteTranslation, translateHTTPRoute } from "./httproute.ts";
+import type { HTTPRouteTranslation } from "./httproute.ts";
+import { translateHTTPRouteKept } from "./httproute-memo.ts";
 import type { RuleEntry } from "./httproute-rule.ts";
 import { namespaceLabels } from "./label-selector.ts";
 import { isProgrammed, type ListenerPlan, planListeners } from "./listeners.ts";
@@ -109,7 +110,7 @@ export function translateGatewayAPI(
   const routeStatuses: ObjectStatus[] = [];
   for (const route of [...arrayOf(snapshot?.httpRoutes)].filter((r) => r?.metadata).sort(byNsName)) {
     try {
-      const t = translateHTTPRoute(route, index, grants);
+      const t = translateHTTPRouteKept(route, index, grants);
       const parents = attachRoute(t, entries, labelsOf);
       if (parents.length === 0) continue;
       place(t, parents, attached, hosts);
