@@ -1,12 +1,12 @@
 import { describe, expect, test } from "bun:test";
 import { RELAYED_CLIENT_HEADER } from "../client-address.ts";
 import { HOP_BY_HOP } from "../hop-by-hop.ts";
-import { knownName, methodAt } from "./interned.ts";
+import { knownName, methodAt, nameHashOf } from "./interned.ts";
 
 /** The lower-case name the table gives (undefined: not a common name), read inside other bytes. */
 function viaTable(text: string): string | undefined {
   const buf = Buffer.from(`xx${text}:yy`, "latin1");
-  return knownName(buf, 2, 2 + text.length);
+  return knownName(buf, 2, 2 + text.length, nameHashOf(buf, 2, 2 + text.length));
 }
 
 /** Deterministic mixed case. */

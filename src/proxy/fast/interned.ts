@@ -68,13 +68,28 @@ const NAMES = [
   "X-Gatehouse-Relayed-Client",
 ];
 
-/** By length; few names share one, so a lookup compares one to three names. */
-const BY_LENGTH: string[][] = [];
+/**
+ * A case-folded FNV-1a hash of a name, computed by the parser while it checks the name's bytes: OR-ing
+ * 0x20 lower-cases letters and leaves the other token characters as they are (`^` and `~` fold
+ * together, which the confirming compare settles).
+ */
+export const NAME_HASH_BASIS = 0x811c9dc5 | 0;
+export function nameHashStep(h: number, c: number): number {
+  return Math.imul(h ^ (c | 0x20), 0x01000193);
+}
+
+function nameHash(lower: string): number {
+  let h = NAME_HASH_BASIS;
+  for (let i = 0; i < lower.length; i++) h = nameHashStep(h, lower.charCodeAt(i));
+  return h;
+}
+
+/** By hash; names whose hashes collide share an entry (none among these, checked at load). */
+const BY_HASH = new Map<number, string[]>();
 for (const usual of NAMES) {
   const lower = usual.toLowerCase();
-  const list = BY_LENGTH[lower.length] ?? [];
-  list.push(lower);
-  BY_LENGTH[lower.length] = list;
+  const h = nameHash(lower);
+  BY_HASH.set(h, [...(BY_HASH.get(h) ?? []), lower]);
 }
 const METHODS_BY_LENGTH: string[][] = [];
 for (const m of METHODS) {
@@ -110,10 +125,17 @@ export function methodAt(buf: Buffer, from: number, to: number): string {
 /**
  * The lower-case name of the header name `buf[from, to)` when it is a common one (compared ignoring
  * case, so every spelling of a name the parser acts on is recognised), else undefined: the caller then
- * decodes it only if something asks.
+ * decodes it only if something asks. `hash`: the name's nameHashStep hash, which the parser computes.
  */
-export function knownName(buf: Uint8Array, from: number, to: number): string | undefined {
-  const list = BY_LENGTH[to - from];
+export function knownName(buf: Uint8Array, from: number, to: number, hash: number): string | undefined {
+  const list = BY_HASH.get(hash);
   if (list !== undefined) for (const lower of list) if (sameIgnoringCase(buf, from, to, lower)) return lower;
   return undefined;
+}
+
+/** The hash knownName takes, for `buf[from, to)` (callers that have not computed it on the way). */
+export function nameHashOf(buf: Uint8Array, from: number, to: number): number {
+  let h = NAME_HASH_BASIS;
+  for (let i = from; i < to; i++) h = nameHashStep(h, buf[i] as number);
+  return h;
 }

@@ -7,7 +7,7 @@
  * required on HTTP/1.1. The body boundary is then exact, which is what prevents request smuggling.
  */
 import { isTchar } from "./chars.ts";
-import { knownName, methodAt, sameIgnoringCase } from "./interned.ts";
+import { knownName, methodAt, NAME_HASH_BASIS, nameHashStep, sameIgnoringCase } from "./interned.ts";
 
 export const BODY_NONE = 0;
 export const BODY_LENGTH = 1;
@@ -35,7 +35,7 @@ export class RequestHead {
     readonly target: string,
     readonly http10: boolean,
     /** FIELD numbers per field, in order. */
-    readonly spans: readonly number[],
+    readonly spans: Int32Array,
     /** Per field: its lower-case name when it is a common one (interned.ts), else undefined. */
     readonly known: readonly (string | undefined)[],
     readonly bodyKind: 0 | 1 | 2,
@@ -115,6 +115,10 @@ export const MAX_HEADERS = 100;
 /** Content-Length above this (9 PB) is refused rather than risk precision loss. */
 const MAX_DIGITS = 15;
 
+/** parseRequestHead's working arrays (it never re-enters); each head gets copies of its part. */
+const SPANS = new Int32Array(MAX_HEADERS * FIELD);
+const KNOWN: (string | undefined)[] = new Array(MAX_HEADERS).fill(undefined);
+
 /**
  * Index just after the blank line ending the head in `buf[from, end)`, or -1 when it is not complete.
  * `from` may point into the middle of the head (resume scanning); a bare-LF ending is reported as
@@ -163,8 +167,10 @@ export function parseRequestHead(buf: Buffer, start: number, headEnd: number): R
   const http10 = versionAt(buf, i + 1, lineEnd);
   if (typeof http10 === "number") return http10;
 
-  const spans: number[] = [];
-  const known: (string | undefined)[] = [];
+  // Filled here and copied out at their exact size at the end (growing arrays field by field cost more).
+  const spans = SPANS;
+  const known = KNOWN;
+  let fields = 0;
   let host: string | null = null;
   let hostFields = 0;
   let length = -1;
@@ -177,9 +183,15 @@ export function parseRequestHead(buf: Buffer, start: number, headEnd: number): R
     const end = lineEndAt(buf, pos, headEnd);
     if (end < 0) return 400;
     if (end === pos) break; // the blank line
-    if (known.length === MAX_HEADERS) return 431;
+    if (fields === MAX_HEADERS) return 431;
     let j = pos;
-    while (j < end && isTchar(buf[j] as number)) j++;
+    // The name's case-folded hash on the way (interned.ts looks common names up by it).
+    let hash = NAME_HASH_BASIS;
+    for (; j < end; j++) {
+      const c = buf[j] as number;
+      if (!isTchar(c)) break;
+      hash = nameHashStep(hash, c);
+    }
     // Covers obs-fold (a line starting with SP/HTAB) and whitespace before the colon.
     if (j === pos || buf[j] !== 58) return 400;
     let vs = j + 1;
@@ -191,9 +203,14 @@ export function parseRequestHead(buf: Buffer, start: number, headEnd: number): R
       if ((c < 0x20 && c !== 9) || c === 0x7f) return 400;
     }
     // Every name acted on below is a known one, whatever its case (interned.ts); other names stay bytes.
-    const name = knownName(buf, pos, j);
-    spans.push(pos, j, vs, ve, end);
-    known.push(name);
+    const name = knownName(buf, pos, j, hash);
+    const at = fields * FIELD;
+    spans[at] = pos;
+    spans[at + 1] = j;
+    spans[at + 2] = vs;
+    spans[at + 3] = ve;
+    spans[at + 4] = end;
+    known[fields++] = name;
     switch (name) {
       case "host": {
         // Repeated Host fields are joined as Bun.serve's Headers does: then no host matches (the
@@ -243,8 +260,8 @@ export function parseRequestHead(buf: Buffer, start: number, headEnd: number): R
     method,
     target,
     http10,
-    spans,
-    known,
+    spans.slice(0, fields * FIELD),
+    known.slice(0, fields),
     bodyKind,
     bodyKind === BODY_LENGTH ? length : 0,
     host,
