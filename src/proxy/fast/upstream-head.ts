@@ -13,8 +13,11 @@ import { HOP_BY_HOP } from "../hop-by-hop.ts";
 import type { RequestTarget } from "../request-target.ts";
 import { BODY_CHUNKED, BODY_LENGTH, FIELD, type RequestHead } from "./request-head.ts";
 
-/** Headers never copied from the client: hop-by-hop, framing we redo, and what we set ourselves. */
-const DROP: ReadonlySet<string> = new Set([
+/**
+ * Headers never copied from the client: hop-by-hop, framing we redo, and what we set ourselves. Every
+ * one must be a name interned.ts knows (its test checks), since fields are matched by their interned name.
+ */
+export const DROP: ReadonlySet<string> = new Set([
   ...HOP_BY_HOP,
   "expect",
   "content-length",
