@@ -4,20 +4,19 @@
  * working tree cheaper per request than REF (default HEAD)? A whole `bun run bench` cannot resolve a
  * 10 % change on a shared 2-core machine (neighbours move req/s by a third within minutes); this can.
  * REF is checked out into a temporary worktree; both gateways serve the proxy section's 1,000 routes
- * from one backend and are loaded in alternating order, pair after pair (A B, B A, …), so drift hits
- * both alike. Per pair: CPU µs per request of each gateway (its own processes, /proc) and req/s. The
- * verdict is the median of the per-pair differences and a sign test over the pairs. Method:
- * docs/performance.md, "Comparing two trees".
+ * from one backend and are loaded at the same time by two wrk processes (or, `--mode alternate`, one
+ * after the other in alternating order), so drift hits both alike. Per pair: CPU µs per request of each
+ * gateway (its own processes, /proc) and req/s. The verdict is the median of the per-pair differences
+ * and a sign test over the pairs. Method: docs/performance.md, "Comparing two trees".
  */
 import { mkdir, mkdtemp, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { freePort } from "../test/helpers/ports.ts";
-import { cpuMs, Processes, repo, type Target, targetPids } from "./procs.ts";
+import { measuredRun, Processes, repo, type Target, targetPids } from "./procs.ts";
 import { BROWSER_FIELDS, manifests, routeSet, wrkScript } from "./routes.ts";
-import { median } from "./stats.ts";
-import { runWrk } from "./wrk.ts";
+import { median, signTest } from "./stats.ts";
 
 const { values } = parseArgs({
   args: Bun.argv.slice(2),
@@ -49,29 +48,20 @@ if (![pairs, seconds, workers, connections].every((n) => Number.isInteger(n) && 
   process.exit(2);
 }
 
-/** Two-sided sign test: the chance of a split at least this uneven if neither side were cheaper. */
-export function signTest(lower: number, n: number): number {
-  const k = Math.min(lower, n - lower);
-  let tail = 0;
-  let c = 1;
-  for (let i = 0; i <= k; i++) {
-    tail += c;
-    c = (c * (n - i)) / (i + 1);
-  }
-  return Math.min(1, (2 * tail) / 2 ** n);
-}
-
 interface Sample {
   cpuUs: number;
   rps: number;
 }
 
 async function measure(t: Target, script: string): Promise<Sample> {
-  const pids = await targetPids(t);
-  const before = await cpuMs(pids);
-  const res = await runWrk({ url: t.url, script, seconds, connections, threads: 1 });
-  if (res.errors > 0) throw new Error(`${t.name}: ${res.errors} failed responses`);
-  return { cpuUs: (((await cpuMs(pids)) - before) * 1000) / res.requests, rps: res.rps };
+  const run = await measuredRun(t.name, await targetPids(t), {
+    url: t.url,
+    script,
+    seconds,
+    connections,
+    threads: 1,
+  });
+  return { cpuUs: run.cpuUsPerRequest ?? Number.NaN, rps: run.rps };
 }
 
 /**

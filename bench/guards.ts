@@ -12,10 +12,9 @@ import { signToken, testKey } from "../src/auth/testing/keys.ts";
 import { freePort } from "../test/helpers/ports.ts";
 import type { RedisServer } from "../test/helpers/redis.ts";
 import type { BenchContext } from "./context.ts";
-import { cpuMs, targetPids } from "./procs.ts";
-import { type Run, wrkTable } from "./proxy.ts";
+import { measuredRun, type Run, targetPids } from "./procs.ts";
+import { wrkTable } from "./proxy.ts";
 import { median } from "./stats.ts";
-import { runWrk } from "./wrk.ts";
 
 const ns = "bench";
 const issuer = "https://issuer.bench.test";
@@ -183,17 +182,14 @@ export async function guardsSection(ctx: BenchContext): Promise<string> {
     for (let r = 0; r < settings.rounds; r++) {
       for (const row of r % 2 === 0 ? rows : [...rows].reverse()) {
         const before = row.host === hosts.limited ? await redisCalls(redis) : undefined;
-        const cpuBefore = await cpuMs(pids);
-        const res = await runWrk({
+        const res = await measuredRun(`guards: ${row.name}`, pids, {
           url: `${gw.url}/`,
           seconds: settings.seconds,
           connections: settings.connections,
           threads: 1,
           headers: { Host: row.host, ...auth },
         });
-        if (res.errors > 0) throw new Error(`guards: ${row.name}: ${res.errors} failed responses`);
-        const cpuUsPerRequest = (((await cpuMs(pids)) - cpuBefore) * 1000) / res.requests;
-        samples.set(row.name, [...(samples.get(row.name) ?? []), { ...res, cpuUsPerRequest }]);
+        samples.set(row.name, [...(samples.get(row.name) ?? []), res]);
         if (before !== undefined) {
           limitedRequests += res.requests;
           limitedCalls = addDiff(limitedCalls, before, await redisCalls(redis));

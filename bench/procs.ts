@@ -6,6 +6,7 @@ import { writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { freePort } from "../test/helpers/ports.ts";
 import { type RedisServer, startRedis } from "../test/helpers/redis.ts";
+import { runWrk, type WrkOptions, type WrkResult } from "./wrk.ts";
 
 export const repo = resolve(import.meta.dir, "..");
 
@@ -23,6 +24,24 @@ export async function targetPids(t: Target): Promise<number[]> {
   if (t.pids !== undefined) return t.pids();
   if (t.proc === undefined) return [];
   return [t.proc.pid, ...(await descendants(t.proc.pid))];
+}
+
+/** A wrk run and, when the target's processes are known, the CPU they spent on it per request. */
+export interface Run extends WrkResult {
+  readonly cpuUsPerRequest?: number | undefined;
+}
+
+/**
+ * One wrk run, with the CPU time (user + system) `pids` used for it divided by the requests served: what
+ * each request costs the target whichever resource bounds the req/s (none: `pids` is empty). Any
+ * failed response or socket error fails the run, naming `label`.
+ */
+export async function measuredRun(label: string, pids: readonly number[], wrk: WrkOptions): Promise<Run> {
+  const before = await cpuMs(pids);
+  const res = await runWrk(wrk);
+  if (res.errors > 0) throw new Error(`${label}: ${res.errors} failed responses in a bench run`);
+  if (pids.length === 0) return res;
+  return { ...res, cpuUsPerRequest: (((await cpuMs(pids)) - before) * 1000) / res.requests };
 }
 
 /** CPU time (user + system, ms) used so far by `pids`, from /proc/PID/stat (gone processes count 0). */

@@ -7,10 +7,9 @@ import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { freePort } from "../test/helpers/ports.ts";
 import type { BenchContext } from "./context.ts";
-import { cpuMs, type Target, targetPids } from "./procs.ts";
+import { measuredRun, type Run, type Target, targetPids } from "./procs.ts";
 import { BROWSER_FIELDS, manifests, nginxConf, routeSet, wrkScript } from "./routes.ts";
 import { median, spread } from "./stats.ts";
-import { runWrk, type WrkResult } from "./wrk.ts";
 
 export async function proxySection(ctx: BenchContext): Promise<string> {
   const { settings, procs } = ctx;
@@ -66,21 +65,13 @@ export async function proxySection(ctx: BenchContext): Promise<string> {
         // Alternate the order each round so slow drift on the machine does not favour one side.
         const order = r % 2 === 0 ? targets : [...targets].reverse();
         for (const t of order) {
-          const pids = await targetPids(t);
-          const before = await cpuMs(pids);
-          const res = await runWrk({
+          const run = await measuredRun(t.name, await targetPids(t), {
             url: t.url,
             script: t === direct ? directScript : script,
             seconds: settings.seconds,
             connections: settings.connections,
             threads: 1,
           });
-          if (res.errors > 0) throw new Error(`${t.name}: ${res.errors} failed responses in a bench run`);
-          const cpuUs = pids.length > 0 ? ((await cpuMs(pids)) - before) * 1000 : undefined;
-          const run: Run = {
-            ...res,
-            cpuUsPerRequest: cpuUs === undefined ? undefined : cpuUs / res.requests,
-          };
           samples.get(t.name)?.push(run);
         }
       }
@@ -92,14 +83,6 @@ export async function proxySection(ctx: BenchContext): Promise<string> {
     }
   }
   return out.join("\n");
-}
-
-/**
- * One wrk run, with the CPU time (user + system) the target's processes used for it divided by the
- * requests served: what each request costs the proxy whichever resource bounds the req/s.
- */
-export interface Run extends WrkResult {
-  readonly cpuUsPerRequest?: number | undefined;
 }
 
 /**

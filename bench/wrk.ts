@@ -8,15 +8,17 @@ export interface WrkResult {
   readonly errors: number;
 }
 
-export async function runWrk(opts: {
-  url: string;
-  script?: string;
-  seconds: number;
-  connections: number;
-  threads: number;
+export interface WrkOptions {
+  readonly url: string;
+  readonly script?: string;
+  readonly seconds: number;
+  readonly connections: number;
+  readonly threads: number;
   /** Request headers (`-H`). wrk ignores them for requests a script formats with its own header table. */
-  headers?: Readonly<Record<string, string>>;
-}): Promise<WrkResult> {
+  readonly headers?: Readonly<Record<string, string>>;
+}
+
+export async function runWrk(opts: WrkOptions): Promise<WrkResult> {
   const proc = Bun.spawn(wrkArgs(opts), { stdout: "pipe", stderr: "pipe" });
   const [out, err] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text()]);
   if ((await proc.exited) !== 0) throw new Error(`wrk failed: ${err || out}`);
@@ -24,14 +26,7 @@ export async function runWrk(opts: {
 }
 
 /** The wrk command line; without a script wrk requests the URL's own path. */
-export function wrkArgs(opts: {
-  url: string;
-  script?: string;
-  seconds: number;
-  connections: number;
-  threads: number;
-  headers?: Readonly<Record<string, string>>;
-}): string[] {
+export function wrkArgs(opts: WrkOptions): string[] {
   const args = ["wrk", `-t${opts.threads}`, `-c${opts.connections}`, `-d${opts.seconds}s`, "--latency"];
   for (const [name, value] of Object.entries(opts.headers ?? {})) {
     if (/[\r\n]/.test(name + value) || !/^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/.test(name))

@@ -2,6 +2,8 @@
  * Headers that describe one connection, not the message (RFC 9110 §7.6.1), removed in both directions:
  * the fixed list plus every header the Connection header names.
  */
+import { isToken } from "./fast/chars.ts";
+
 export const HOP_BY_HOP: readonly string[] = [
   "connection",
   "keep-alive",
@@ -12,9 +14,6 @@ export const HOP_BY_HOP: readonly string[] = [
   "upgrade",
 ];
 
-/** RFC 9110 §5.1 field-name: one or more tchar. */
-const FIELD_NAME = /^[!#$%&'*+\-.^_`|~0-9a-z]+$/;
-
 export function stripHopByHop(h: Headers): void {
   const connection = h.get("connection");
   if (connection !== null) {
@@ -24,7 +23,7 @@ export function stripHopByHop(h: Headers): void {
       // lose the length (the raw front keeps it too, client-head.ts).
       // A token that is not a field name (a client may send any bytes) names no field to drop; Headers
       // would throw on it.
-      if (name !== "close" && name !== "keep-alive" && name !== "content-length" && FIELD_NAME.test(name))
+      if (name !== "close" && name !== "keep-alive" && name !== "content-length" && isToken(name))
         h.delete(name);
     }
   }

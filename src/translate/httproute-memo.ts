@@ -29,20 +29,18 @@ const kept = new WeakMap<HTTPRoute, Kept>();
 /** The last grants list seen: a translate whose list has the same objects in order reuses it. */
 let lastGrants: readonly ReferenceGrant[] = [];
 
-/** `grants`, or the previous list when it holds the same objects (so kept results compare by identity). */
-function sameGrants(grants: readonly ReferenceGrant[]): readonly ReferenceGrant[] {
-  if (grants.length === lastGrants.length && grants.every((g, i) => g === lastGrants[i])) return lastGrants;
-  lastGrants = grants;
-  return grants;
-}
-
-function sameSlices(
-  a: readonly EndpointSlice[] | undefined,
-  b: readonly EndpointSlice[] | undefined,
-): boolean {
+/** The same objects in the same order (an absent list is an empty one). */
+function sameObjects<T>(a: readonly T[] | undefined, b: readonly T[] | undefined): boolean {
   const x = a ?? [];
   const y = b ?? [];
-  return x.length === y.length && x.every((s, i) => s === y[i]);
+  return x.length === y.length && x.every((o, i) => o === y[i]);
+}
+
+/** `grants`, or the previous list when it holds the same objects (so kept results compare by identity). */
+function sameGrants(grants: readonly ReferenceGrant[]): readonly ReferenceGrant[] {
+  if (sameObjects(grants, lastGrants)) return lastGrants;
+  lastGrants = grants;
+  return grants;
 }
 
 /** A read-only map over `base` that records every key asked for, and whether anything read it all. */
@@ -109,7 +107,7 @@ export function translateHTTPRouteKept(
     k !== undefined &&
     k.grants === grants &&
     k.services.every(([key, s]) => index.services.get(key) === s) &&
-    k.slices.every(([key, s]) => sameSlices(index.slicesByService.get(key), s))
+    k.slices.every(([key, s]) => sameObjects(index.slicesByService.get(key), s))
   ) {
     if (checking) check(route, index, grants, k.result);
     return k.result;

@@ -11,6 +11,24 @@ export function isTchar(c: number): boolean {
   return TCHAR[c] === 1;
 }
 
+/** A non-empty string of tchar: a method, a field name, a transfer coding. */
+export function isToken(s: string): boolean {
+  for (let i = 0; i < s.length; i++) if (!isTchar(s.charCodeAt(i))) return false;
+  return s.length > 0;
+}
+
+/** `buf[from, to)` equals `lower` ignoring ASCII case (`lower` is lower-case): a field name compared
+ * as bytes, no string made. */
+export function nameIs(buf: Uint8Array, from: number, to: number, lower: string): boolean {
+  if (to - from !== lower.length) return false;
+  for (let i = 0; i < lower.length; i++) {
+    let c = buf[from + i] as number;
+    if (c >= 65 && c <= 90) c += 32;
+    if (c !== lower.charCodeAt(i)) return false;
+  }
+  return true;
+}
+
 /** Hex digit value, or -1. */
 export function hexValue(c: number): number {
   if (c >= 48 && c <= 57) return c - 48;

@@ -6,6 +6,7 @@
 import type { ResponseFilter } from "../filters/chain.ts";
 import { HOP_BY_HOP } from "../hop-by-hop.ts";
 import { STATUS_TEXT } from "../responses.ts";
+import { nameIs } from "./chars.ts";
 import {
   F_CONNECTION,
   F_CONTENT_LENGTH,
@@ -13,7 +14,6 @@ import {
   F_HOP,
   F_SERVER,
   F_TRANSFER_ENCODING,
-  nameIs,
   RES_CHUNKED,
   RES_LENGTH,
   type ResponseHead,
@@ -63,8 +63,9 @@ function applyEdit(h: Headers, edit: ResponseHeaderEdit): void {
 
 /**
  * The head passed on to the client for the upstream's `res`, followed by `body[bodyStart, bodyEnd)` (the
- * first body bytes, which go out in the same write; a range, so the caller makes no view of them), as bytes. Without response filters no string is made per field:
- * kept field lines are copied from the upstream's buffer (as `Name: value`, OWS trimmed).
+ * first body bytes, which go out in the same write; a range, so the caller makes no view of them), as
+ * bytes. Without response filters no string is made per field: kept field lines are copied from the
+ * upstream's buffer (as `Name: value`, OWS trimmed).
  * @param chunkedOut the body goes out chunked (upstream chunked and the client speaks 1.1)
  * @param close the client connection closes after this response
  */

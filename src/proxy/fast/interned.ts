@@ -6,6 +6,8 @@
  * only when asked for, to the same string.
  */
 
+import { nameIs } from "./chars.ts";
+
 const METHODS = ["GET", "HEAD", "POST", "PUT", "DELETE", "OPTIONS", "PATCH", "CONNECT", "TRACE"];
 
 /**
@@ -78,17 +80,18 @@ export function nameHashStep(h: number, c: number): number {
   return Math.imul(h ^ (c | 0x20), 0x01000193);
 }
 
-function nameHash(lower: string): number {
+/** The hash knownName takes, for `buf[from, to)` (the parser computes it on the way instead). */
+export function nameHashOf(buf: Uint8Array, from: number, to: number): number {
   let h = NAME_HASH_BASIS;
-  for (let i = 0; i < lower.length; i++) h = nameHashStep(h, lower.charCodeAt(i));
+  for (let i = from; i < to; i++) h = nameHashStep(h, buf[i] as number);
   return h;
 }
 
-/** By hash; names whose hashes collide share an entry (none among these, checked at load). */
+/** By hash; a list, so that two names whose hashes collide would both be found. */
 const BY_HASH = new Map<number, string[]>();
 for (const usual of NAMES) {
   const lower = usual.toLowerCase();
-  const h = nameHash(lower);
+  const h = nameHashOf(Buffer.from(lower, "latin1"), 0, lower.length);
   BY_HASH.set(h, [...(BY_HASH.get(h) ?? []), lower]);
 }
 const METHODS_BY_LENGTH: string[][] = [];
@@ -101,17 +104,6 @@ for (const m of METHODS) {
 /** `buf[from, to)` equals `s` byte for byte. */
 function same(buf: Uint8Array, from: number, to: number, s: string): boolean {
   for (let i = from; i < to; i++) if (buf[i] !== s.charCodeAt(i - from)) return false;
-  return true;
-}
-
-/** `buf[from, to)` equals `lower` ignoring ASCII case (`lower` is lower-case). */
-export function sameIgnoringCase(buf: Uint8Array, from: number, to: number, lower: string): boolean {
-  if (to - from !== lower.length) return false;
-  for (let i = from; i < to; i++) {
-    let c = buf[i] as number;
-    if (c >= 65 && c <= 90) c += 32;
-    if (c !== lower.charCodeAt(i - from)) return false;
-  }
   return true;
 }
 
@@ -129,13 +121,6 @@ export function methodAt(buf: Buffer, from: number, to: number): string {
  */
 export function knownName(buf: Uint8Array, from: number, to: number, hash: number): string | undefined {
   const list = BY_HASH.get(hash);
-  if (list !== undefined) for (const lower of list) if (sameIgnoringCase(buf, from, to, lower)) return lower;
+  if (list !== undefined) for (const lower of list) if (nameIs(buf, from, to, lower)) return lower;
   return undefined;
-}
-
-/** The hash knownName takes, for `buf[from, to)` (callers that have not computed it on the way). */
-export function nameHashOf(buf: Uint8Array, from: number, to: number): number {
-  let h = NAME_HASH_BASIS;
-  for (let i = from; i < to; i++) h = nameHashStep(h, buf[i] as number);
-  return h;
 }

@@ -6,8 +6,8 @@
  * Transfer-Encoding only as exactly `chunked`, never together with Content-Length, and Host
  * required on HTTP/1.1. The body boundary is then exact, which is what prevents request smuggling.
  */
-import { isTchar } from "./chars.ts";
-import { knownName, methodAt, NAME_HASH_BASIS, nameHashStep, sameIgnoringCase } from "./interned.ts";
+import { isTchar, isToken, nameIs } from "./chars.ts";
+import { knownName, methodAt, NAME_HASH_BASIS, nameHashStep } from "./interned.ts";
 
 export const BODY_NONE = 0;
 export const BODY_LENGTH = 1;
@@ -82,7 +82,7 @@ export class RequestHead {
     const k = this.known[i];
     if (k !== undefined) return k === lower;
     const at = i * FIELD;
-    return sameIgnoringCase(this.buf, this.spans[at] as number, this.spans[at + 1] as number, lower);
+    return nameIs(this.buf, this.spans[at] as number, this.spans[at + 1] as number, lower);
   }
 
   /** Header names as sent, lower-case names and values (OWS trimmed), in order. */
@@ -340,9 +340,4 @@ export function tokens(value: string): string[] {
     if (t !== "") out.push(t);
   }
   return out;
-}
-
-function isToken(s: string): boolean {
-  for (let i = 0; i < s.length; i++) if (!isTchar(s.charCodeAt(i))) return false;
-  return s.length > 0;
 }

@@ -4,7 +4,7 @@
  * decides where the response ends, so the upstream connection can be reused exactly then.
  */
 import { HOP_BY_HOP } from "../hop-by-hop.ts";
-import { isTchar } from "./chars.ts";
+import { isTchar, nameIs } from "./chars.ts";
 import { contentLengthAt, tokens } from "./request-head.ts";
 
 export const RES_NONE = 0;
@@ -86,17 +86,6 @@ export class ResponseHead {
 
 const MAX_RESPONSE_HEAD = 64 * 1024;
 const HTTP1 = "HTTP/1.";
-
-/** `buf[from, to)` equals `lower` ignoring ASCII case (`lower` is lower-case). */
-export function nameIs(buf: Uint8Array, from: number, to: number, lower: string): boolean {
-  if (to - from !== lower.length) return false;
-  for (let i = 0; i < lower.length; i++) {
-    let c = buf[from + i] as number;
-    if (c >= 65 && c <= 90) c += 32;
-    if (c !== lower.charCodeAt(i)) return false;
-  }
-  return true;
-}
 
 /** The names the fast path acts on, indexed by length (compared as bytes: no string per field). */
 const KNOWN: (readonly (readonly [string, number])[] | undefined)[] = [];

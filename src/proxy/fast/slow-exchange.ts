@@ -53,9 +53,10 @@ export class SlowExchange extends UpstreamExchange {
 }
 
 /**
- * The client's head for the internal listener (latin1 text, as UpstreamRequest.head): request line and fields as sent, except the framing
- * (ours, matching the bytes we relay) and the Connection field, whose tokens stay (so the app still
- * drops the fields they name, and sees an upgrade) minus `close`: the internal connection is reused.
+ * The client's head for the internal listener, as latin1 text (UpstreamRequest.head): request line and
+ * fields as sent, except the framing (ours, matching the bytes we relay) and the Connection field, whose
+ * tokens stay (so the app still drops the fields they name, and sees an upgrade) minus `close`: the
+ * internal connection is reused.
  */
 export function internalHead(head: RequestHead, clientIp: string): string {
   const { rawNames, names, values } = head;
