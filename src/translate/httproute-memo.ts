@@ -8,12 +8,13 @@
  * parse cache, the informers' store) and every one of those reads gives the same objects again.
  *
  * Kept results are shared between models, so nothing downstream may change them (the translators build
- * new objects; `{ ...route, auth }`). GATEHOUSE_TRANSLATE_CHECK=1 (set for the test suite, test/setup.ts)
- * translates again on every reuse and throws if the kept result differs.
+ * new objects; `{ ...route, auth }`). kept-check.ts: GATEHOUSE_TRANSLATE_CHECK=1 (set for the test
+ * suite, test/setup.ts) translates again on every reuse and throws if the kept result differs.
  */
 import type { EndpointSlice, Service } from "../sources/schema/core.ts";
 import type { HTTPRoute, ReferenceGrant } from "../sources/schema/gateway.ts";
 import { type HTTPRouteTranslation, translateHTTPRoute } from "./httproute.ts";
+import { checkingKept, checkKept } from "./kept-check.ts";
 import type { SnapshotIndex } from "./snapshot-index.ts";
 
 interface Kept {
@@ -93,8 +94,6 @@ class RecordingMap<V> implements ReadonlyMap<string, V> {
   }
 }
 
-const checking = process.env.GATEHOUSE_TRANSLATE_CHECK === "1";
-
 /** translateHTTPRoute, reusing the route's last translation when nothing it read has changed. */
 export function translateHTTPRouteKept(
   route: HTTPRoute,
@@ -109,7 +108,12 @@ export function translateHTTPRouteKept(
     k.services.every(([key, s]) => index.services.get(key) === s) &&
     k.slices.every(([key, s]) => sameObjects(index.slicesByService.get(key), s))
   ) {
-    if (checking) check(route, index, grants, k.result);
+    if (checkingKept)
+      checkKept(
+        `HTTPRoute ${route.metadata?.namespace}/${route.metadata?.name}`,
+        k.result,
+        translateHTTPRoute(route, index, grants),
+      );
     return k.result;
   }
   const services = new RecordingMap(index.services);
@@ -119,18 +123,4 @@ export function translateHTTPRouteKept(
     kept.set(route, { result, services: services.reads, slices: slices.reads, grants });
   else kept.delete(route);
   return result;
-}
-
-function check(
-  route: HTTPRoute,
-  index: SnapshotIndex,
-  grants: readonly ReferenceGrant[],
-  result: HTTPRouteTranslation,
-): void {
-  const fresh = translateHTTPRoute(route, index, grants);
-  if (Bun.deepEquals(fresh, result, true)) return;
-  const message = `kept translation of HTTPRoute ${route.metadata?.namespace}/${route.metadata?.name} differs from a fresh one`;
-  // Loud: the caller turns a throw into one route's internal problem, which a test might not look at.
-  console.error(message);
-  throw new Error(message);
 }

@@ -1,4 +1,4 @@
-import type { Listener, Problem, Route, SourceRef } from "../model/types.ts";
+import type { Listener, Problem, Route, SourceRef, VirtualHost } from "../model/types.ts";
 import { condition } from "../status/conditions.ts";
 import type { ObjectStatus } from "../status/types.ts";
 import { problem } from "./problems.ts";
@@ -21,7 +21,9 @@ export function dropIngressClashes(
   defaultListener: Listener,
   gatewayListeners: readonly Listener[],
 ): { listener: Listener; problems: Problem[]; overrides: Map<string, string[]> } {
-  const claims = new Map<string, { route: Route; listener: string }>();
+  // Hostnames first (one entry per virtual host): only a hostname both sides have can clash, and at
+  // 10k routes building a host-and-path key for every route on both sides cost ~6 ms a translation.
+  const shared = new Map<string, { vh: VirtualHost; listener: string }[]>();
   for (const l of gatewayListeners) {
     if (
       l.address !== defaultListener.address ||
@@ -30,9 +32,17 @@ export function dropIngressClashes(
     )
       continue;
     for (const vh of l.virtualHosts) {
-      for (const r of vh.routes) {
+      const list = shared.get(vh.hostname);
+      if (list === undefined) shared.set(vh.hostname, [{ vh, listener: l.name }]);
+      else list.push({ vh, listener: l.name });
+    }
+  }
+  const claims = new Map<string, { route: Route; listener: string }>();
+  for (const vh of defaultListener.virtualHosts) {
+    for (const g of shared.get(vh.hostname) ?? []) {
+      for (const r of g.vh.routes) {
         const key = claimKey(vh.hostname, r);
-        if (!claims.has(key)) claims.set(key, { route: r, listener: l.name });
+        if (!claims.has(key)) claims.set(key, { route: r, listener: g.listener });
       }
     }
   }
@@ -40,26 +50,29 @@ export function dropIngressClashes(
   if (claims.size === 0) return { listener: defaultListener, problems: [], overrides };
   const problems: Problem[] = [];
   const virtualHosts = defaultListener.virtualHosts
-    .map((vh) => ({
-      ...vh,
-      routes: vh.routes.filter((r) => {
-        const claim = claims.get(claimKey(vh.hostname, r));
-        if (!claim || r.source.kind !== "Ingress") return true;
-        const by = claim.route.source;
-        problems.push(
-          problem(
-            r.source,
-            "Conflict",
-            `${r.name}: ${r.match.path.type} path "${r.match.path.value}" on host "${vh.hostname}" is also claimed by ${by.kind} ${by.namespace}/${by.name} (${claim.route.name}) on listener ${claim.listener}, which shares this listener's address and port; the HTTPRoute wins and this path is ignored`,
-            "warning",
-          ),
-        );
-        const key = refKey(by);
-        const said = `host "${vh.hostname}" ${r.match.path.type} path "${r.match.path.value}" is also claimed by Ingress ${r.source.namespace}/${r.source.name}; this route wins and that Ingress path is not served`;
-        overrides.set(key, [...(overrides.get(key) ?? []), said]);
-        return false;
-      }),
-    }))
+    .map((vh) => {
+      if (!shared.has(vh.hostname)) return vh;
+      return {
+        ...vh,
+        routes: vh.routes.filter((r) => {
+          const claim = claims.get(claimKey(vh.hostname, r));
+          if (!claim || r.source.kind !== "Ingress") return true;
+          const by = claim.route.source;
+          problems.push(
+            problem(
+              r.source,
+              "Conflict",
+              `${r.name}: ${r.match.path.type} path "${r.match.path.value}" on host "${vh.hostname}" is also claimed by ${by.kind} ${by.namespace}/${by.name} (${claim.route.name}) on listener ${claim.listener}, which shares this listener's address and port; the HTTPRoute wins and this path is ignored`,
+              "warning",
+            ),
+          );
+          const key = refKey(by);
+          const said = `host "${vh.hostname}" ${r.match.path.type} path "${r.match.path.value}" is also claimed by Ingress ${r.source.namespace}/${r.source.name}; this route wins and that Ingress path is not served`;
+          overrides.set(key, [...(overrides.get(key) ?? []), said]);
+          return false;
+        }),
+      };
+    })
     .filter((vh) => vh.routes.length > 0);
   return { listener: { ...defaultListener, virtualHosts }, problems, overrides };
 }

@@ -13,9 +13,10 @@ import { applyAuthPolicies } from "./auth-policy.ts";
 import { dropConflicts } from "./conflicts.ts";
 import { hostsWithRootPrefix, placeDefaultBackends } from "./default-backend.ts";
 import { type GatewayAPITranslation, translateGatewayAPI } from "./gateway.ts";
-import { type IngressTranslation, translateIngress } from "./ingress.ts";
+import type { IngressTranslation } from "./ingress.ts";
 import { dropIngressClashes, markIngressOverrides } from "./ingress-clash.ts";
 import { selectIngresses } from "./ingress-class.ts";
+import { translateIngressKept } from "./ingress-memo.ts";
 import { applySSLRedirects, sslRedirectPlan } from "./ingress-ssl-redirect.ts";
 import { type IngressTLS, ingressHTTPSListener, translateIngressTLS } from "./ingress-tls.ts";
 import { arrayOf, sourceRef } from "./objects.ts";
@@ -115,7 +116,7 @@ function translateSnapshot(snapshot: ResourceSnapshot, opts: TranslateOptions): 
   const translations: IngressTranslation[] = [];
   for (const ingress of ingresses) {
     try {
-      const t = translateIngress(ingress);
+      const t = translateIngressKept(ingress);
       translations.push(t);
       problems.push(...t.problems);
     } catch (err) {
