@@ -4,31 +4,15 @@
  * one of cloned objects (which can reuse nothing).
  */
 import { expect, test } from "bun:test";
+import { ingress as kubeIngress } from "../../test/helpers/kube-fixtures.ts";
 import type { Ingress } from "../sources/schema/networking.ts";
 import { emptySnapshot, type ResourceSnapshot } from "../sources/snapshot.ts";
 import { translateIngressKept } from "./ingress-memo.ts";
 import { translate } from "./translate.ts";
 
-function ingress(host: string, path: string): Ingress {
-  return {
-    apiVersion: "networking.k8s.io/v1",
-    kind: "Ingress",
-    metadata: { name: "web", namespace: "app" },
-    spec: {
-      ingressClassName: "gatehouse",
-      rules: [
-        {
-          host,
-          http: {
-            paths: [
-              { path, pathType: "Prefix", backend: { service: { name: "web", port: { number: 80 } } } },
-            ],
-          },
-        },
-      ],
-    },
-  };
-}
+/** The `--kube` tests' Ingress (one Prefix path to Service `web`), as the schema's type. */
+const ingress = (host: string, path: string, name = "web"): Ingress =>
+  kubeIngress(name, host, path, "web") as unknown as Ingress;
 
 const snapshotOf = (ingresses: Ingress[]): ResourceSnapshot => ({ ...emptySnapshot, ingresses });
 
@@ -42,7 +26,7 @@ test("the same object is translated once; a changed one again", () => {
 });
 
 test("translate with kept Ingresses equals a translate of clones, change after change", () => {
-  const other = { ...ingress("b.example", "/"), metadata: { name: "other", namespace: "app" } };
+  const other = ingress("b.example", "/", "other");
   const withDefault = ingress("c.example", "/api");
   (withDefault.spec as { defaultBackend?: unknown }).defaultBackend = {
     service: { name: "fallback", port: { number: 8080 } },
