@@ -28,8 +28,6 @@ export function compareStrings(a: string, b: string): number {
  * namespace/name alphabetically. This is the "oldest wins" rule of Ingress conflicts.
  */
 export function compareSourceAge(a: SourceOrder, b: SourceOrder): number {
-  // Routes of one object share its order: by far the most common pair in a virtual host's sort.
-  if (a === b) return 0;
   if (a.createdMs !== undefined && b.createdMs !== undefined && a.createdMs !== b.createdMs) {
     return a.createdMs - b.createdMs;
   }
