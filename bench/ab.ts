@@ -1,19 +1,22 @@
 /**
  * `bun run bench/ab.ts [--ref REF] [--pairs N] [--seconds S] [--workers N] [--connections C]
- * [--mode together|alternate] [--headers host|browser]`: is the
+ * [--mode together|alternate] [--headers host|browser] [--alloc]`: is the
  * working tree cheaper per request than REF (default HEAD)? A whole `bun run bench` cannot resolve a
  * 10 % change on a shared 2-core machine (neighbours move req/s by a third within minutes); this can.
  * REF is checked out into a temporary worktree; both gateways serve the proxy section's 1,000 routes
  * from one backend and are loaded at the same time by two wrk processes (or, `--mode alternate`, one
  * after the other in alternating order), so drift hits both alike. Per pair: CPU µs per request of each
  * gateway (its own processes, /proc) and req/s. The verdict is the median of the per-pair differences
- * and a sign test over the pairs. Method: docs/performance.md, "Comparing two trees".
+ * and a sign test over the pairs. `--alloc` also reports the JavaScript heap bytes each gateway allocated
+ * a request, from the collector's log (bench/gc-log.ts): exact where CPU time is noisy.
+ * Method: docs/performance.md, "Comparing two trees".
  */
 import { mkdir, mkdtemp, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { freePort } from "../test/helpers/ports.ts";
+import { allocatedKb, collections } from "./gc-log.ts";
 import { measuredRun, Processes, repo, type Target, targetPids } from "./procs.ts";
 import { BROWSER_FIELDS, manifests, routeSet, wrkScript } from "./routes.ts";
 import { median, signTest } from "./stats.ts";
@@ -28,6 +31,7 @@ const { values } = parseArgs({
     connections: { type: "string", default: "32" },
     mode: { type: "string", default: "together" },
     headers: { type: "string", default: "host" },
+    alloc: { type: "boolean", default: false },
   },
 });
 if (values.headers !== "host" && values.headers !== "browser") {
@@ -51,6 +55,7 @@ if (![pairs, seconds, workers, connections].every((n) => Number.isInteger(n) && 
 interface Sample {
   cpuUs: number;
   rps: number;
+  requests: number;
 }
 
 async function measure(t: Target, script: string): Promise<Sample> {
@@ -61,7 +66,7 @@ async function measure(t: Target, script: string): Promise<Sample> {
     connections,
     threads: 1,
   });
-  return { cpuUs: run.cpuUsPerRequest ?? Number.NaN, rps: run.rps };
+  return { cpuUs: run.cpuUsPerRequest ?? Number.NaN, rps: run.rps, requests: run.requests };
 }
 
 /**
@@ -108,13 +113,17 @@ try {
       root,
       name,
       ready: { probe: "/p0/x", host: set.hosts[1] as string },
+      ...(values.alloc ? { env: { BUN_JSC_logGC: "1" }, stderrFile: gcLog(name) } : {}),
     });
   };
+  const gcLog = (name: string) => join(work, `${name.replace(/\W/g, "_")}.gc.log`);
+  const gcNow = async (t: Target) => collections(await Bun.file(gcLog(t.name)).text());
   const a = await start(`A(${rev})`, baseTree);
   const b = await start("B(tree)", repo);
   // Warm both up (JIT tiers, pools) before anything counts.
   await pair(0, a, b, script);
   await pair(1, a, b, script);
+  const gcFrom = values.alloc ? [(await gcNow(a)).length, (await gcNow(b)).length] : [0, 0];
   console.log(
     `A = ${values.ref} (${rev}), B = working tree; ${pairs} pairs of ${seconds} s (${values.mode}), wrk -t1 -c${connections}, --workers ${workers}, ${values.headers} fields`,
   );
@@ -140,6 +149,19 @@ try {
   console.log(
     `median req/s: A ${median(as.map((s) => s.rps)).toFixed(0)}, B ${median(bs.map((s) => s.rps)).toFixed(0)}`,
   );
+  if (values.alloc) {
+    // Bytes from the collector's own log (bench/gc-log.ts): machine noise does not move them. What was
+    // allocated after a gateway's last collection is not counted: under one eden (~28 MB) of the total.
+    const line = async (label: string, t: Target, from: number, samples: Sample[]) => {
+      const all = await gcNow(t);
+      const requests = samples.reduce((n, s) => n + s.requests, 0);
+      const pauses = all.slice(from).map((c) => c.pauseMs);
+      return `${label} ${((allocatedKb(all, from) * 1024) / requests).toFixed(0)} bytes a request (${all.length - from} collections, median pause ${median(pauses).toFixed(2)} ms)`;
+    };
+    console.log(
+      `JS heap allocated: ${await line("A", a, gcFrom[0] as number, as)}; ${await line("B", b, gcFrom[1] as number, bs)}`,
+    );
+  }
 } finally {
   await procs.stopAll();
   if (worktree) await Bun.$`git -C ${repo} worktree remove --force ${baseTree}`.quiet().nothrow();

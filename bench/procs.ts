@@ -74,8 +74,11 @@ export class Processes {
     ready: { port: number; probe?: string; expect: string; host?: string },
     stdout: "ignore" | "pipe" = "ignore",
     env: Record<string, string | undefined> = process.env,
+    /** A file to write the process's stderr to, instead of the bench's own. */
+    stderrFile?: string,
   ): Promise<Bun.Subprocess> {
-    const proc = Bun.spawn(cmd, { stdout, stderr: "inherit", stdin: "ignore", env });
+    const stderr = stderrFile === undefined ? "inherit" : Bun.file(stderrFile);
+    const proc = Bun.spawn(cmd, { stdout, stderr, stdin: "ignore", env });
     this.children.add(proc);
     const deadline = Date.now() + 30_000;
     const url = `http://127.0.0.1:${ready.port}${ready.probe ?? "/p0/x"}`;
@@ -137,6 +140,9 @@ export class Processes {
     /** The source tree to run (bench/ab.ts runs a second checkout); default: this one. */
     root?: string;
     name?: string;
+    /** More environment (bench/ab.ts --alloc: the collector's log) and where stderr goes. */
+    env?: Readonly<Record<string, string>>;
+    stderrFile?: string;
   }): Promise<Target> {
     const extra = (process.env.BENCH_GATEHOUSE_ARGS ?? "").split(/\s+/).filter(Boolean);
     const proc = await this.start(
@@ -166,7 +172,8 @@ export class Processes {
       ],
       { port: opts.port, probe: opts.ready.probe, host: opts.ready.host, expect: opts.ready.expect ?? "ok" },
       "ignore",
-      imageEnv(),
+      { ...imageEnv(), ...opts.env },
+      opts.stderrFile,
     );
     const name = opts.name ?? "gatehouse";
     return { name, url: `http://127.0.0.1:${opts.port}`, proc, stop: () => this.stop(proc) };
