@@ -10,6 +10,7 @@
  */
 import type { Socket, TCPSocketListenOptions } from "bun";
 import { passedOnHead } from "../../src/proxy/fast/client-head.ts";
+import { scratch } from "../../src/proxy/fast/outbox.ts";
 import { findHeadEnd, parseRequestHead } from "../../src/proxy/fast/request-head.ts";
 import { parseResponseHead } from "../../src/proxy/fast/response-head.ts";
 import { routingTarget } from "../../src/proxy/fast/target.ts";
@@ -42,7 +43,10 @@ function request(client: Socket<Client>, buf: Buffer): void {
     client.write(NOT_FOUND);
     return;
   }
-  client.data.up?.write(plainUpstreamHead(head, target, hop, endpointHost).head);
+  // As the gateway writes it (Outbox.writeScratch): from the scratch buffer it was built in.
+  const req = plainUpstreamHead(head, target, hop, endpointHost);
+  if (req.head === undefined) client.data.up?.write(scratch(), 0, req.length);
+  else client.data.up?.write(req.head);
 }
 
 function response(up: Socket<Upstream>, buf: Buffer): void {

@@ -36,3 +36,11 @@ export function hexValue(c: number): number {
   if (c >= 97 && c <= 102) return c - 87;
   return -1;
 }
+
+/** Copies `src[from, to)` into `dst` at `at`; returns the end. Short runs in JS, long ones natively. */
+export function copyBytes(src: Buffer, from: number, to: number, dst: Uint8Array, at: number): number {
+  const n = to - from;
+  if (n > 64) src.copy(dst, at, from, to);
+  else for (let k = 0; k < n; k++) dst[at + k] = src[from + k] as number;
+  return at + n;
+}

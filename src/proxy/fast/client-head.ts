@@ -6,7 +6,7 @@
 import type { ResponseFilter } from "../filters/chain.ts";
 import { HOP_BY_HOP } from "../hop-by-hop.ts";
 import { STATUS_TEXT } from "../responses.ts";
-import { nameIs } from "./chars.ts";
+import { copyBytes, nameIs } from "./chars.ts";
 import {
   F_CONNECTION,
   F_CONTENT_LENGTH,
@@ -117,21 +117,21 @@ export function passedOnHead(
   added += tail;
   const out = Buffer.allocUnsafe(size + added.length + (bodyEnd - bodyStart));
   let o = out.write("HTTP/1.1 ", 0, "latin1");
-  o = copy(buf, res.start + 9, res.start + 12, out, o);
+  o = copyBytes(buf, res.start + 9, res.start + 12, out, o);
   out[o++] = 32;
-  o = copy(buf, res.reasonStart, res.reasonEnd, out, o);
+  o = copyBytes(buf, res.reasonStart, res.reasonEnd, out, o);
   out[o++] = 13;
   out[o++] = 10;
   for (const i of KEPT) {
-    o = copy(buf, spans[i + 1] as number, spans[i + 2] as number, out, o);
+    o = copyBytes(buf, spans[i + 1] as number, spans[i + 2] as number, out, o);
     out[o++] = 58;
     out[o++] = 32;
-    o = copy(buf, spans[i + 3] as number, spans[i + 4] as number, out, o);
+    o = copyBytes(buf, spans[i + 3] as number, spans[i + 4] as number, out, o);
     out[o++] = 13;
     out[o++] = 10;
   }
   o += out.write(added, o, "latin1");
-  if (body !== undefined) copy(body, bodyStart, bodyEnd, out, o);
+  if (body !== undefined) copyBytes(body, bodyStart, bodyEnd, out, o);
   return out;
 }
 
@@ -184,16 +184,8 @@ function filteredFields(
 function withBody(head: string, body: Buffer | undefined, bodyStart: number, bodyEnd: number): Buffer {
   const out = Buffer.allocUnsafe(head.length + (bodyEnd - bodyStart));
   out.write(head, 0, "latin1");
-  if (body !== undefined) copy(body, bodyStart, bodyEnd, out, head.length);
+  if (body !== undefined) copyBytes(body, bodyStart, bodyEnd, out, head.length);
   return out;
-}
-
-/** Copies `src[from, to)` into `dst` at `at`; returns the end. Short runs in JS, long ones natively. */
-function copy(src: Buffer, from: number, to: number, dst: Buffer, at: number): number {
-  const n = to - from;
-  if (n > 64) src.copy(dst, at, from, to);
-  else for (let k = 0; k < n; k++) dst[at + k] = src[from + k] as number;
-  return at + n;
 }
 
 /** Field lines of a Headers object, Set-Cookie kept as separate lines. */

@@ -16,6 +16,14 @@ const SCRATCH = Buffer.allocUnsafe(96 * 1024) as Buffer & {
   latin1Write(text: string, offset: number): number;
 };
 
+/**
+ * The shared scratch buffer a head is built in (upstream-head.ts) and then written from by `writeScratch`:
+ * nothing that could build another head may run in between.
+ */
+export function scratch(): typeof SCRATCH {
+  return SCRATCH;
+}
+
 export class Outbox {
   private socket: Socket<unknown> | undefined;
   private readonly queue: Uint8Array[] = [];
@@ -69,19 +77,27 @@ export class Outbox {
    * 25 ns to encode against 117 ns for Buffer.from, and no Buffer per request for the collector.
    */
   writeLatin1(text: string): boolean {
+    if (text.length > SCRATCH.length) return this.write(Buffer.from(text, "latin1"));
+    if (text.length === 0) return !this.closed;
+    return this.writeScratch(SCRATCH.latin1Write(text, 0));
+  }
+
+  /**
+   * Writes `scratch()[0, length)`, which the caller has just filled: the socket takes what it can now,
+   * and only what it leaves (or all of it, before the socket is attached or behind a queue) is copied,
+   * since the scratch buffer is overwritten by the next head built.
+   */
+  writeScratch(length: number): boolean {
     const s = this.socket;
-    if (this.closed || this.queued > 0 || s === undefined || text.length > SCRATCH.length)
-      return this.write(Buffer.from(text, "latin1"));
-    if (text.length === 0) return true;
-    const len = SCRATCH.latin1Write(text, 0);
-    const n = s.write(SCRATCH, 0, len);
-    if (n === len) return true;
+    if (this.closed || this.queued > 0 || s === undefined)
+      return this.write(Buffer.from(SCRATCH.subarray(0, length)));
+    const n = s.write(SCRATCH, 0, length);
+    if (n === length) return true;
     if (n < 0) {
       this.closed = true;
       return false;
     }
-    // The rest must outlive the scratch buffer's next use.
-    const rest = Buffer.from(SCRATCH.subarray(n, len));
+    const rest = Buffer.from(SCRATCH.subarray(n, length));
     this.queue.push(rest);
     this.queued += rest.length;
     return false;

@@ -39,7 +39,8 @@ export class SlowExchange extends UpstreamExchange {
   }
 
   protected requestHead(): UpstreamRequest {
-    return { head: internalHead(this.head, this.conn.clientIp), requestId: "" };
+    const head = internalHead(this.head, this.conn.clientIp);
+    return { head, length: head.length, requestId: "" };
   }
 
   protected headersArrived(): void {}

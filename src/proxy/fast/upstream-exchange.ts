@@ -198,7 +198,10 @@ export abstract class UpstreamExchange implements Exchange, UpstreamHandler, Exp
     const retriable = this.head.bodyKind === BODY_NONE && IDEMPOTENT.has(this.head.method);
     const up = upstreamPool.acquire(endpoint, this, fresh, retriable ? undefined : UNSAFE_MAX_IDLE_MS);
     this.upstream = up;
-    up.out.writeLatin1(req.head);
+    // A head built in the scratch buffer is written before anything else can build one (acquire only
+    // takes a pooled connection or starts connecting).
+    if (req.head === undefined) up.out.writeScratch(req.length);
+    else up.out.writeLatin1(req.head);
     this.sentAt = performance.now();
     if (ms !== Number.POSITIVE_INFINITY) this.startClock(ms);
   }
