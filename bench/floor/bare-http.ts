@@ -63,7 +63,10 @@ function response(up: Socket<Upstream>, buf: Buffer): void {
     d.client.end();
     return;
   }
-  d.client.write(passedOnHead(res, "gatehouse", false, false, false, [], undefined, buf, end, buf.length));
+  // As the gateway writes it: from the scratch buffer it was built in, when it fits there.
+  const out = passedOnHead(res, "gatehouse", false, false, false, [], undefined, buf, end, buf.length);
+  if (typeof out === "number") d.client.write(scratch(), 0, out);
+  else d.client.write(out);
   d.left = res.contentLength - (buf.length - end);
   if (d.left <= 0) d.left = -1;
 }

@@ -7,7 +7,7 @@
  */
 import { describe, expect, test } from "bun:test";
 import { HOP_BY_HOP } from "../hop-by-hop.ts";
-import { passedOnHead, type ResponseHeaderEdit } from "./client-head.ts";
+import { headBytes, passedOnHead, type ResponseHeaderEdit } from "./client-head.ts";
 import { findHeadEnd } from "./request-head.ts";
 import { parseResponseHead, RES_CHUNKED, type ResponseHead } from "./response-head.ts";
 
@@ -26,7 +26,7 @@ function text(bytes: Uint8Array): string {
 }
 
 const plain = (res: ResponseHead, edit?: ResponseHeaderEdit, body?: Buffer) =>
-  text(passedOnHead(res, "gatehouse", false, false, false, [], edit, body));
+  text(headBytes(passedOnHead(res, "gatehouse", false, false, false, [], edit, body)));
 
 describe("parsed fields", () => {
   test("names, raw names and values (OWS trimmed), reason and framing", () => {
@@ -76,7 +76,7 @@ describe("passedOnHead without filters", () => {
 
   test("the upstream's Server and Date are kept, not doubled; no reason gives 'SSS '", () => {
     const res = parse("HTTP/1.1 204\r\nserver: up\r\nDATE: Mon, 01 Jan 2024 00:00:00 GMT\r\n\r\n");
-    expect(text(passedOnHead(res, "gatehouse", false, false, false, []))).toBe(
+    expect(text(headBytes(passedOnHead(res, "gatehouse", false, false, false, [])))).toBe(
       "HTTP/1.1 204 \r\nserver: up\r\nDATE: <date>\r\n\r\n",
     );
   });
@@ -90,9 +90,23 @@ describe("passedOnHead without filters", () => {
     );
   });
 
+  test("built in the scratch buffer when it fits, in a Buffer of its own when not; the same bytes", () => {
+    const res = parse("HTTP/1.1 200 OK\r\nContent-Length: 200000\r\n\r\n");
+    const body = Buffer.alloc(200_000, 97);
+    const small = passedOnHead(res, "g", false, false, false, [], undefined, body, 0, 1000);
+    const large = passedOnHead(res, "g", false, false, false, [], undefined, body, 0, 200_000);
+    expect(typeof small).toBe("number");
+    expect(Buffer.isBuffer(large)).toBe(true);
+    const head = (b: Buffer) => b.toString("latin1", 0, b.indexOf("\r\n\r\n") + 4);
+    const smallBytes = headBytes(small);
+    expect(head(smallBytes)).toBe(head(large as Buffer));
+    expect(smallBytes.length - head(smallBytes).length).toBe(1000);
+    expect((large as Buffer).length - head(large as Buffer).length).toBe(200_000);
+  });
+
   test("the first body bytes follow the head in the same buffer; bytes above 0x7f pass unchanged", () => {
     const res = parse("HTTP/1.1 200 OK\r\nX-Latin: caf\u00e9\r\nContent-Length: 2\r\n\r\n");
-    const out = passedOnHead(res, "g", false, false, false, [], undefined, Buffer.from("hi"));
+    const out = headBytes(passedOnHead(res, "g", false, false, false, [], undefined, Buffer.from("hi")));
     const s = Buffer.from(out).toString("latin1");
     expect(s.endsWith("\r\n\r\nhi")).toBe(true);
     expect(out[s.indexOf("caf") + 3]).toBe(0xe9);
@@ -104,10 +118,12 @@ describe("passedOnHead without filters", () => {
     const buf = Buffer.from(`HEAD-BYTES${long}TRAILING`);
     for (const filters of [[], [() => undefined]]) {
       const whole = Buffer.from(
-        passedOnHead(res, "g", false, false, false, filters, undefined, buf, 10, 110),
+        headBytes(passedOnHead(res, "g", false, false, false, filters, undefined, buf, 10, 110)),
       );
       expect(whole.toString("latin1").endsWith(`\r\n\r\n${long}`)).toBe(true);
-      const short = Buffer.from(passedOnHead(res, "g", false, false, false, filters, undefined, buf, 10, 12));
+      const short = Buffer.from(
+        headBytes(passedOnHead(res, "g", false, false, false, filters, undefined, buf, 10, 12)),
+      );
       expect(short.toString("latin1").endsWith("\r\n\r\nxx")).toBe(true);
     }
   });
@@ -178,7 +194,9 @@ test("differential: byte path = string algorithm over heads × options", () => {
         for (const close of [false, true])
           for (const http10Client of [false, true])
             for (const body of [undefined, Buffer.from("body")]) {
-              const got = text(passedOnHead(res, "gh", chunkedOut, close, http10Client, [], edit, body));
+              const got = text(
+                headBytes(passedOnHead(res, "gh", chunkedOut, close, http10Client, [], edit, body)),
+              );
               expect(got).toBe(reference(res, "gh", chunkedOut, close, http10Client, edit, body));
               compared++;
             }

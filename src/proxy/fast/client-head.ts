@@ -7,6 +7,7 @@ import type { ResponseFilter } from "../filters/chain.ts";
 import { HOP_BY_HOP } from "../hop-by-hop.ts";
 import { STATUS_TEXT } from "../responses.ts";
 import { copyBytes, nameIs } from "./chars.ts";
+import { scratch } from "./outbox.ts";
 import {
   F_CONNECTION,
   F_CONTENT_LENGTH,
@@ -62,10 +63,27 @@ function applyEdit(h: Headers, edit: ResponseHeaderEdit): void {
 }
 
 /**
+ * What this hop adds after the fields, by `chunked | close << 1 | keepAlive10 << 2`: constants, so no
+ * string is built per response.
+ */
+const TAILS: readonly string[] = Array.from({ length: 8 }, (_, k) => {
+  let t = "";
+  if (k & 1) t += "Transfer-Encoding: chunked\r\n";
+  if (k & 2) t += "Connection: close\r\n";
+  else if (k & 4) t += "Connection: keep-alive\r\n";
+  return `${t}\r\n`;
+});
+
+/** A Buffer as Bun and Node have it at run time: their latin1 encoder (omitted by @types, see outbox.ts). */
+type Latin1Buffer = Buffer & { latin1Write(text: string, offset: number): number };
+
+/**
  * The head passed on to the client for the upstream's `res`, followed by `body[bodyStart, bodyEnd)` (the
- * first body bytes, which go out in the same write; a range, so the caller makes no view of them), as
- * bytes. Without response filters no string is made per field: kept field lines are copied from the
- * upstream's buffer (as `Name: value`, OWS trimmed).
+ * first body bytes, which go out in the same write; a range, so the caller makes no view of them).
+ * Without response filters no string is made: kept field lines are copied from the upstream's buffer (as
+ * `Name: value`, OWS trimmed) and our fields encoded in place, into the Outbox scratch buffer when they
+ * fit (the result is then the length there, for `writeScratch`; nothing is allocated), else into a
+ * Buffer of their own, which is returned. With filters: a Buffer.
  * @param chunkedOut the body goes out chunked (upstream chunked and the client speaks 1.1)
  * @param close the client connection closes after this response
  */
@@ -80,12 +98,10 @@ export function passedOnHead(
   body?: Buffer,
   bodyStart = 0,
   bodyEnd = body === undefined ? 0 : body.length,
-): Buffer {
-  let tail = "";
-  if (chunkedOut && res.bodyKind === RES_CHUNKED) tail += "Transfer-Encoding: chunked\r\n";
-  if (close) tail += "Connection: close\r\n";
-  else if (http10Client) tail += "Connection: keep-alive\r\n";
-  tail += "\r\n";
+): Buffer | number {
+  const tail = TAILS[
+    (chunkedOut && res.bodyKind === RES_CHUNKED ? 1 : 0) | (close ? 2 : 0) | (http10Client ? 4 : 0)
+  ] as string;
   if (filters.length > 0) {
     const head = `HTTP/1.1 ${res.status} ${res.reason}\r\n${filteredFields(res, serverHeader, filters, edit)}${tail}`;
     return withBody(head, body, bodyStart, bodyEnd);
@@ -109,14 +125,15 @@ export function passedOnHead(
       (spans[i + 3] as number) +
       4;
   }
-  let added = "";
-  if (!server) added += `Server: ${serverHeader}\r\n`;
   // Bun.serve adds Date to every response; so does this front (RFC 9110 §6.6.1).
-  if (!date) added += `Date: ${httpDate()}\r\n`;
-  if (edit !== undefined) added += editLines(edit);
-  added += tail;
-  const out = Buffer.allocUnsafe(size + added.length + (bodyEnd - bodyStart));
-  let o = out.write("HTTP/1.1 ", 0, "latin1");
+  const dateValue = date ? "" : httpDate();
+  const edits = edit === undefined ? "" : editLines(edit);
+  if (!server) size += 10 + serverHeader.length;
+  if (!date) size += 8 + dateValue.length;
+  size += edits.length + tail.length + (bodyEnd - bodyStart);
+  const sc = scratch();
+  const out: Latin1Buffer = size <= sc.length ? sc : (Buffer.allocUnsafe(size) as Latin1Buffer);
+  let o = out.latin1Write("HTTP/1.1 ", 0);
   o = copyBytes(buf, res.start + 9, res.start + 12, out, o);
   out[o++] = 32;
   o = copyBytes(buf, res.reasonStart, res.reasonEnd, out, o);
@@ -130,9 +147,27 @@ export function passedOnHead(
     out[o++] = 13;
     out[o++] = 10;
   }
-  o += out.write(added, o, "latin1");
+  if (!server) {
+    o += out.latin1Write("Server: ", o);
+    o += out.latin1Write(serverHeader, o);
+    out[o++] = 13;
+    out[o++] = 10;
+  }
+  if (!date) {
+    o += out.latin1Write("Date: ", o);
+    o += out.latin1Write(dateValue, o);
+    out[o++] = 13;
+    out[o++] = 10;
+  }
+  if (edits.length > 0) o += out.latin1Write(edits, o);
+  o += out.latin1Write(tail, o);
   if (body !== undefined) copyBytes(body, bodyStart, bodyEnd, out, o);
-  return out;
+  return out === sc ? size : out;
+}
+
+/** passedOnHead's result as a Buffer of its own (tests, and where the scratch buffer cannot be used). */
+export function headBytes(head: Buffer | number): Buffer {
+  return typeof head === "number" ? Buffer.from(scratch().subarray(0, head)) : head;
 }
 
 /** Span offsets of the fields passedOnHead keeps, reused by every call (it never re-enters). */

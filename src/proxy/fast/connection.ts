@@ -139,6 +139,13 @@ export class ClientConnection {
     return this.out.write(bytes);
   }
 
+  /** `write` for `length` bytes just built in the Outbox scratch buffer (Outbox.writeScratch). */
+  writeScratch(length: number): boolean {
+    if (this.state === CLOSED) return false;
+    if (this.state !== TUNNEL) this.socket.timeout(this.state0.settings.idleTimeoutSeconds);
+    return this.out.writeScratch(length);
+  }
+
   /** The current response is complete; `close` when the connection cannot carry another. */
   responseDone(close: boolean): void {
     if (this.state === CLOSED) return;

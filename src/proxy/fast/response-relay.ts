@@ -10,8 +10,16 @@ import { RES_CHUNKED, RES_CLOSE, RES_LENGTH, RES_NONE, type ResponseHead } from 
 
 const TUNNEL = 4;
 
-/** Builds the response head followed by `body[start, end)` (no body: undefined). */
-export type HeadBuilder = (body: Buffer | undefined, start: number, end: number) => Uint8Array;
+/** The exchange a relay works for (an object, not closures: nothing allocated per response for it). */
+export interface RelayOwner {
+  /**
+   * The response head followed by `body[start, end)` (no body: undefined): bytes, or their length in
+   * the Outbox scratch buffer (client-head.ts passedOnHead).
+   */
+  responseHead(body: Buffer | undefined, start: number, end: number): Uint8Array | number;
+  /** The client cannot keep up: stop reading the upstream until it drains. */
+  pauseUpstream(): void;
+}
 
 export class ResponseRelay {
   complete = false;
@@ -19,15 +27,15 @@ export class ResponseRelay {
   reusable: boolean;
   private left: number;
   private readonly decoder: ChunkedDecoder | undefined;
-  /** Builds the response head, not yet written: it goes out in one write with the first body bytes. */
-  private head: HeadBuilder | undefined;
+  /** The owner's response head is not written yet: it goes out in one write with the first body bytes. */
+  private holding = false;
 
   constructor(
     private readonly conn: ClientConnection,
     res: ResponseHead | undefined,
     private readonly passFraming: boolean,
     readonly closeClient: boolean,
-    private readonly pauseUpstream: () => void,
+    private readonly owner: RelayOwner,
     readonly kind: number = res?.bodyKind ?? RES_NONE,
   ) {
     this.reusable = res?.reusable ?? false;
@@ -37,25 +45,28 @@ export class ResponseRelay {
   }
 
   /** A 101 answer: from now on every byte is passed on, in both directions, until one side closes. */
-  static tunnel(conn: ClientConnection, pauseUpstream: () => void): ResponseRelay {
-    return new ResponseRelay(conn, undefined, true, true, pauseUpstream, TUNNEL);
+  static tunnel(conn: ClientConnection, owner: RelayOwner): ResponseRelay {
+    return new ResponseRelay(conn, undefined, true, true, owner, TUNNEL);
   }
 
   get tunnel(): boolean {
     return this.kind === TUNNEL;
   }
 
-  /** Holds `head` until the first body bytes (each socket write is a syscall: one instead of two). */
-  holdHead(head: HeadBuilder): void {
-    this.head = head;
+  /** Holds the owner's head until the first body bytes (each socket write is a syscall: one, not two). */
+  holdHead(): void {
+    this.holding = true;
   }
 
   /** Writes a held head that no body bytes came with. */
   flushHead(): void {
-    const head = this.head;
-    if (head === undefined) return;
-    this.head = undefined;
-    if (!this.conn.write(head(undefined, 0, 0))) this.pauseUpstream();
+    if (!this.holding) return;
+    this.holding = false;
+    if (!this.writeHead(this.owner.responseHead(undefined, 0, 0))) this.owner.pauseUpstream();
+  }
+
+  private writeHead(head: Uint8Array | number): boolean {
+    return typeof head === "number" ? this.conn.writeScratch(head) : this.conn.write(head);
   }
 
   feed(buf: Buffer, start: number, end: number): void {
@@ -96,15 +107,12 @@ export class ResponseRelay {
   /** Passes on `buf[start, end)`: with the held head when it is still held (no view of the range made). */
   private send(buf: Buffer, start: number, end: number): void {
     if (end === start) return;
-    const head = this.head;
-    this.head = undefined;
-    const bytes =
-      head !== undefined
-        ? head(buf, start, end)
-        : start === 0 && end === buf.length
-          ? buf
-          : buf.subarray(start, end);
-    if (!this.conn.write(bytes)) this.pauseUpstream();
+    let ok: boolean;
+    if (this.holding) {
+      this.holding = false;
+      ok = this.writeHead(this.owner.responseHead(buf, start, end));
+    } else ok = this.conn.write(start === 0 && end === buf.length ? buf : buf.subarray(start, end));
+    if (!ok) this.owner.pauseUpstream();
   }
 }
 

@@ -19,7 +19,7 @@ import type { ClientConnection, Exchange } from "./connection.ts";
 import { type DeadlineList, deadlineList, type Expiring } from "./deadlines.ts";
 import { BODY_CHUNKED, BODY_NONE, findHeadEnd, type RequestHead } from "./request-head.ts";
 import { parseResponseHead, RES_CHUNKED, RES_CLOSE, RES_LENGTH, type ResponseHead } from "./response-head.ts";
-import { ResponseRelay } from "./response-relay.ts";
+import { type RelayOwner, ResponseRelay } from "./response-relay.ts";
 import type { UpstreamRequest } from "./upstream-head.ts";
 import { type UpstreamConn, type UpstreamHandler, upstreamPool } from "./upstream-pool.ts";
 
@@ -49,7 +49,7 @@ export const NO_LIMITS: ExchangeLimits = {
   backoffMs: 0,
 };
 
-export abstract class UpstreamExchange implements Exchange, UpstreamHandler, Expiring {
+export abstract class UpstreamExchange implements Exchange, UpstreamHandler, Expiring, RelayOwner {
   private upstream: UpstreamConn | undefined;
   private attempt = 0;
   /** The attempt's time limit: on a deadline list (the common case) or, when clipped, a timer. */
@@ -67,6 +67,10 @@ export abstract class UpstreamExchange implements Exchange, UpstreamHandler, Exp
   private staleRetried = false;
   private pending: Buffer | undefined;
   private relay: ResponseRelay | undefined;
+  /** The upstream's response head and how it goes out (set when it arrives; responseHead reads them). */
+  private res: ResponseHead | undefined;
+  private chunkedOut = false;
+  private closeOut = false;
   protected requestId = "";
 
   constructor(
@@ -279,26 +283,13 @@ export abstract class UpstreamExchange implements Exchange, UpstreamHandler, Exp
 
   private startResponse(res: ResponseHead, buf: Buffer, bodyStart: number): void {
     const head = this.head;
-    const chunkedOut = res.bodyKind === RES_CHUNKED && !head.http10;
-    const close =
+    this.res = res;
+    this.chunkedOut = res.bodyKind === RES_CHUNKED && !head.http10;
+    this.closeOut =
       !head.keepAlive || res.bodyKind === RES_CLOSE || (res.bodyKind === RES_CHUNKED && head.http10);
-    const serverHeader = this.conn.state0.settings.serverHeader;
-    const relay = new ResponseRelay(this.conn, res, chunkedOut, close, () => this.upstream?.socket?.pause());
+    const relay = new ResponseRelay(this.conn, res, this.chunkedOut, this.closeOut, this);
     this.relay = relay;
-    relay.holdHead((body, start, end) =>
-      passedOnHead(
-        res,
-        serverHeader,
-        chunkedOut,
-        close,
-        head.http10,
-        this.responseFilters,
-        this.responseEdit,
-        body,
-        start,
-        end,
-      ),
-    );
+    relay.holdHead();
     if (bodyStart < buf.length) relay.feed(buf, bodyStart, buf.length);
     relay.flushHead();
     this.observe(res.status, res.bodyKind === RES_LENGTH ? res.contentLength : res.bodyKind === 0 ? 0 : -1);
@@ -306,10 +297,31 @@ export abstract class UpstreamExchange implements Exchange, UpstreamHandler, Exp
     else if (relay.complete && this.bodyDone) this.finish();
   }
 
+  /** The head passed on to the client, with the first body bytes (RelayOwner). */
+  responseHead(body: Buffer | undefined, start: number, end: number): Uint8Array | number {
+    return passedOnHead(
+      this.res as ResponseHead,
+      this.conn.state0.settings.serverHeader,
+      this.chunkedOut,
+      this.closeOut,
+      this.head.http10,
+      this.responseFilters,
+      this.responseEdit,
+      body,
+      start,
+      end,
+    );
+  }
+
+  /** RelayOwner: the client cannot keep up. */
+  pauseUpstream(): void {
+    this.upstream?.socket?.pause();
+  }
+
   private startTunnel(buf: Buffer, from: number, end: number): void {
     this.stopClock();
     const up = this.upstream as UpstreamConn;
-    const relay = ResponseRelay.tunnel(this.conn, () => up.socket?.pause());
+    const relay = ResponseRelay.tunnel(this.conn, this);
     this.relay = relay;
     this.conn.write(buf.subarray(from, end));
     this.observe(101, -1);
