@@ -1,16 +1,15 @@
 /**
- * Bytes a process allocated on the JavaScript heap, read from JavaScriptCore's collection log
- * (`BUN_JSC_logGC=1` on stderr). Each collection logs the heap size when it starts and when it ends:
- * `START M 53976kb => EdenCollection, … => 26111kb, p=1.79ms …`. What was allocated between two
- * collections is the next one's start size less the previous one's end size, so summing that over a
- * window gives the bytes allocated in it, exactly to the collection: unlike CPU time, the figure does not
- * move with the machine's neighbours, so a change of a few hundred bytes a request shows in one run.
+ * JavaScriptCore's collection log (`BUN_JSC_logGC=1` on stderr), read for bench/ab.ts --alloc: each
+ * collection's kind and pause, from lines like `START M 53976kb => EdenCollection, … => 26111kb,
+ * p=1.79ms …`. The sizes there are the heap's capacity (blocks held, plus extra memory), not live or
+ * allocated bytes: an idle process's timer-driven collections show the same 8.6 MB of "growth" each with
+ * nothing allocated, so no byte count is derived from them.
  */
 
 export interface Collection {
-  /** Heap size (kB) when the collection started. */
+  /** Heap capacity (kB) when the collection started. */
   readonly startKb: number;
-  /** Heap size (kB) when it ended. */
+  /** Heap capacity (kB) when it ended. */
   readonly endKb: number;
   /** Pause (ms). */
   readonly pauseMs: number;
@@ -25,15 +24,4 @@ export function collections(log: string): Collection[] {
   for (const m of log.matchAll(LINE))
     out.push({ startKb: Number(m[1]), kind: m[2] as string, endKb: Number(m[3]), pauseMs: Number(m[4]) });
   return out;
-}
-
-/**
- * kB allocated between the end of collection `from - 1` and the start of the last one; 0 when fewer than
- * two collections bound the window. Allocation after the last collection is not counted (not yet known).
- */
-export function allocatedKb(all: readonly Collection[], from: number): number {
-  let kb = 0;
-  for (let i = Math.max(1, from); i < all.length; i++)
-    kb += (all[i] as Collection).startKb - (all[i - 1] as Collection).endKb;
-  return kb;
 }
