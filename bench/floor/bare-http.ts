@@ -46,7 +46,7 @@ function request(client: Socket<Client>, buf: Buffer): void {
   // As the gateway writes it (Outbox.writeScratch): from the scratch buffer it was built in.
   const req = plainUpstreamHead(head, target, hop, endpointHost);
   if (req.head === undefined) client.data.up?.write(scratch(), 0, req.length);
-  else client.data.up?.write(req.head);
+  else client.data.up?.write(req.head as Uint8Array);
 }
 
 function response(up: Socket<Upstream>, buf: Buffer): void {

@@ -7,7 +7,7 @@ import type { ResponseFilter } from "../filters/chain.ts";
 import { HOP_BY_HOP } from "../hop-by-hop.ts";
 import { STATUS_TEXT } from "../responses.ts";
 import { copyBytes, nameIs } from "./chars.ts";
-import { scratch } from "./outbox.ts";
+import { type Latin1Buffer, scratch } from "./outbox.ts";
 import {
   F_CONNECTION,
   F_CONTENT_LENGTH,
@@ -73,9 +73,6 @@ const TAILS: readonly string[] = Array.from({ length: 8 }, (_, k) => {
   else if (k & 4) t += "Connection: keep-alive\r\n";
   return `${t}\r\n`;
 });
-
-/** A Buffer as Bun and Node have it at run time: their latin1 encoder (omitted by @types, see outbox.ts). */
-type Latin1Buffer = Buffer & { latin1Write(text: string, offset: number): number };
 
 /**
  * The head passed on to the client for the upstream's `res`, followed by `body[bodyStart, bodyEnd)` (the

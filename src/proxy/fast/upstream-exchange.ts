@@ -204,8 +204,10 @@ export abstract class UpstreamExchange implements Exchange, UpstreamHandler, Exp
     this.upstream = up;
     // A head built in the scratch buffer is written before anything else can build one (acquire only
     // takes a pooled connection or starts connecting).
-    if (req.head === undefined) up.out.writeScratch(req.length);
-    else up.out.writeLatin1(req.head);
+    const head = req.head;
+    if (head === undefined) up.out.writeScratch(req.length);
+    else if (typeof head === "string") up.out.writeLatin1(head);
+    else up.out.write(head);
     this.sentAt = performance.now();
     if (ms !== Number.POSITIVE_INFINITY) this.startClock(ms);
   }

@@ -12,7 +12,7 @@ import { isSaneRequestId, newRequestId, prepareUpstreamHeaders } from "../forwar
 import { HOP_BY_HOP } from "../hop-by-hop.ts";
 import type { RequestTarget } from "../request-target.ts";
 import { copyBytes } from "./chars.ts";
-import { scratch } from "./outbox.ts";
+import { type Latin1Buffer, scratch } from "./outbox.ts";
 import { BODY_CHUNKED, BODY_LENGTH, FIELD, type RequestHead } from "./request-head.ts";
 
 /**
@@ -40,11 +40,11 @@ export interface Hop {
 
 export interface UpstreamRequest {
   /**
-   * The head as latin1 text (one character a byte): Outbox.writeLatin1 encodes it with no Buffer made.
-   * Undefined when it was built as bytes in the Outbox scratch buffer instead: `length` bytes there, for
+   * The head: latin1 text (one character a byte; Outbox.writeLatin1 encodes it with no Buffer made), its
+   * bytes, or undefined when it was built in the Outbox scratch buffer: `length` bytes there, for
    * Outbox.writeScratch.
    */
-  readonly head: string | undefined;
+  readonly head: string | Uint8Array | undefined;
   readonly length: number;
   readonly requestId: string;
 }
@@ -54,7 +54,7 @@ export interface UpstreamRequest {
  * lines are copied as they came (one copy for each run of consecutive kept lines; the parser has
  * checked every byte of them), then our fields. Built as bytes in the Outbox scratch buffer: no string is
  * made for the head at all (the text version below made ~10 strings a request, most of the bytes the
- * fast path allocated; bench/ab.ts --alloc). A head that might not fit is built as text.
+ * fast path built; bench/ab.ts). A head that might not fit there gets a buffer of its own.
  */
 export function plainUpstreamHead(
   head: RequestHead,
@@ -72,8 +72,8 @@ export function plainUpstreamHead(
     hop.clientIp.length +
     (head.host?.length ?? 0) +
     512;
-  const out = scratch();
-  if (bound > out.length) return plainUpstreamHeadText(head, target, hop, endpointHost);
+  const sc = scratch();
+  const out = bound <= sc.length ? sc : (Buffer.allocUnsafe(bound) as Latin1Buffer);
   const { buf, spans, known } = head;
   let at = out.latin1Write(head.method, 0);
   out[at++] = 32;
@@ -134,16 +134,21 @@ export function plainUpstreamHead(
   if (requestId === null || !isSaneRequestId(requestId)) requestId = newRequestId();
   at = line(out, at, "X-Request-Id: ", requestId);
   at += out.latin1Write(framing(head), at);
-  return { head: undefined, length: crlf(out, at), requestId };
+  const length = crlf(out, at);
+  return out === sc
+    ? { head: undefined, length, requestId }
+    : { head: out.subarray(0, length), length, requestId };
 }
 
-/** The head of `req` as latin1 text, wherever it was built (tests, and the floor row's relay). */
+/** The head of `req` as latin1 text, wherever it was built (tests). */
 export function upstreamHeadText(req: UpstreamRequest): string {
-  return req.head ?? scratch().toString("latin1", 0, req.length);
+  const h = req.head;
+  if (typeof h === "string") return h;
+  return Buffer.from(h ?? scratch().subarray(0, req.length)).toString("latin1");
 }
 
 /** `name` (with its ": ") and `value` as one field line at `at`; returns the end. */
-function line(out: ReturnType<typeof scratch>, at: number, name: string, value: string): number {
+function line(out: Latin1Buffer, at: number, name: string, value: string): number {
   const n = at + out.latin1Write(name, at);
   return crlf(out, n + out.latin1Write(value, n));
 }
@@ -163,69 +168,6 @@ function portText(port: number): string {
     lastPortText = String(port);
   }
   return lastPortText;
-}
-
-/**
- * plainUpstreamHead as text, for a head that might not fit the scratch buffer (a large read buffer, a
- * long path). Same output.
- */
-export function plainUpstreamHeadText(
-  head: RequestHead,
-  target: RequestTarget,
-  hop: Hop,
-  endpointHost: string,
-): UpstreamRequest {
-  const { buf, spans, known } = head;
-  let out = `${head.method} ${target.path}${target.query} HTTP/1.1\r\n`;
-  let xff: string | null = null;
-  let requestId: string | null = null;
-  const named = head.connection;
-  let hostSent = false;
-  // The run of kept lines not yet copied: buf[runStart, runEnd).
-  let runStart = 0;
-  let runEnd = 0;
-  for (let i = 0; i < known.length; i++) {
-    const name = known[i];
-    const at = i * FIELD;
-    let keep = true;
-    if (name === "host") {
-      // One Host line with the (joined) value routing saw, never two an upstream could choose from; a
-      // single Host line is that already. The Host line stays even when Connection names it.
-      if (head.hostFields > 1) {
-        keep = false;
-        if (!hostSent) {
-          out += buf.toString("latin1", runStart, runEnd);
-          runEnd = runStart;
-          out += `${head.rawName(i)}: ${head.host}\r\n`;
-        }
-        hostSent = true;
-      }
-    } else if (name !== undefined && DROP.has(name)) {
-      keep = false;
-      if (name === "x-forwarded-for") xff = xff === null ? head.value(i) : `${xff}, ${head.value(i)}`;
-      else if (name === "x-request-id")
-        requestId = requestId === null ? head.value(i) : `${requestId}, ${head.value(i)}`;
-    } else if (named.length > 0 && named.includes(name ?? head.lowerName(i))) keep = false;
-    const lineStart = spans[at] as number;
-    if (keep) {
-      if (runEnd !== lineStart) {
-        if (runEnd > runStart) out += buf.toString("latin1", runStart, runEnd);
-        runStart = lineStart;
-      }
-      runEnd = (spans[at + 4] as number) + 2;
-    }
-  }
-  if (runEnd > runStart) out += buf.toString("latin1", runStart, runEnd);
-  if (head.host === null) out += `Host: ${endpointHost}\r\n`;
-  if (hop.clientIp !== "")
-    out += `X-Forwarded-For: ${xff === null ? hop.clientIp : `${xff}, ${hop.clientIp}`}\r\n`;
-  else if (xff !== null) out += `X-Forwarded-For: ${xff}\r\n`;
-  out += `X-Forwarded-Proto: ${hop.scheme}\r\n`;
-  if (head.host !== null) out += `X-Forwarded-Host: ${head.host}\r\n`;
-  out += `X-Forwarded-Port: ${hop.port}\r\n`;
-  if (requestId === null || !isSaneRequestId(requestId)) requestId = newRequestId();
-  out += `X-Request-Id: ${requestId}\r\n${framing(head)}\r\n`;
-  return { head: out, length: out.length, requestId };
 }
 
 /** A placeholder for RequestContext.req: the filter kinds the fast path runs never read it. */
