@@ -53,8 +53,8 @@ export interface UpstreamRequest {
  * The route has no request filters: the client's fields are copied in their order and spelling. Kept
  * lines are copied as they came (one copy for each run of consecutive kept lines; the parser has
  * checked every byte of them), then our fields. Built as bytes in the Outbox scratch buffer: no string is
- * made for the head at all (the text version below made ~10 strings a request, most of the bytes the
- * fast path built; bench/ab.ts). A head that might not fit there gets a buffer of its own.
+ * made for the head at all (it used to be a string of ~10 pieces a request; bench/ab.ts measured the
+ * change). A head that might not fit there gets a buffer of its own.
  */
 export function plainUpstreamHead(
   head: RequestHead,
@@ -92,7 +92,8 @@ export function plainUpstreamHead(
     const f = i * FIELD;
     let keep = true;
     if (name === "host") {
-      // As in the text version: one Host line with the (joined) value routing saw.
+      // One Host line with the (joined) value routing saw, never two an upstream could choose from; a
+      // single Host line is that already. The Host line stays even when Connection names it.
       if (head.hostFields > 1) {
         keep = false;
         if (!hostSent) {
