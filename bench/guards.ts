@@ -21,6 +21,8 @@ const issuer = "https://issuer.bench.test";
 const hosts = {
   open: "open.bench.test",
   jwt: "jwt.bench.test",
+  /** The JWT route again, with the token's `sub` forwarded as a header (claimToHeaders). */
+  claims: "claims.bench.test",
   limited: "limited.bench.test",
   /** A limit of 1 per hour: its second request must be refused if the limiter is in the request path. */
   probe: "probe.bench.test",
@@ -110,8 +112,28 @@ export function guardManifests(upstreamPort: number, jwks: unknown): string {
         },
       },
     },
+    {
+      apiVersion: "gatehouse.dev/v1alpha1",
+      kind: "AuthPolicy",
+      metadata: { name: "jwt-claims", namespace: ns },
+      spec: {
+        targetRefs: [{ group: "networking.k8s.io", kind: "Ingress", name: "claims" }],
+        jwt: {
+          providers: [
+            {
+              name: "bench",
+              issuer,
+              audiences: ["bench"],
+              keys: { type: "Secret", secretRef: { name: "jwks" } },
+            },
+          ],
+        },
+        claimToHeaders: [{ claim: "sub", header: "X-User" }],
+      },
+    },
     ingress("open", hosts.open),
     ingress("jwt", hosts.jwt),
+    ingress("claims", hosts.claims),
     ingress("limited", hosts.limited),
     ingress("probe", hosts.probe),
     rateLimitPolicy("never-reached", "limited", 1_000_000_000, "1s"),
@@ -164,6 +186,10 @@ export async function guardsSection(ctx: BenchContext): Promise<string> {
     // The rows only mean something if the guards really run: check before timing.
     if ((await get(hosts.jwt)) !== 401) throw new Error("guards: the JWT route answers without a token");
     if ((await get(hosts.jwt, auth)) !== 200) throw new Error("guards: the JWT route refuses a valid token");
+    if ((await get(hosts.claims)) !== 401)
+      throw new Error("guards: the claims route answers without a token");
+    if ((await get(hosts.claims, auth)) !== 200)
+      throw new Error("guards: the claims route refuses a valid token");
     await get(hosts.probe);
     const limiterLive = (await get(hosts.probe)) === 429;
     if (!limiterLive)
@@ -177,6 +203,7 @@ export async function guardsSection(ctx: BenchContext): Promise<string> {
     const rows = [
       { name: "no guard", host: hosts.open },
       { name: "jwt", host: hosts.jwt },
+      { name: "jwt+claims", host: hosts.claims },
       { name: "rate limit", host: hosts.limited },
     ];
     for (let r = 0; r < settings.rounds; r++) {

@@ -14,6 +14,7 @@ import type { RequestTarget } from "../request-target.ts";
 import { errorResponse } from "../responses.ts";
 import type { CompiledRoute } from "../table.ts";
 import type { ResponseHeaderEdit } from "./client-head.ts";
+import { DROP } from "./upstream-head.ts";
 
 /** A request header by lower-case name (the dispatcher's view of the parsed head). */
 export interface HeadReader {
@@ -36,6 +37,8 @@ export interface GuardPass {
   readonly ok: true;
   /** Runs before the route's request filters (guards.ts edits the request before any filter runs). */
   readonly request: ((ctx: RequestContext) => undefined) | undefined;
+  /** The same claim-header edit as data the byte-built upstream head applies (undefined: use `request`). */
+  readonly requestEdit?: ClaimEdit | undefined;
   /** Runs after the route's response filters (guards.ts edits the response the action returned). */
   readonly response: ResponseHeaderEdit | undefined;
 }
@@ -82,7 +85,7 @@ function afterAuth(input: GuardInput, outcome: AuthOutcome): GuardResult | Promi
         for (const [name, value] of set) ctx.headers.set(name, value);
         return undefined;
       };
-    return limitStep(input, outcome, request);
+    return limitStep(input, outcome, request, request === undefined ? undefined : claimEditOf(outcome));
   } catch (err) {
     return thrown(input, err);
   }
@@ -92,11 +95,12 @@ function limitStep(
   input: GuardInput,
   auth: (AuthOutcome & { ok: true }) | undefined,
   request: GuardPass["request"],
+  requestEdit?: ClaimEdit,
 ): GuardResult | Promise<GuardResult> {
   const { route, guards } = input;
   const appended = auth?.responseHeaders;
   if (route.rateLimit === undefined)
-    return { ok: true, request, response: responseEdit(appended, undefined) };
+    return { ok: true, request, requestEdit, response: responseEdit(appended, undefined) };
   if (guards?.rateLimit === undefined)
     return missingEngine(input, "route has a rate limit but no limiter runs");
   const headers = input.headers;
@@ -110,23 +114,68 @@ function limitStep(
   });
   if (checked instanceof Promise)
     return checked.then(
-      (o) => afterLimit(input, o, request, appended),
+      (o) => afterLimit(input, o, request, requestEdit, appended),
       (e) => thrown(input, e),
     );
-  return afterLimit(input, checked, request, appended);
+  return afterLimit(input, checked, request, requestEdit, appended);
 }
 
 function afterLimit(
   input: GuardInput,
   outcome: RateLimitOutcome,
   request: GuardPass["request"],
+  requestEdit: ClaimEdit | undefined,
   appended: Edit | undefined,
 ): GuardResult {
   if (!outcome.allowed) {
     outcome.response.headers.set("server", input.serverHeader);
     return { ok: false, response: outcome.response };
   }
-  return { ok: true, request, response: responseEdit(appended, outcome.headers) };
+  return { ok: true, request, requestEdit, response: responseEdit(appended, outcome.headers) };
+}
+
+/**
+ * Claim headers as the byte-built upstream head applies them (upstream-head.ts): the names to drop
+ * from the client's fields, lower-case, and the lines to add. Made once per authorization decision (the
+ * decision is cached with its token), so a request pays a WeakMap lookup. Undefined where bytes could
+ * differ from the Headers path, which then runs as before: a name the gateway itself sets or drops
+ * (host, hop-by-hop, X-Forwarded-*, X-Request-Id, framing), a name set twice, or a value with a byte
+ * above 0x7e (Headers decides what those become).
+ */
+export interface ClaimEdit {
+  readonly remove: readonly string[];
+  readonly lines: string;
+}
+
+const claimEdits = new WeakMap<object, ClaimEdit | null>();
+
+export function claimEditOf(outcome: AuthOutcome & { ok: true }): ClaimEdit | undefined {
+  let edit = claimEdits.get(outcome);
+  if (edit === undefined) {
+    edit = buildClaimEdit(outcome.removeHeaders, outcome.setHeaders);
+    claimEdits.set(outcome, edit);
+  }
+  return edit ?? undefined;
+}
+
+function buildClaimEdit(remove: readonly string[], set: Edit): ClaimEdit | null {
+  const names = new Set<string>();
+  for (const n of remove) names.add(n.toLowerCase());
+  const seen = new Set<string>();
+  let lines = "";
+  for (const [name, value] of set) {
+    const lower = name.toLowerCase();
+    if (seen.has(lower)) return null;
+    seen.add(lower);
+    names.add(lower);
+    for (let i = 0; i < value.length; i++) {
+      const c = value.charCodeAt(i);
+      if ((c < 0x20 && c !== 9) || c > 0x7e) return null;
+    }
+    lines += `${name}: ${value}\r\n`;
+  }
+  for (const n of names) if (n === "host" || DROP.has(n)) return null;
+  return { remove: [...names], lines };
 }
 
 /** Auth's response headers appended, then the limit's set: the gateway's limit replaces the backend's. */

@@ -18,6 +18,7 @@ import {
 } from "../table.ts";
 import type { ResponseHeaderEdit } from "./client-head.ts";
 import type { ClientConnection } from "./connection.ts";
+import type { ClaimEdit } from "./edge-guards.ts";
 import { BODY_NONE, type RequestHead } from "./request-head.ts";
 import { type ExchangeLimits, UpstreamExchange } from "./upstream-exchange.ts";
 import { filteredUpstreamHead, plainUpstreamHead, type UpstreamRequest } from "./upstream-head.ts";
@@ -37,6 +38,8 @@ export class FastExchange extends UpstreamExchange {
     private readonly guardRequest?: (ctx: RequestContext) => undefined,
     /** The edge guards' response edit (limit headers), run after the route's response filters. */
     guardResponse?: ResponseHeaderEdit,
+    /** `guardRequest` as data, when the byte-built head can apply it (edge-guards.ts claimEditOf). */
+    private readonly guardEdit?: ClaimEdit,
   ) {
     super(conn, head, routeLimits(route, head, conn), choice.filters.response, guardResponse);
     this.backend = choice.backend as CompiledBackend;
@@ -61,8 +64,9 @@ export class FastExchange extends UpstreamExchange {
     // "http://" is 7 characters: the rest is the authority, the Host when the client sent none.
     const endpointHost = endpoint.slice(7);
     const own = this.choice.filters.request;
+    if (own.length === 0 && (this.guardRequest === undefined || this.guardEdit !== undefined))
+      return plainUpstreamHead(this.head, this.target, hop, endpointHost, this.guardEdit);
     const filters = this.guardRequest === undefined ? own : [this.guardRequest, ...own];
-    if (filters.length === 0) return plainUpstreamHead(this.head, this.target, hop, endpointHost);
     const prefix = this.route.pathType === PATH_REGEX ? "" : this.route.pathValue;
     return filteredUpstreamHead(this.head, this.target, hop, endpointHost, prefix, filters);
   }

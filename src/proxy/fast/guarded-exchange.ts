@@ -140,5 +140,15 @@ export function startFast(
   info: RequestInfo | undefined,
   pass: GuardPass,
 ): FastExchange {
-  return new FastExchange(conn, head, target, route, choice, info, pass.request, pass.response);
+  return new FastExchange(
+    conn,
+    head,
+    target,
+    route,
+    choice,
+    info,
+    pass.request,
+    pass.response,
+    pass.requestEdit,
+  );
 }

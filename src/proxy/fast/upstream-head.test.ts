@@ -1,6 +1,8 @@
 import { describe, expect, test } from "bun:test";
 import { RELAYED_CLIENT_HEADER } from "../client-address.ts";
+import type { RequestContext } from "../filters/chain.ts";
 import { isSaneRequestId, prepareUpstreamHeaders } from "../forwarded-headers.ts";
+import { claimEditOf } from "./edge-guards.ts";
 import { findHeadEnd, parseRequestHead, type RequestHead } from "./request-head.ts";
 import { internalHead } from "./slow-exchange.ts";
 import { filteredUpstreamHead, plainUpstreamHead, upstreamHeadText } from "./upstream-head.ts";
@@ -185,4 +187,58 @@ test("a head too large for the scratch buffer gets a buffer of its own, with the
     expect(req.head === undefined).toBe(size < 40_001);
     expect(upstreamHeadText(req)).toBe(reference(size));
   }
+});
+
+describe("claim headers applied to the byte-built head (edge-guards.ts claimEditOf)", () => {
+  const outcome = (remove: string[], set: [string, string][]) =>
+    ({ ok: true, identity: {}, removeHeaders: remove, setHeaders: set }) as unknown as Parameters<
+      typeof claimEditOf
+    >[0];
+
+  test("the client's fields of those names are dropped in any case, the claims added: as the Headers path", () => {
+    const text =
+      "GET /p HTTP/1.1\r\nHost: a\r\nX-User: mallory\r\nx-user: again\r\nX-Groups: evil\r\nAccept: */*\r\n\r\n";
+    const h = head(text);
+    const remove = ["X-User", "X-Groups"];
+    const set: [string, string][] = [["X-User", "alice"]];
+    const edit = claimEditOf(outcome(remove, set));
+    expect(edit).toBeDefined();
+    const ours = fields(upstreamHeadText(plainUpstreamHead(h, { path: "/p", query: "" }, hop, "h", edit)));
+    const guard = (ctx: RequestContext) => {
+      for (const n of remove) ctx.headers.delete(n);
+      for (const [n, v] of set) ctx.headers.set(n, v);
+      return undefined;
+    };
+    const reference = fields(
+      upstreamHeadText(filteredUpstreamHead(h, { path: "/p", query: "" }, hop, "h", "", [guard])),
+    );
+    ours.delete("x-request-id");
+    reference.delete("x-request-id");
+    expect(Object.fromEntries(ours)).toEqual(Object.fromEntries(reference));
+    expect(ours.get("x-user")).toBe("alice");
+    expect(ours.has("x-groups")).toBe(false);
+    expect(ours.get("accept")).toBe("*/*");
+  });
+
+  test("left to the Headers path: names the gateway owns, a name set twice, bytes above 0x7e", () => {
+    expect(claimEditOf(outcome(["X-Forwarded-For"], []))).toBeUndefined();
+    expect(claimEditOf(outcome([], [["Host", "x"]]))).toBeUndefined();
+    expect(claimEditOf(outcome([], [["connection", "close"]]))).toBeUndefined();
+    expect(
+      claimEditOf(
+        outcome(
+          [],
+          [
+            ["X-A", "1"],
+            ["x-a", "2"],
+          ],
+        ),
+      ),
+    ).toBeUndefined();
+    expect(claimEditOf(outcome([], [["X-Name", "Jos\u00e9"]]))).toBeUndefined();
+    expect(claimEditOf(outcome(["X-A"], [["X-B", "b c"]]))).toEqual({
+      remove: ["x-a", "x-b"],
+      lines: "X-B: b c\r\n",
+    });
+  });
 });

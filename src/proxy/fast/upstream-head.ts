@@ -12,6 +12,7 @@ import { isSaneRequestId, newRequestId, prepareUpstreamHeaders } from "../forwar
 import { HOP_BY_HOP } from "../hop-by-hop.ts";
 import type { RequestTarget } from "../request-target.ts";
 import { copyBytes } from "./chars.ts";
+import type { ClaimEdit } from "./edge-guards.ts";
 import { type Latin1Buffer, scratch } from "./outbox.ts";
 import { BODY_CHUNKED, BODY_LENGTH, FIELD, type RequestHead } from "./request-head.ts";
 
@@ -61,6 +62,8 @@ export function plainUpstreamHead(
   target: RequestTarget,
   hop: Hop,
   endpointHost: string,
+  /** The edge guards' claim headers: client fields of these names dropped, these lines added. */
+  edit?: ClaimEdit,
 ): UpstreamRequest {
   // A bound, not the size: every kept line, X-Forwarded-For and X-Request-Id value comes from `buf`,
   // each joined value at most doubles (", " between values of fields at least two bytes long).
@@ -71,6 +74,7 @@ export function plainUpstreamHead(
     endpointHost.length +
     hop.clientIp.length +
     (head.host?.length ?? 0) +
+    (edit?.lines.length ?? 0) +
     512;
   const sc = scratch();
   const out = bound <= sc.length ? sc : (Buffer.allocUnsafe(bound) as Latin1Buffer);
@@ -108,7 +112,8 @@ export function plainUpstreamHead(
       if (name === "x-forwarded-for") xff = xff === null ? head.value(i) : `${xff}, ${head.value(i)}`;
       else if (name === "x-request-id")
         requestId = requestId === null ? head.value(i) : `${requestId}, ${head.value(i)}`;
-    } else if (named.length > 0 && named.includes(name ?? head.lowerName(i))) keep = false;
+    } else if (edit !== undefined && namedIn(head, i, edit.remove)) keep = false;
+    else if (named.length > 0 && named.includes(name ?? head.lowerName(i))) keep = false;
     const lineStart = spans[f] as number;
     if (keep) {
       if (runEnd !== lineStart) {
@@ -119,6 +124,7 @@ export function plainUpstreamHead(
     }
   }
   at = copyBytes(buf, runStart, runEnd, out, at);
+  if (edit !== undefined) at += out.latin1Write(edit.lines, at);
   if (head.host === null) at = line(out, at, "Host: ", endpointHost);
   if (hop.clientIp !== "") {
     at += out.latin1Write("X-Forwarded-For: ", at);
@@ -139,6 +145,12 @@ export function plainUpstreamHead(
   return out === sc
     ? { head: undefined, length, requestId }
     : { head: out.subarray(0, length), length, requestId };
+}
+
+/** Field `i`'s name is one of `lower` (lower-case names), compared as bytes. */
+function namedIn(head: RequestHead, i: number, lower: readonly string[]): boolean {
+  for (const n of lower) if (head.nameIs(i, n)) return true;
+  return false;
 }
 
 /** The head of `req` as latin1 text, wherever it was built (tests). */
