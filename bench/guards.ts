@@ -65,7 +65,30 @@ function rateLimitPolicy(name: string, target: string, limit: number, window: st
   };
 }
 
-/** The folder: four Ingresses on one backend, an AuthPolicy with keys from a Secret, two limits. */
+/** A JWT AuthPolicy on Ingress `target` (keys from the `jwks` Secret), with `extra` spec fields. */
+function authPolicy(name: string, target: string, extra: Record<string, unknown> = {}) {
+  return {
+    apiVersion: "gatehouse.dev/v1alpha1",
+    kind: "AuthPolicy",
+    metadata: { name, namespace: ns },
+    spec: {
+      targetRefs: [{ group: "networking.k8s.io", kind: "Ingress", name: target }],
+      jwt: {
+        providers: [
+          {
+            name: "bench",
+            issuer,
+            audiences: ["bench"],
+            keys: { type: "Secret", secretRef: { name: "jwks" } },
+          },
+        ],
+      },
+      ...extra,
+    },
+  };
+}
+
+/** The folder: five Ingresses on one backend, two AuthPolicies with keys from a Secret, two limits. */
 export function guardManifests(upstreamPort: number, jwks: unknown): string {
   const docs = [
     {
@@ -94,43 +117,8 @@ export function guardManifests(upstreamPort: number, jwks: unknown): string {
       metadata: { name: "jwks", namespace: ns },
       stringData: { jwks: JSON.stringify(jwks) },
     },
-    {
-      apiVersion: "gatehouse.dev/v1alpha1",
-      kind: "AuthPolicy",
-      metadata: { name: "jwt", namespace: ns },
-      spec: {
-        targetRefs: [{ group: "networking.k8s.io", kind: "Ingress", name: "jwt" }],
-        jwt: {
-          providers: [
-            {
-              name: "bench",
-              issuer,
-              audiences: ["bench"],
-              keys: { type: "Secret", secretRef: { name: "jwks" } },
-            },
-          ],
-        },
-      },
-    },
-    {
-      apiVersion: "gatehouse.dev/v1alpha1",
-      kind: "AuthPolicy",
-      metadata: { name: "jwt-claims", namespace: ns },
-      spec: {
-        targetRefs: [{ group: "networking.k8s.io", kind: "Ingress", name: "claims" }],
-        jwt: {
-          providers: [
-            {
-              name: "bench",
-              issuer,
-              audiences: ["bench"],
-              keys: { type: "Secret", secretRef: { name: "jwks" } },
-            },
-          ],
-        },
-        claimToHeaders: [{ claim: "sub", header: "X-User" }],
-      },
-    },
+    authPolicy("jwt", "jwt"),
+    authPolicy("jwt-claims", "claims", { claimToHeaders: [{ claim: "sub", header: "X-User" }] }),
     ingress("open", hosts.open),
     ingress("jwt", hosts.jwt),
     ingress("claims", hosts.claims),
