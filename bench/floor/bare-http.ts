@@ -44,9 +44,9 @@ function request(client: Socket<Client>, buf: Buffer): void {
     return;
   }
   // As the gateway writes it (Outbox.writeScratch): from the scratch buffer it was built in.
-  const req = plainUpstreamHead(head, target, hop, endpointHost);
-  if (req.head === undefined) client.data.up?.write(scratch(), 0, req.length);
-  else client.data.up?.write(req.head as Uint8Array);
+  const up = plainUpstreamHead(head, target, hop, endpointHost).head;
+  if (typeof up === "number") client.data.up?.write(scratch(), 0, up);
+  else client.data.up?.write(up);
 }
 
 function response(up: Socket<Upstream>, buf: Buffer): void {

@@ -7,7 +7,14 @@
  */
 import { describe, expect, test } from "bun:test";
 import { HOP_BY_HOP } from "../hop-by-hop.ts";
-import { headBytes, passedOnHead, type ResponseHeaderEdit } from "./client-head.ts";
+import { passedOnHead, type ResponseHeaderEdit } from "./client-head.ts";
+import { scratch } from "./outbox.ts";
+
+/** passedOnHead's result as a Buffer of its own. */
+function headBytes(head: Buffer | number): Buffer {
+  return typeof head === "number" ? Buffer.from(scratch().subarray(0, head)) : head;
+}
+
 import { findHeadEnd } from "./request-head.ts";
 import { parseResponseHead, RES_CHUNKED, type ResponseHead } from "./response-head.ts";
 

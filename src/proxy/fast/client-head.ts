@@ -162,11 +162,6 @@ export function passedOnHead(
   return out === sc ? size : out;
 }
 
-/** passedOnHead's result as a Buffer of its own (tests, and where the scratch buffer cannot be used). */
-export function headBytes(head: Buffer | number): Buffer {
-  return typeof head === "number" ? Buffer.from(scratch().subarray(0, head)) : head;
-}
-
 /** Span offsets of the fields passedOnHead keeps, reused by every call (it never re-enters). */
 const KEPT: number[] = [];
 

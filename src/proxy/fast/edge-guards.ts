@@ -75,17 +75,8 @@ export function runGuards(input: GuardInput): GuardResult | Promise<GuardResult>
 function afterAuth(input: GuardInput, outcome: AuthOutcome): GuardResult | Promise<GuardResult> {
   try {
     if (!outcome.ok) return { ok: false, response: outcome.response };
-    let request: GuardPass["request"];
-    const remove = outcome.removeHeaders;
-    const set = outcome.setHeaders;
-    // No claim headers configured: no request edit, so the upstream head stays the plain, unparsed copy.
-    if (remove.length > 0 || set.length > 0)
-      request = (ctx) => {
-        for (const name of remove) ctx.headers.delete(name);
-        for (const [name, value] of set) ctx.headers.set(name, value);
-        return undefined;
-      };
-    return limitStep(input, outcome, request, request === undefined ? undefined : claimEditOf(outcome));
+    const claims = claimStepsOf(outcome);
+    return limitStep(input, outcome, claims.request, claims.edit);
   } catch (err) {
     return thrown(input, err);
   }
@@ -136,45 +127,66 @@ function afterLimit(
 
 /**
  * Claim headers as the byte-built upstream head applies them (upstream-head.ts): the names to drop
- * from the client's fields, lower-case, and the lines to add. Made once per authorization decision (the
- * decision is cached with its token), so a request pays a WeakMap lookup. Undefined where bytes could
- * differ from the Headers path, which then runs as before: a name the gateway itself sets or drops
- * (host, hop-by-hop, X-Forwarded-*, X-Request-Id, framing), a name set twice, or a value with a byte
- * above 0x7e (Headers decides what those become).
+ * from the client's fields, lower-case, and the lines to add. Undefined where bytes could differ from
+ * the Headers path (`ClaimSteps.request`), which then runs as before: a name the gateway itself sets or
+ * drops (host, hop-by-hop, X-Forwarded-*, X-Request-Id, framing), a name set twice, or a value with a
+ * byte above 0x7e (Headers decides what those become).
  */
 export interface ClaimEdit {
   readonly remove: readonly string[];
   readonly lines: string;
 }
 
-const claimEdits = new WeakMap<object, ClaimEdit | null>();
-
-export function claimEditOf(outcome: AuthOutcome & { ok: true }): ClaimEdit | undefined {
-  let edit = claimEdits.get(outcome);
-  if (edit === undefined) {
-    edit = buildClaimEdit(outcome.removeHeaders, outcome.setHeaders);
-    claimEdits.set(outcome, edit);
-  }
-  return edit ?? undefined;
+/** An admitted outcome's claim headers: as a request filter, and as data when bytes can carry them. */
+interface ClaimSteps {
+  readonly request: GuardPass["request"];
+  readonly edit: ClaimEdit | undefined;
 }
 
-function buildClaimEdit(remove: readonly string[], set: Edit): ClaimEdit | null {
+/** No claim headers configured: no request edit, so the upstream head stays the plain, unparsed copy. */
+const NO_CLAIMS: ClaimSteps = { request: undefined, edit: undefined };
+
+/** Made once per authorization decision (cached with its token): a request pays a WeakMap lookup. */
+const claimSteps = new WeakMap<object, ClaimSteps>();
+
+function claimStepsOf(outcome: AuthOutcome & { ok: true }): ClaimSteps {
+  const remove = outcome.removeHeaders;
+  const set = outcome.setHeaders;
+  if (remove.length === 0 && set.length === 0) return NO_CLAIMS;
+  let steps = claimSteps.get(outcome);
+  if (steps === undefined) {
+    const request = (ctx: RequestContext): undefined => {
+      for (const name of remove) ctx.headers.delete(name);
+      for (const [name, value] of set) ctx.headers.set(name, value);
+      return undefined;
+    };
+    steps = { request, edit: claimEdit(remove, set) };
+    claimSteps.set(outcome, steps);
+  }
+  return steps;
+}
+
+export function claimEditOf(outcome: AuthOutcome & { ok: true }): ClaimEdit | undefined {
+  return claimStepsOf(outcome).edit;
+}
+
+function claimEdit(remove: readonly string[], set: Edit): ClaimEdit | undefined {
   const names = new Set<string>();
   for (const n of remove) names.add(n.toLowerCase());
   const seen = new Set<string>();
   let lines = "";
   for (const [name, value] of set) {
     const lower = name.toLowerCase();
-    if (seen.has(lower)) return null;
+    if (seen.has(lower)) return undefined;
     seen.add(lower);
     names.add(lower);
     for (let i = 0; i < value.length; i++) {
       const c = value.charCodeAt(i);
-      if ((c < 0x20 && c !== 9) || c > 0x7e) return null;
+      if ((c < 0x20 && c !== 9) || c > 0x7e) return undefined;
     }
     lines += `${name}: ${value}\r\n`;
   }
-  for (const n of names) if (n === "host" || DROP.has(n)) return null;
+  for (const n of names) if (n === "host" || DROP.has(n)) return undefined;
   return { remove: [...names], lines };
 }
 

@@ -33,7 +33,8 @@ export class ResponseRelay {
   constructor(
     private readonly conn: ClientConnection,
     res: ResponseHead | undefined,
-    private readonly passFraming: boolean,
+    /** The body goes out in the upstream's own framing (chunked stays chunked). */
+    readonly passFraming: boolean,
     readonly closeClient: boolean,
     private readonly owner: RelayOwner,
     readonly kind: number = res?.bodyKind ?? RES_NONE,

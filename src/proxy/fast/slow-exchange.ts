@@ -39,8 +39,7 @@ export class SlowExchange extends UpstreamExchange {
   }
 
   protected requestHead(): UpstreamRequest {
-    const head = internalHead(this.head, this.conn.clientIp);
-    return { head, length: head.length, requestId: "" };
+    return { head: internalHead(this.head, this.conn.clientIp), requestId: "" };
   }
 
   protected headersArrived(): void {}

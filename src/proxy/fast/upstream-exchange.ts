@@ -67,10 +67,8 @@ export abstract class UpstreamExchange implements Exchange, UpstreamHandler, Exp
   private staleRetried = false;
   private pending: Buffer | undefined;
   private relay: ResponseRelay | undefined;
-  /** The upstream's response head and how it goes out (set when it arrives; responseHead reads them). */
+  /** The upstream's response head (set when it arrives; responseHead reads it). */
   private res: ResponseHead | undefined;
-  private chunkedOut = false;
-  private closeOut = false;
   protected requestId = "";
 
   constructor(
@@ -205,7 +203,7 @@ export abstract class UpstreamExchange implements Exchange, UpstreamHandler, Exp
     // A head built in the scratch buffer is written before anything else can build one (acquire only
     // takes a pooled connection or starts connecting).
     const head = req.head;
-    if (head === undefined) up.out.writeScratch(req.length);
+    if (typeof head === "number") up.out.writeScratch(head);
     else if (typeof head === "string") up.out.writeLatin1(head);
     else up.out.write(head);
     this.sentAt = performance.now();
@@ -286,10 +284,10 @@ export abstract class UpstreamExchange implements Exchange, UpstreamHandler, Exp
   private startResponse(res: ResponseHead, buf: Buffer, bodyStart: number): void {
     const head = this.head;
     this.res = res;
-    this.chunkedOut = res.bodyKind === RES_CHUNKED && !head.http10;
-    this.closeOut =
+    const chunkedOut = res.bodyKind === RES_CHUNKED && !head.http10;
+    const close =
       !head.keepAlive || res.bodyKind === RES_CLOSE || (res.bodyKind === RES_CHUNKED && head.http10);
-    const relay = new ResponseRelay(this.conn, res, this.chunkedOut, this.closeOut, this);
+    const relay = new ResponseRelay(this.conn, res, chunkedOut, close, this);
     this.relay = relay;
     relay.holdHead();
     if (bodyStart < buf.length) relay.feed(buf, bodyStart, buf.length);
@@ -301,11 +299,12 @@ export abstract class UpstreamExchange implements Exchange, UpstreamHandler, Exp
 
   /** The head passed on to the client, with the first body bytes (RelayOwner). */
   responseHead(body: Buffer | undefined, start: number, end: number): Uint8Array | number {
+    const relay = this.relay as ResponseRelay;
     return passedOnHead(
       this.res as ResponseHead,
       this.conn.state0.settings.serverHeader,
-      this.chunkedOut,
-      this.closeOut,
+      relay.passFraming,
+      relay.closeClient,
       this.head.http10,
       this.responseFilters,
       this.responseEdit,

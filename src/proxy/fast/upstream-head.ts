@@ -42,11 +42,10 @@ export interface Hop {
 export interface UpstreamRequest {
   /**
    * The head: latin1 text (one character a byte; Outbox.writeLatin1 encodes it with no Buffer made), its
-   * bytes, or undefined when it was built in the Outbox scratch buffer: `length` bytes there, for
-   * Outbox.writeScratch.
+   * bytes, or, built in the Outbox scratch buffer, its length there (for Outbox.writeScratch), as
+   * client-head.ts passedOnHead answers.
    */
-  readonly head: string | Uint8Array | undefined;
-  readonly length: number;
+  readonly head: string | Uint8Array | number;
   readonly requestId: string;
 }
 
@@ -142,22 +141,13 @@ export function plainUpstreamHead(
   at = line(out, at, "X-Request-Id: ", requestId);
   at += out.latin1Write(framing(head), at);
   const length = crlf(out, at);
-  return out === sc
-    ? { head: undefined, length, requestId }
-    : { head: out.subarray(0, length), length, requestId };
+  return { head: out === sc ? length : out.subarray(0, length), requestId };
 }
 
 /** Field `i`'s name is one of `lower` (lower-case names), compared as bytes. */
 function namedIn(head: RequestHead, i: number, lower: readonly string[]): boolean {
   for (const n of lower) if (head.nameIs(i, n)) return true;
   return false;
-}
-
-/** The head of `req` as latin1 text, wherever it was built (tests). */
-export function upstreamHeadText(req: UpstreamRequest): string {
-  const h = req.head;
-  if (typeof h === "string") return h;
-  return Buffer.from(h ?? scratch().subarray(0, req.length)).toString("latin1");
 }
 
 /** `name` (with its ": ") and `value` as one field line at `at`; returns the end. */
@@ -216,7 +206,7 @@ export function filteredUpstreamHead(
     out += `${name}: ${value}\r\n`;
   }
   out += `${framing(head)}\r\n`;
-  return { head: out, length: out.length, requestId };
+  return { head: out, requestId };
 }
 
 /** Our own framing of the body (never the client's fields, so it matches what we send exactly). */
