@@ -1,6 +1,6 @@
 /**
  * Preloaded by `bun test` (bunfig.toml). Every test runs with the translator's self-check on: each
  * reuse of a kept HTTPRoute translation is compared with a fresh one and throws when they differ
- * (src/translate/httproute-memo.ts). Gateways the tests start as processes inherit it.
+ * (src/translate/gateway/httproute/memo.ts). Gateways the tests start as processes inherit it.
  */
 process.env.GATEHOUSE_TRANSLATE_CHECK = "1";

@@ -150,7 +150,7 @@ export interface RouteMatch {
 export interface PathMatch {
   /**
    * How `value` is compared. Ingress `Prefix` and `ImplementationSpecific` both become `Prefix`
-   * (src/translate/paths.ts); Gateway API `PathPrefix` becomes `Prefix`.
+   * (src/translate/ingress/paths.ts); Gateway API `PathPrefix` becomes `Prefix`.
    */
   readonly type: "Exact" | "Prefix" | "RegularExpression";
   /**

@@ -9,22 +9,22 @@ import type {
 import type { Ingress } from "../sources/schema/networking.ts";
 import type { ResourceSnapshot } from "../sources/snapshot.ts";
 import type { ObjectStatus } from "../status/types.ts";
-import { applyAuthPolicies } from "./auth-policy.ts";
-import { dropConflicts } from "./conflicts.ts";
-import { hostsWithRootPrefix, placeDefaultBackends } from "./default-backend.ts";
-import { type GatewayAPITranslation, translateGatewayAPI } from "./gateway.ts";
-import type { IngressTranslation } from "./ingress.ts";
-import { dropIngressClashes, markIngressOverrides } from "./ingress-clash.ts";
-import { selectIngresses } from "./ingress-class.ts";
-import { translateIngressKept } from "./ingress-memo.ts";
-import { applySSLRedirects, sslRedirectPlan } from "./ingress-ssl-redirect.ts";
-import { type IngressTLS, ingressHTTPSListener, translateIngressTLS } from "./ingress-tls.ts";
-import { arrayOf, sourceRef } from "./objects.ts";
-import { internalProblem, sortProblems } from "./problems.ts";
-import { applyRateLimitPolicies } from "./ratelimit-policy.ts";
-import { indexSnapshot } from "./snapshot-index.ts";
-import { compareStrings } from "./sort.ts";
-import { buildVirtualHosts } from "./virtual-hosts.ts";
+import { arrayOf, sourceRef } from "./common/objects.ts";
+import { internalProblem, sortProblems } from "./common/problems.ts";
+import { indexSnapshot } from "./common/snapshot-index.ts";
+import { compareStrings } from "./common/sort.ts";
+import { type GatewayAPITranslation, translateGatewayAPI } from "./gateway/gateway.ts";
+import { applySSLRedirects, sslRedirectPlan } from "./ingress/annotations/ssl-redirect.ts";
+import { hostsWithRootPrefix, placeDefaultBackends } from "./ingress/default-backend.ts";
+import { dropIngressClashes, markIngressOverrides } from "./ingress/httproute-clashes.ts";
+import type { IngressTranslation } from "./ingress/ingress.ts";
+import { selectIngresses } from "./ingress/ingress-class.ts";
+import { translateIngressKept } from "./ingress/memo.ts";
+import { dropConflicts } from "./ingress/path-conflicts.ts";
+import { type IngressTLS, ingressHTTPSListener, translateIngressTLS } from "./ingress/tls.ts";
+import { buildVirtualHosts } from "./ingress/virtual-hosts.ts";
+import { applyAuthPolicies } from "./policies/auth-policy.ts";
+import { applyRateLimitPolicies } from "./policies/ratelimit-policy.ts";
 
 export interface TranslateOptions {
   /** Port of the default HTTP listener Ingress rules are served on (`--http-port`). */
@@ -85,22 +85,22 @@ const gatewaySource = { kind: "Gatehouse", namespace: "", name: "default" } as c
  * on. The order of the steps is fixed:
  * 1. select the Ingresses of our class (ingress-class.ts), sorted by namespace/name;
  * 2. each Ingress alone: hosts, paths and backends validated into route candidates (ingress.ts);
- * 3. rule conflicts across all Ingresses: same host, path type and path, oldest wins (conflicts.ts);
+ * 3. rule conflicts across all Ingresses: same host, path type and path, oldest wins (ingress/path-conflicts.ts);
  * 4. default backends placed where no rule serves `Prefix /`, then their conflicts (default-backend.ts);
  * 5. backends resolved through Services and EndpointSlices, routes grouped into virtual hosts and
  *    sorted by precedence (virtual-hosts.ts, backends.ts, sort.ts);
  * 6. the default HTTP listener, always present so the gateway listens even with no routes;
  * 7. the Gateway API: GatewayClasses, Gateways, HTTPRoutes into listeners and statuses (gateway.ts);
  *    where a Gateway listener shares the default listener's address and port, an HTTPRoute claiming an
- *    Ingress path's host and path wins (ingress-clash.ts). Gateway listeners follow the default one.
+ *    Ingress path's host and path wins (ingress/httproute-clashes.ts). Gateway listeners follow the default one.
  * 8. AuthPolicies (and the Ingress annotation naming one) put `auth` on the routes they win for, by
  *    GEP-713 attachment (auth-policy.ts, policy-attachment.ts); their statuses follow the HTTPRoutes'.
  * 9. RateLimitPolicies (and ingress-nginx `limit-*` annotations) put `rateLimit` on routes the same way
  *    (ratelimit-policy.ts); their statuses follow the AuthPolicies'.
  * 5b. Ingress `spec.tls`: certificates of the default HTTPS listener, which serves the same virtual hosts
- *    (ingress-tls.ts); it follows the default HTTP listener in the model.
+ *    (ingress/tls.ts); it follows the default HTTP listener in the model.
  * 10. ingress-nginx ssl-redirect: redirecting Ingress routes of the HTTP listener become 308s to https
- *    (ingress-ssl-redirect.ts), last, so the redirect comes before authentication and rate limits.
+ *    (ingress/annotations/ssl-redirect.ts), last, so the redirect comes before authentication and rate limits.
  */
 export function translate(snapshot: ResourceSnapshot, options?: Partial<TranslateOptions>): TranslateResult {
   // Each object is translated inside its own try, so a bug triggered by one object costs only that

@@ -2,7 +2,7 @@ import type { ServeConfig } from "../../config/config.ts";
 import type { GatewayModel, Problem } from "../../model/types.ts";
 import type { ObjectStatus } from "../../status/types.ts";
 import { StatusWriter } from "../../status/writer.ts";
-import { selectIngresses } from "../../translate/ingress-class.ts";
+import { selectIngresses } from "../../translate/ingress/ingress-class.ts";
 import type { KnownKind } from "../schema/index.ts";
 import type { ResourceSnapshot } from "../snapshot.ts";
 import { KubeClient, loadKubeConfig } from "./client.ts";

@@ -17,7 +17,7 @@ export type PolicyTargetRef = z.infer<typeof policyTargetRef>;
 
 /**
  * `gatehouse.dev/v1alpha1` AuthPolicy. Only the envelope and `targetRefs` are checked here; the rest of
- * the spec is judged by translation (src/translate/auth-policy-spec.ts). Why: an object refused here
+ * the spec is judged by translation (src/translate/policies/auth-policy-spec.ts). Why: an object refused here
  * vanishes, and a vanished auth policy would leave its routes open. A policy whose spec is wrong must
  * still attach, get an `Invalid` condition and make its routes answer 401 (fail closed).
  */

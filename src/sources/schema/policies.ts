@@ -5,7 +5,7 @@ import { objectMeta } from "./meta.ts";
 /**
  * `gatehouse.dev/v1alpha1` RateLimitPolicy (gateway-crds/ratelimitpolicy.yaml). Only the envelope, the
  * shape of `targetRefs` and the types of the spec's fields are checked here; values (a zero limit, an
- * unknown key source, a bad window) are judged by translation (src/translate/ratelimit-policy.ts) so the
+ * unknown key source, a bad window) are judged by translation (src/translate/policies/ratelimit-policy.ts) so the
  * policy gets an `Invalid` condition naming the field instead of vanishing without a status.
  */
 const rule = z

@@ -1,0 +1,44 @@
+import type { Problem, SourceRef } from "../../model/types.ts";
+
+export function problem(
+  object: SourceRef,
+  reason: string,
+  message: string,
+  severity: Problem["severity"] = "error",
+): Problem {
+  return { object, reason, message, severity };
+}
+
+/** An unexpected exception while translating one object: reported, and the other objects go on. */
+export function internalProblem(object: SourceRef, err: unknown): Problem {
+  const detail = err instanceof Error ? err.message : String(err);
+  return problem(object, "InternalError", `translation failed for this object: ${detail}`);
+}
+
+function compare(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/**
+ * Problems grouped by object (namespace, name, kind), keeping the order they were found in within one
+ * object (that order follows the object's fields), with exact duplicates removed.
+ */
+export function sortProblems(problems: readonly Problem[]): Problem[] {
+  const seen = new Set<string>();
+  const unique = problems.filter((p) => {
+    const key = JSON.stringify([p.object.kind, p.object.namespace, p.object.name, p.reason, p.message]);
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+  return unique
+    .map((p, i) => ({ p, i }))
+    .sort(
+      (a, b) =>
+        compare(a.p.object.namespace, b.p.object.namespace) ||
+        compare(a.p.object.name, b.p.object.name) ||
+        compare(a.p.object.kind, b.p.object.kind) ||
+        a.i - b.i,
+    )
+    .map(({ p }) => p);
+}

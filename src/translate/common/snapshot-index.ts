@@ -1,0 +1,32 @@
+import type { EndpointSlice, Service } from "../../sources/schema/core.ts";
+import type { ResourceSnapshot } from "../../sources/snapshot.ts";
+import { arrayOf, nameOf, namespaceOf } from "./objects.ts";
+import { compareStrings } from "./sort.ts";
+
+/** Lookups translation needs, built once per snapshot. */
+export interface SnapshotIndex {
+  /** Key `<ns>/<name>`. */
+  readonly services: ReadonlyMap<string, Service>;
+  /** Key `<ns>/<service>` from the `kubernetes.io/service-name` label; slices sorted by name. */
+  readonly slicesByService: ReadonlyMap<string, readonly EndpointSlice[]>;
+}
+
+export const serviceNameLabel = "kubernetes.io/service-name";
+
+export function indexSnapshot(snapshot: ResourceSnapshot): SnapshotIndex {
+  const services = new Map<string, Service>();
+  for (const svc of arrayOf(snapshot?.services)) {
+    if (svc?.metadata) services.set(`${namespaceOf(svc)}/${nameOf(svc)}`, svc);
+  }
+  const slicesByService = new Map<string, EndpointSlice[]>();
+  for (const slice of arrayOf(snapshot?.endpointSlices)) {
+    const owner = slice?.metadata?.labels?.[serviceNameLabel];
+    if (typeof owner !== "string") continue;
+    const key = `${namespaceOf(slice)}/${owner}`;
+    const list = slicesByService.get(key);
+    if (list) list.push(slice);
+    else slicesByService.set(key, [slice]);
+  }
+  for (const list of slicesByService.values()) list.sort((a, b) => compareStrings(nameOf(a), nameOf(b)));
+  return { services, slicesByService };
+}

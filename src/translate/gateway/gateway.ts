@@ -1,0 +1,258 @@
+import type {
+  Backend,
+  Listener,
+  PassthroughListener,
+  Problem,
+  Route,
+  VirtualHost,
+} from "../../model/types.ts";
+import type { Secret } from "../../sources/schema/core.ts";
+import type { Gateway } from "../../sources/schema/gateway.ts";
+import type { ResourceSnapshot } from "../../sources/snapshot.ts";
+import { generationOf } from "../../status/conditions.ts";
+import { GatewayReason } from "../../status/reasons.ts";
+import type { ObjectStatus } from "../../status/types.ts";
+import type { HostPattern } from "../common/host-patterns.ts";
+import { namespaceLabels } from "../common/label-selector.ts";
+import { arrayOf, nameOf, namespaceOf, sourceRef } from "../common/objects.ts";
+import { internalProblem, problem } from "../common/problems.ts";
+import type { SnapshotIndex } from "../common/snapshot-index.ts";
+import { compareStrings, type SourceOrder } from "../common/sort.ts";
+import { assignAddresses, type GatewayAddress } from "./gateway-addresses.ts";
+import type { HTTPRouteTranslation } from "./httproute/httproute.ts";
+import { translateHTTPRouteKept } from "./httproute/memo.ts";
+import type { RuleEntry } from "./httproute/rule.ts";
+import { isProgrammed, type ListenerPlan, planListeners } from "./listeners.ts";
+import { attachRoute, type GatewayEntry, type ParentResult } from "./route-attachment.ts";
+import { compareGatewayRoutes } from "./route-precedence.ts";
+import {
+  type GatewayConditions,
+  gatewayClassStatus,
+  gatewayStatus,
+  httpRouteStatus,
+  listenerStatus,
+  problemsFromStatus,
+} from "./status.ts";
+import { attachTLSRoutes, passthroughListener } from "./tlsroute/placement.ts";
+
+export interface GatewayOptions {
+  readonly gatewayController: string;
+  readonly gatewayAddressPool?: string;
+  /** Refuse certificates outside their validity period at this time (absent: no clock check). */
+  readonly nowMs?: number;
+}
+
+export interface GatewayAPITranslation {
+  /** One per programmed Gateway listener, Gateways by namespace/name, listeners in spec order. */
+  readonly listeners: Listener[];
+  /** One per programmed TLS Passthrough listener, in the same order. */
+  readonly passthroughListeners: PassthroughListener[];
+  readonly backends: Backend[];
+  /** GatewayClasses, then Gateways, then HTTPRoutes, then TLSRoutes, each by namespace/name. */
+  readonly statuses: ObjectStatus[];
+  readonly problems: Problem[];
+}
+
+/** The routes of one virtual host, by route name (a route attached twice through two parentRefs counts once). */
+type HostGroup = { host: HostPattern; routes: Map<string, { entry: RuleEntry; source: SourceOrder }> };
+
+const byNsName = <T extends { metadata?: { name?: string; namespace?: string } }>(a: T, b: T) =>
+  compareStrings(namespaceOf(a), namespaceOf(b)) || compareStrings(nameOf(a), nameOf(b));
+
+/**
+ * The Gateway API half of translation, in a fixed order:
+ * 1. our GatewayClasses (`spec.controllerName` = our controller) and the Gateways naming them;
+ * 2. each Gateway's listeners validated (listeners.ts) and its address chosen (gateway-addresses.ts);
+ * 3. each HTTPRoute translated alone (httproute.ts), then attached to our Gateways (route-attachment.ts);
+ *    then each TLSRoute likewise, onto TLS Passthrough listeners only (tlsroute/placement.ts);
+ * 4. accepted attachments placed on virtual hosts named by hostname intersection, sorted by precedence;
+ * 5. statuses for every class, Gateway and route of ours (status.ts), problems read from them.
+ * Every object is handled in its own try: a bug triggered by one object costs that object only.
+ */
+export function translateGatewayAPI(
+  snapshot: ResourceSnapshot,
+  index: SnapshotIndex,
+  opts: GatewayOptions,
+): GatewayAPITranslation {
+  const problems: Problem[] = [];
+  const statuses: ObjectStatus[] = [];
+  const classes = arrayOf(snapshot?.gatewayClasses).filter(
+    (c) => c?.spec?.controllerName === opts.gatewayController,
+  );
+  const classNames = new Set(classes.map(nameOf));
+  for (const c of [...classes].sort((a, b) => compareStrings(nameOf(a), nameOf(b)))) {
+    statuses.push(gatewayClassStatus(nameOf(c), opts.gatewayController, generationOf(c)));
+  }
+  const gateways = arrayOf(snapshot?.gateways)
+    .filter((g) => g?.metadata && classNames.has(g.spec?.gatewayClassName))
+    .sort(byNsName);
+  if (opts.gatewayAddressPool && !/^[0-9.]+\/\d{1,2}$/.test(opts.gatewayAddressPool)) {
+    problems.push(
+      problem(
+        { kind: "Gatehouse", namespace: "", name: "default" },
+        "InvalidOption",
+        `gatewayAddressPool "${opts.gatewayAddressPool}" is not an IPv4 CIDR; no pool is used`,
+      ),
+    );
+  }
+  const addresses = assignAddresses(gateways, opts.gatewayAddressPool);
+  const secrets = new Map<string, Secret>();
+  for (const s of arrayOf(snapshot?.secrets))
+    if (s?.metadata) secrets.set(`${namespaceOf(s)}/${nameOf(s)}`, s);
+  const grants = arrayOf(snapshot?.referenceGrants);
+  const entries = new Map<string, GatewayEntry & { duplicates: string[]; overLimit: number }>();
+  for (const gw of gateways) {
+    try {
+      const planned = planListeners(gw, secrets, grants, opts.nowMs);
+      const key = `${namespaceOf(gw)}/${nameOf(gw)}`;
+      entries.set(key, { gateway: gw, key, ...planned });
+    } catch (err) {
+      problems.push(internalProblem(sourceRef("Gateway", gw), err));
+    }
+  }
+  const labelsOf = namespaceLabels(arrayOf(snapshot?.namespaces));
+  const attached = new Map<string, Set<string>>(); // `<gw>/<listener>` → route keys
+  const hosts = new Map<string, Map<string, HostGroup>>(); // `<gw>/<listener>` → hostname → routes
+  const backends: Backend[] = [];
+  const routeStatuses: ObjectStatus[] = [];
+  for (const route of [...arrayOf(snapshot?.httpRoutes)].filter((r) => r?.metadata).sort(byNsName)) {
+    try {
+      const t = translateHTTPRouteKept(route, index, grants);
+      const parents = attachRoute(t, entries, labelsOf);
+      if (parents.length === 0) continue;
+      place(t, parents, attached, hosts);
+      if (parents.some((p) => p.accepted.ok)) backends.push(...t.backends);
+      routeStatuses.push(httpRouteStatus(t, parents, opts.gatewayController, generationOf(route)));
+    } catch (err) {
+      problems.push(internalProblem(sourceRef("HTTPRoute", route), err));
+    }
+  }
+  const tls = attachTLSRoutes(snapshot, index, grants, entries, labelsOf, opts.gatewayController, attached);
+  backends.push(...tls.backends);
+  problems.push(...tls.problems);
+  const listeners: Listener[] = [];
+  const passthroughListeners: PassthroughListener[] = [];
+  for (const entry of entries.values()) {
+    try {
+      const gw = entry.gateway;
+      const address = addresses.get(entry.key) ?? { kind: "assigned", address: "", reported: false };
+      const gen = generationOf(gw);
+      const conds = gatewayConditions(entry, address);
+      const listenerStatuses = entry.plans.map((p) =>
+        listenerStatus(p, attached.get(`${entry.key}/${p.name}`)?.size ?? 0, gen),
+      );
+      statuses.push(
+        gatewayStatus(
+          { namespace: namespaceOf(gw), name: nameOf(gw) },
+          address.kind === "assigned" && address.reported ? address.address : undefined,
+          conds,
+          listenerStatuses,
+          gen,
+        ),
+      );
+      if (!conds.accepted.ok || !conds.programmed.ok || address.kind !== "assigned") continue;
+      for (const p of entry.plans.filter(isProgrammed)) {
+        if (p.protocol === "TLS")
+          passthroughListeners.push(passthroughListener(gw, p, address.address, tls.placed, entry.key));
+        else listeners.push(modelListener(gw, p, address.address, hosts.get(`${entry.key}/${p.name}`)));
+      }
+    } catch (err) {
+      problems.push(internalProblem(sourceRef("Gateway", entry.gateway), err));
+    }
+  }
+  statuses.push(...routeStatuses, ...tls.statuses);
+  for (const s of statuses) problems.push(...problemsFromStatus(s));
+  return { listeners, passthroughListeners, backends, statuses, problems };
+}
+
+/** Count accepted attachments and put the route's entries on the virtual hosts of each listener. */
+function place(
+  t: HTTPRouteTranslation,
+  parents: readonly ParentResult[],
+  attached: Map<string, Set<string>>,
+  hosts: Map<string, Map<string, HostGroup>>,
+): void {
+  for (const parent of parents) {
+    if (!parent.accepted.ok) continue;
+    for (const a of parent.attachments) {
+      const key = `${parent.gatewayKey}/${a.plan.name}`;
+      attached.set(key, (attached.get(key) ?? new Set()).add(`${t.ref.namespace}/${t.ref.name}`));
+      const groups = hosts.get(key) ?? new Map<string, HostGroup>();
+      hosts.set(key, groups);
+      for (const host of a.hosts) {
+        const group = groups.get(host.hostname) ?? { host, routes: new Map() };
+        groups.set(host.hostname, group);
+        for (const entry of t.entries) group.routes.set(entry.name, { entry, source: t.order });
+      }
+    }
+  }
+}
+
+function modelListener(
+  gw: Gateway,
+  p: ListenerPlan,
+  address: string,
+  groups: Map<string, HostGroup> | undefined,
+): Listener {
+  // A listener hostname its routes do not cover still gets an (empty) virtual host, so such requests
+  // end here with 404 instead of finding a broader listener on the same socket.
+  const own = p.hostname;
+  const withOwn =
+    own !== undefined && own.match !== "Any" && !groups?.has(own.hostname)
+      ? [...(groups?.values() ?? []), { host: own, routes: new Map() }]
+      : [...(groups?.values() ?? [])];
+  const virtualHosts: VirtualHost[] = withOwn
+    .sort((a, b) => compareStrings(a.host.hostname, b.host.hostname))
+    .map((g) => ({
+      hostname: g.host.hostname,
+      match: g.host.match,
+      routes: [...g.routes.values()]
+        .map(({ entry, source }) => ({ ...entry, order: { ...entry, source } }))
+        .sort((a, b) => compareGatewayRoutes(a.order, b.order))
+        .map(({ ruleIndex: _r, matchIndex: _m, order: _o, ...route }): Route => route),
+    }));
+  return {
+    name: `gateway/${namespaceOf(gw)}/${nameOf(gw)}/${p.name}`,
+    address,
+    port: p.port,
+    protocol: p.protocol === "HTTPS" ? "HTTPS" : "HTTP",
+    ...(own !== undefined && own.match !== "Any" ? { hostname: own.hostname } : {}),
+    ...(p.protocol === "HTTPS" && p.tls ? { tls: p.tls } : {}),
+    source: sourceRef("Gateway", gw),
+    virtualHosts,
+  };
+}
+
+/** Gateway Accepted (listener validity, address type) and Programmed (accepted and an address). */
+function gatewayConditions(
+  entry: GatewayEntry & { duplicates: string[]; overLimit: number },
+  address: GatewayAddress,
+): GatewayConditions {
+  const invalid = entry.plans.filter((p) => !p.accepted.ok || p.conflict).map((p) => p.name);
+  const notes = [
+    invalid.length > 0 ? `listeners not valid: ${invalid.join(", ")}` : "",
+    entry.duplicates.length > 0
+      ? `listener names repeated (later ones ignored): ${entry.duplicates.join(", ")}`
+      : "",
+    entry.overLimit > 0 ? `${entry.overLimit} listener(s) beyond the limit of 64 ignored` : "",
+  ].filter(Boolean);
+  const valid = entry.plans.length - invalid.length;
+  let accepted: GatewayConditions["accepted"];
+  if (address.kind === "unsupported")
+    accepted = { ok: false, reason: GatewayReason.UnsupportedAddress, message: address.message };
+  else if (valid === 0)
+    accepted = {
+      ok: false,
+      reason: GatewayReason.ListenersNotValid,
+      message: notes.join("; ") || "the Gateway has no listeners",
+    };
+  else if (notes.length > 0)
+    accepted = { ok: true, okReason: GatewayReason.ListenersNotValid, okMessage: notes.join("; ") };
+  else accepted = { ok: true };
+  const programmed: GatewayConditions["programmed"] = !accepted.ok
+    ? { ok: false, reason: GatewayReason.Invalid, message: "the Gateway is not accepted" }
+    : address.kind === "exhausted"
+      ? { ok: false, reason: GatewayReason.AddressNotAssigned, message: address.message }
+      : { ok: true };
+  return { accepted, programmed };
+}

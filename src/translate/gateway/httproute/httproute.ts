@@ -1,0 +1,108 @@
+import type { Backend, SourceRef } from "../../../model/types.ts";
+import type { HTTPRoute, ReferenceGrant } from "../../../sources/schema/gateway.ts";
+import { RouteReason } from "../../../status/reasons.ts";
+import type { HostPattern } from "../../common/host-patterns.ts";
+import { arrayOf, creationMillis, sourceRef } from "../../common/objects.ts";
+import type { SnapshotIndex } from "../../common/snapshot-index.ts";
+import type { SourceOrder } from "../../common/sort.ts";
+import { parseGatewayHostname } from "../gateway-hostnames.ts";
+import type { RefIssue } from "./backend-refs.ts";
+import type { RuleInvalid } from "./filters.ts";
+import { type RuleEntry, translateRule } from "./rule.ts";
+
+/** Route-wide limits of HTTPRoute v1.6.1 (CRD MaxItems and the CEL total-matches rule). */
+export const routeLimits = { hostnames: 16, parentRefs: 32, rules: 16, totalMatches: 128 } as const;
+
+/** One HTTPRoute on its own, before it meets Gateways: what it serves and what is wrong with it. */
+export interface HTTPRouteTranslation {
+  readonly route: HTTPRoute;
+  readonly ref: SourceRef;
+  readonly order: SourceOrder;
+  /** Its hostnames; empty means any host. */
+  readonly hostnames: readonly HostPattern[];
+  /** Route entries of the valid rules, in rule/match order. */
+  readonly entries: readonly RuleEntry[];
+  /** Backends the entries and mirrors point at (valid references only). */
+  readonly backends: readonly Backend[];
+  /** Set when the route cannot be accepted at all (Accepted False with this reason). */
+  readonly invalid?: RuleInvalid;
+  /** Rules dropped while others are served (PartiallyInvalid True, message "Dropped Rule…"). */
+  readonly dropped: readonly RuleInvalid[];
+  /** Unresolvable references (ResolvedRefs False; the first one gives the reason). */
+  readonly refIssues: readonly RefIssue[];
+}
+
+/**
+ * Translate one HTTPRoute independently of its parents. Route-wide problems (too many hostnames,
+ * parentRefs, rules or matches; an invalid hostname) make the route invalid. Rule problems drop that
+ * rule only ("Drop Rule(s)", as GEP-1364's PartiallyInvalid describes); when every rule is dropped the
+ * route is invalid with the first rule's reason.
+ */
+export function translateHTTPRoute(
+  route: HTTPRoute,
+  index: SnapshotIndex,
+  grants: readonly ReferenceGrant[],
+): HTTPRouteTranslation {
+  const ref = sourceRef("HTTPRoute", route);
+  const order: SourceOrder = { namespace: ref.namespace, name: ref.name, createdMs: creationMillis(route) };
+  const base = {
+    route,
+    ref,
+    order,
+    hostnames: [] as HostPattern[],
+    entries: [],
+    backends: [],
+    dropped: [],
+    refIssues: [],
+  };
+  const invalid = (message: string): HTTPRouteTranslation => ({
+    ...base,
+    invalid: { reason: RouteReason.UnsupportedValue, message },
+  });
+  const spec = route.spec ?? {};
+  const rules = arrayOf(spec.rules);
+  if (arrayOf(spec.hostnames).length > routeLimits.hostnames)
+    return invalid(`spec.hostnames: at most ${routeLimits.hostnames} allowed`);
+  if (arrayOf(spec.parentRefs).length > routeLimits.parentRefs)
+    return invalid(`spec.parentRefs: at most ${routeLimits.parentRefs} allowed`);
+  if (rules.length > routeLimits.rules) return invalid(`spec.rules: at most ${routeLimits.rules} allowed`);
+  const totalMatches = rules.reduce((n, r) => n + Math.max(1, arrayOf(r.matches).length), 0);
+  if (totalMatches > routeLimits.totalMatches)
+    return invalid(`spec.rules: at most ${routeLimits.totalMatches} matches in all rules together`);
+  const names = rules.map((r) => r.name).filter((n): n is string => typeof n === "string");
+  if (new Set(names).size !== names.length)
+    return invalid("spec.rules: rule names must be unique within the route");
+  const hostnames: HostPattern[] = [];
+  for (const [i, h] of arrayOf(spec.hostnames).entries()) {
+    const parsed = parseGatewayHostname(h);
+    if (!parsed.ok) return invalid(`spec.hostnames[${i}] "${h}": ${parsed.message}`);
+    if (!hostnames.some((x) => x.hostname === parsed.host.hostname)) hostnames.push(parsed.host);
+  }
+  const ctx = { index, grants, namespace: ref.namespace, source: ref };
+  const entries: RuleEntry[] = [];
+  const backends: Backend[] = [];
+  const dropped: RuleInvalid[] = [];
+  const refIssues: RefIssue[] = [];
+  const effectiveRules = rules.length > 0 ? rules : [{}];
+  const routeName = `httproute/${ref.namespace}/${ref.name}`;
+  for (const [i, rule] of effectiveRules.entries()) {
+    const t = translateRule(rule, i, routeName, ctx);
+    if ("reason" in t) {
+      dropped.push(t);
+      continue;
+    }
+    entries.push(...t.entries);
+    backends.push(...t.backends);
+    refIssues.push(...t.issues);
+  }
+  if (entries.length === 0 && dropped.length > 0) {
+    const first = dropped[0] as RuleInvalid;
+    const all = dropped.map((d) => d.message).join("; ");
+    return {
+      ...base,
+      hostnames,
+      invalid: { reason: first.reason, message: `every rule is invalid: ${all}` },
+    };
+  }
+  return { ...base, hostnames, entries, backends, dropped, refIssues };
+}

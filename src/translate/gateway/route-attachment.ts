@@ -1,0 +1,157 @@
+import type { SourceRef } from "../../model/types.ts";
+import type { Gateway, ParentReference } from "../../sources/schema/gateway.ts";
+import { gatewayGroup, RouteReason } from "../../status/reasons.ts";
+import type { HostPattern } from "../common/host-patterns.ts";
+import { matchesSelector } from "../common/label-selector.ts";
+import { arrayOf, namespaceOf } from "../common/objects.ts";
+import { intersectHostnames } from "./gateway-hostnames.ts";
+import { allowsKind, type ListenerPlan, type Outcome } from "./listeners.ts";
+
+/** What attachment reads of a translated route (HTTPRouteTranslation, TLSRouteTranslation). */
+export interface AttachableRoute {
+  readonly route: { readonly spec?: { readonly parentRefs?: readonly ParentReference[] } };
+  readonly ref: SourceRef;
+  /** Its hostnames; empty means any host. */
+  readonly hostnames: readonly HostPattern[];
+  /** Set when the route cannot be accepted at all. */
+  readonly invalid?: { readonly reason: string; readonly message: string };
+}
+
+/** A Gateway of ours with its validated listeners. */
+export interface GatewayEntry {
+  readonly gateway: Gateway;
+  /** `<ns>/<name>`. */
+  readonly key: string;
+  readonly plans: readonly ListenerPlan[];
+}
+
+/** A listener a route attached to, and the virtual host names it gets there (hostname intersections). */
+export interface Attachment {
+  readonly plan: ListenerPlan;
+  readonly hosts: readonly HostPattern[];
+}
+
+/** The outcome for one parentRef naming a Gateway of ours: its RouteParentStatus in the making. */
+export interface ParentResult {
+  /** The parentRef as the status echoes it: group and kind explicit, namespace when given or different. */
+  readonly parentRef: Readonly<Record<string, string | number>>;
+  readonly gatewayKey: string;
+  readonly accepted: Outcome;
+  /** Listeners the route is attached to (empty unless accepted). */
+  readonly attachments: readonly Attachment[];
+}
+
+/**
+ * Attach a route to the Gateways its parentRefs name. Refs to other kinds, or to Gateways that are not
+ * ours (other controllers' or missing), get no entry: their status is someone else's. For each ref the
+ * candidate listeners are those matching `sectionName` and `port` (NoMatchingParent when none); of
+ * those, the ones serving routes of `kind` whose allowedRoutes admit the route's namespace
+ * (NotAllowedByListeners when none); of those, the ones whose hostname intersects the route's
+ * (NoMatchingListenerHostname when none). A route that is invalid in itself is refused with its own
+ * reason once a listener would have taken it. Repeated identical parentRefs count once.
+ */
+export function attachRoute(
+  t: AttachableRoute,
+  gateways: ReadonlyMap<string, GatewayEntry>,
+  labelsOf: (ns: string) => Readonly<Record<string, string>>,
+  kind: "HTTPRoute" | "TLSRoute" = "HTTPRoute",
+): ParentResult[] {
+  const results: ParentResult[] = [];
+  const seen = new Set<string>();
+  for (const ref of arrayOf(t.route.spec?.parentRefs)) {
+    if ((ref.group ?? gatewayGroup) !== gatewayGroup || (ref.kind ?? "Gateway") !== "Gateway") continue;
+    const namespace = ref.namespace ?? t.ref.namespace;
+    const entry = gateways.get(`${namespace}/${ref.name}`);
+    if (!entry) continue;
+    const parentRef = {
+      group: gatewayGroup,
+      kind: "Gateway",
+      ...(ref.namespace !== undefined || namespace !== t.ref.namespace ? { namespace } : {}),
+      name: ref.name,
+      ...(ref.sectionName !== undefined ? { sectionName: ref.sectionName } : {}),
+      ...(ref.port !== undefined ? { port: ref.port } : {}),
+    };
+    const key = JSON.stringify([namespace, ref.name, ref.sectionName ?? null, ref.port ?? null]);
+    if (seen.has(key)) continue;
+    seen.add(key);
+    const { accepted, attachments } = attachToGateway(t, entry, ref, labelsOf, kind);
+    results.push({ parentRef, gatewayKey: entry.key, accepted, attachments });
+  }
+  return results;
+}
+
+function attachToGateway(
+  t: AttachableRoute,
+  entry: GatewayEntry,
+  ref: { sectionName?: string; port?: number },
+  labelsOf: (ns: string) => Readonly<Record<string, string>>,
+  kind: "HTTPRoute" | "TLSRoute",
+): { accepted: Outcome; attachments: Attachment[] } {
+  const refused = (reason: string, message: string) => ({
+    accepted: { ok: false, reason, message } as Outcome,
+    attachments: [],
+  });
+  const candidates = entry.plans.filter(
+    (p) =>
+      (ref.sectionName === undefined || p.name === ref.sectionName) &&
+      (ref.port === undefined || p.port === ref.port),
+  );
+  if (candidates.length === 0) {
+    const which = [
+      ref.sectionName !== undefined ? `sectionName "${ref.sectionName}"` : "",
+      ref.port !== undefined ? `port ${ref.port}` : "",
+    ]
+      .filter(Boolean)
+      .join(" and ");
+    return refused(
+      RouteReason.NoMatchingParent,
+      `Gateway ${entry.key} has no listener with ${which || "any name"}`,
+    );
+  }
+  const gwNamespace = namespaceOf(entry.gateway);
+  const allowed = candidates.filter(
+    (p) => p.accepted.ok && allowsKind(p, kind) && admitsNamespace(p, gwNamespace, t.ref.namespace, labelsOf),
+  );
+  if (allowed.length === 0) {
+    const kindOk = candidates.some((p) => p.accepted.ok && allowsKind(p, kind));
+    const why = kindOk
+      ? `allows ${kind}s from namespace ${t.ref.namespace}`
+      : `is accepted and allows the kind ${kind}`;
+    return refused(RouteReason.NotAllowedByListeners, `no listener of Gateway ${entry.key} ${why}`);
+  }
+  const attachments: Attachment[] = [];
+  for (const plan of allowed) {
+    const hosts =
+      t.hostnames.length === 0
+        ? [intersectHostnames(plan.hostname, undefined)]
+        : t.hostnames.map((h) => intersectHostnames(plan.hostname, h));
+    const valid = hosts.filter((h): h is HostPattern => h !== undefined);
+    const distinct = valid.filter((h, i) => valid.findIndex((x) => x.hostname === h.hostname) === i);
+    if (distinct.length > 0) attachments.push({ plan, hosts: distinct });
+  }
+  if (attachments.length === 0) {
+    return refused(
+      RouteReason.NoMatchingListenerHostname,
+      `no hostname of the route matches a listener hostname of Gateway ${entry.key}`,
+    );
+  }
+  if (t.invalid) return refused(t.invalid.reason, t.invalid.message);
+  return { accepted: { ok: true }, attachments };
+}
+
+function admitsNamespace(
+  p: ListenerPlan,
+  gatewayNamespace: string,
+  routeNamespace: string,
+  labelsOf: (ns: string) => Readonly<Record<string, string>>,
+): boolean {
+  const ns = p.spec.allowedRoutes?.namespaces;
+  switch (ns?.from ?? "Same") {
+    case "All":
+      return true;
+    case "Selector":
+      return ns?.selector !== undefined && matchesSelector(ns.selector, labelsOf(routeNamespace));
+    default:
+      return routeNamespace === gatewayNamespace;
+  }
+}

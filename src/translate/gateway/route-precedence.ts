@@ -1,0 +1,37 @@
+import type { RouteMatch } from "../../model/types.ts";
+import { compareSourceAge, compareStrings, type SourceOrder } from "../common/sort.ts";
+
+/** What decides an HTTPRoute match's place among all routes of one virtual host. */
+export interface GatewayRouteOrder {
+  readonly match: RouteMatch;
+  readonly source: SourceOrder;
+  readonly ruleIndex: number;
+  readonly matchIndex: number;
+}
+
+const pathRank = { Exact: 0, Prefix: 1, RegularExpression: 2 } as const;
+
+/**
+ * Gateway API match precedence (HTTPRouteRule.matches), across every route attached to a listener:
+ * 1. Exact path, then PathPrefix by length (longest first), then RegularExpression (the spec leaves its
+ *    place to implementations; after prefixes, longest pattern first);
+ * 2. a method match before none;
+ * 3. more header matches first, then more query param matches;
+ * 4. oldest route (creationTimestamp; routes without one after those with one), then namespace/name;
+ * 5. rule order, then match order within the route.
+ */
+export function compareGatewayRoutes(a: GatewayRouteOrder, b: GatewayRouteOrder): number {
+  const pa = a.match.path;
+  const pb = b.match.path;
+  return (
+    pathRank[pa.type] - pathRank[pb.type] ||
+    pb.value.length - pa.value.length ||
+    Number(b.match.method !== undefined) - Number(a.match.method !== undefined) ||
+    b.match.headers.length - a.match.headers.length ||
+    b.match.queryParams.length - a.match.queryParams.length ||
+    compareSourceAge(a.source, b.source) ||
+    a.ruleIndex - b.ruleIndex ||
+    a.matchIndex - b.matchIndex ||
+    compareStrings(pa.value, pb.value)
+  );
+}

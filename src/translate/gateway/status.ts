@@ -1,0 +1,208 @@
+import type { Problem, SourceRef } from "../../model/types.ts";
+import { condition } from "../../status/conditions.ts";
+import {
+  ConditionType,
+  GatewayClassReason,
+  gatewayGroup,
+  ListenerReason,
+  RouteReason,
+} from "../../status/reasons.ts";
+import type { Condition, ObjectStatus } from "../../status/types.ts";
+import { problem } from "../common/problems.ts";
+import type { RefIssue } from "./httproute/backend-refs.ts";
+import { isProgrammed, type ListenerPlan, type Outcome } from "./listeners.ts";
+import type { ParentResult } from "./route-attachment.ts";
+
+const C = ConditionType;
+
+function outcomeCondition(
+  type: string,
+  o: Outcome,
+  okReason: string,
+  okMessage: string,
+  gen: number | undefined,
+): Condition {
+  return o.ok
+    ? condition(type, true, okReason, okMessage, gen)
+    : condition(type, false, o.reason, o.message, gen);
+}
+
+export function gatewayClassStatus(name: string, controller: string, gen: number | undefined): ObjectStatus {
+  return {
+    target: { group: gatewayGroup, kind: "GatewayClass", namespace: "", name },
+    ...(gen !== undefined ? { generation: gen } : {}),
+    status: {
+      conditions: [condition(C.Accepted, true, GatewayClassReason.Accepted, `handled by ${controller}`, gen)],
+    },
+  };
+}
+
+/** One ListenerStatus: conditions Accepted, Programmed, ResolvedRefs, Conflicted, in that order. */
+export function listenerStatus(
+  p: ListenerPlan,
+  attachedRoutes: number,
+  gen: number | undefined,
+): Record<string, unknown> {
+  const programmed = isProgrammed(p);
+  const why = !p.accepted.ok
+    ? "the listener is not accepted"
+    : p.conflict
+      ? "the listener conflicts with another"
+      : "no certificate could be resolved";
+  return {
+    name: p.name,
+    supportedKinds: p.supportedKinds.map((k) => ({ group: k.group, kind: k.kind })),
+    attachedRoutes,
+    conditions: [
+      outcomeCondition(
+        C.Accepted,
+        p.conflict ? { ok: false, ...p.conflict } : p.accepted,
+        ListenerReason.Accepted,
+        "listener accepted",
+        gen,
+      ),
+      programmed
+        ? condition(C.Programmed, true, ListenerReason.Programmed, "listener programmed", gen)
+        : condition(C.Programmed, false, ListenerReason.Invalid, why, gen),
+      outcomeCondition(
+        C.ResolvedRefs,
+        p.resolvedRefs,
+        ListenerReason.ResolvedRefs,
+        "all references resolved",
+        gen,
+      ),
+      p.conflict
+        ? condition(C.Conflicted, true, p.conflict.reason, p.conflict.message, gen)
+        : condition(C.Conflicted, false, ListenerReason.NoConflicts, "no conflicts", gen),
+    ],
+  };
+}
+
+/** What a route's status is made of (HTTPRouteTranslation and TLSRouteTranslation both have it). */
+export interface RouteStatusInput {
+  readonly ref: SourceRef;
+  readonly refIssues: readonly RefIssue[];
+  readonly dropped: readonly { readonly message: string }[];
+  readonly invalid?: unknown;
+}
+
+/**
+ * RouteParentStatus entries for our parents: Accepted, ResolvedRefs and, when rules were dropped,
+ * PartiallyInvalid. The same for HTTPRoutes and TLSRoutes (`kind`).
+ */
+export function httpRouteStatus(
+  t: RouteStatusInput,
+  parents: readonly ParentResult[],
+  controller: string,
+  gen: number | undefined,
+  kind: "HTTPRoute" | "TLSRoute" = "HTTPRoute",
+): ObjectStatus {
+  const issue = t.refIssues[0];
+  const resolved: Outcome = issue
+    ? { ok: false, reason: issue.reason, message: t.refIssues.map((i) => i.message).join("; ") }
+    : { ok: true };
+  return {
+    target: { group: gatewayGroup, kind, namespace: t.ref.namespace, name: t.ref.name },
+    ...(gen !== undefined ? { generation: gen } : {}),
+    status: {
+      parents: parents.map((p) => ({
+        parentRef: p.parentRef,
+        controllerName: controller,
+        conditions: [
+          outcomeCondition(C.Accepted, p.accepted, RouteReason.Accepted, "route accepted", gen),
+          outcomeCondition(
+            C.ResolvedRefs,
+            resolved,
+            RouteReason.ResolvedRefs,
+            "all references resolved",
+            gen,
+          ),
+          ...(t.dropped.length > 0 && !t.invalid
+            ? [
+                condition(
+                  C.PartiallyInvalid,
+                  true,
+                  RouteReason.UnsupportedValue,
+                  `Dropped Rule(s): ${t.dropped.map((d) => d.message).join("; ")}`,
+                  gen,
+                ),
+              ]
+            : []),
+        ],
+      })),
+    },
+  };
+}
+
+/**
+ * Problems for logs and `gatehouse translate`, read back from the statuses: every negative condition
+ * (Accepted/ResolvedRefs/Programmed False, Conflicted/PartiallyInvalid True), naming the listener or
+ * parent it is about. Programmed False is left out where Accepted is already False (it says nothing new).
+ */
+export function problemsFromStatus(s: ObjectStatus): Problem[] {
+  const object = { kind: s.target.kind, namespace: s.target.namespace, name: s.target.name };
+  const out: Problem[] = [];
+  const visit = (conditions: unknown, where: string) => {
+    const list = (Array.isArray(conditions) ? conditions : []) as Condition[];
+    const notAccepted = list.some((c) => c.type === C.Accepted && c.status === "False");
+    const otherFailure = list.some(
+      (c) => c.type !== C.Programmed && c.status === "False" && c.type !== C.Conflicted,
+    );
+    for (const c of list) {
+      const negative =
+        c.type === C.Conflicted || c.type === C.PartiallyInvalid ? c.status === "True" : c.status === "False";
+      if (!negative || (c.type === C.Programmed && otherFailure) || (c.type === C.Conflicted && notAccepted))
+        continue;
+      const severity =
+        c.type === C.PartiallyInvalid || (c.type === C.Accepted && c.status === "True") ? "warning" : "error";
+      out.push(problem(object, c.reason, `${where}${c.type}: ${c.message}`, severity));
+    }
+  };
+  visit(s.status.conditions, "");
+  for (const l of (s.status.listeners ?? []) as { name: string; conditions: unknown }[]) {
+    visit(l.conditions, `listener "${l.name}": `);
+  }
+  for (const p of (s.status.parents ?? []) as {
+    parentRef: { namespace?: string; name: string };
+    conditions: unknown;
+  }[]) {
+    visit(
+      p.conditions,
+      `parent Gateway ${p.parentRef.namespace ?? s.target.namespace}/${p.parentRef.name}: `,
+    );
+  }
+  return out;
+}
+
+export interface GatewayConditions {
+  /** `okReason`/`okMessage` replace `Accepted` when the Gateway is accepted with some listeners invalid. */
+  readonly accepted: Outcome & { readonly okReason?: string; readonly okMessage?: string };
+  readonly programmed: Outcome;
+}
+
+export function gatewayStatus(
+  target: { namespace: string; name: string },
+  address: string | undefined,
+  conds: GatewayConditions,
+  listeners: readonly Record<string, unknown>[],
+  gen: number | undefined,
+): ObjectStatus {
+  return {
+    target: { group: gatewayGroup, kind: "Gateway", namespace: target.namespace, name: target.name },
+    ...(gen !== undefined ? { generation: gen } : {}),
+    status: {
+      addresses: address ? [{ type: "IPAddress", value: address }] : [],
+      conditions: [
+        outcomeCondition(
+          C.Accepted,
+          conds.accepted,
+          conds.accepted.okReason ?? "Accepted",
+          conds.accepted.okMessage ?? "gateway accepted",
+          gen,
+        ),
+        outcomeCondition(C.Programmed, conds.programmed, "Programmed", "gateway programmed", gen),
+      ],
+      listeners,
+    },
+  };
+}

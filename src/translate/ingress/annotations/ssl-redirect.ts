@@ -1,0 +1,87 @@
+/**
+ * ingress-nginx `ssl-redirect` on the default HTTP listener: a route of an Ingress whose host has a
+ * certificate of its own (ingress/tls.ts) answers plain-HTTP requests with 308 to `https://` on the HTTPS
+ * listener's port (left out when 443). Per Ingress:
+ * - `nginx.ingress.kubernetes.io/ssl-redirect: "false"` turns it off (default: `--ssl-redirect`, true);
+ * - `nginx.ingress.kubernetes.io/force-ssl-redirect: "true"` redirects even hosts without TLS (for a
+ *   TLS-terminating load balancer in front).
+ * It runs last, on the finished model: in ingress-nginx the redirect happens in the rewrite phase, before
+ * authentication and rate limiting, so a redirected route carries neither (nor filters).
+ */
+import type { GatewayModel, Listener, Problem, Route } from "../../../model/types.ts";
+import type { Ingress } from "../../../sources/schema/networking.ts";
+import { annotationOf, sourceRef } from "../../common/objects.ts";
+import { problem } from "../../common/problems.ts";
+import { namesCover } from "../../common/tls-secret.ts";
+
+const prefix = "nginx.ingress.kubernetes.io/";
+
+export interface SSLRedirectPlan {
+  /** HTTPS listener port the redirects point at. */
+  readonly httpsPort: number;
+  /** Hosts with a certificate of their own. */
+  readonly tlsHosts: readonly string[];
+  /** `ns/name` of an Ingress → its decision; Ingresses not listed are not redirected. */
+  readonly ingresses: ReadonlyMap<string, { readonly sslRedirect: boolean; readonly force: boolean }>;
+}
+
+/** Each Ingress's annotations read once; a value other than true/false is a warning and ignored. */
+export function sslRedirectPlan(
+  ingresses: readonly Ingress[],
+  tlsHosts: readonly string[],
+  httpsPort: number,
+  sslRedirectDefault: boolean,
+): { plan: SSLRedirectPlan; problems: Problem[] } {
+  const problems: Problem[] = [];
+  const decisions = new Map<string, { sslRedirect: boolean; force: boolean }>();
+  for (const ingress of ingresses) {
+    const ref = sourceRef("Ingress", ingress);
+    const flag = (name: string, fallback: boolean): boolean => {
+      const raw = annotationOf(ingress, prefix + name);
+      if (raw === undefined) return fallback;
+      const v = raw.trim().toLowerCase();
+      if (v === "true" || v === "false") return v === "true";
+      const msg = `annotation ${prefix}${name}: "${raw}" must be "true" or "false"; ignored`;
+      problems.push(problem(ref, "InvalidAnnotation", msg, "warning"));
+      return fallback;
+    };
+    decisions.set(`${ref.namespace}/${ref.name}`, {
+      sslRedirect: flag("ssl-redirect", sslRedirectDefault),
+      force: flag("force-ssl-redirect", false),
+    });
+  }
+  return { plan: { httpsPort, tlsHosts, ingresses: decisions }, problems };
+}
+
+/** The model with the redirecting Ingress routes of `default/http` replaced by 308s to https. */
+export function applySSLRedirects(model: GatewayModel, plan: SSLRedirectPlan): GatewayModel {
+  const listeners = model.listeners.map((l) => (l.name === "default/http" ? redirected(l, plan) : l));
+  return { ...model, listeners };
+}
+
+function redirected(listener: Listener, plan: SSLRedirectPlan): Listener {
+  const virtualHosts = listener.virtualHosts.map((vh) => {
+    const hasTLS = vh.match !== "Any" && namesCover(plan.tlsHosts, vh.hostname);
+    let changed = false;
+    const routes = vh.routes.map((r) => {
+      if (r.source.kind !== "Ingress") return r;
+      const d = plan.ingresses.get(`${r.source.namespace}/${r.source.name}`);
+      if (d === undefined || !(d.force || (d.sslRedirect && hasTLS))) return r;
+      changed = true;
+      return toRedirect(r, plan.httpsPort);
+    });
+    return changed ? { ...vh, routes } : vh;
+  });
+  return { ...listener, virtualHosts };
+}
+
+function toRedirect(r: Route, httpsPort: number): Route {
+  return {
+    name: r.name,
+    source: r.source,
+    ...(r.ruleName !== undefined ? { ruleName: r.ruleName } : {}),
+    match: r.match,
+    filters: [],
+    action: { kind: "Redirect", scheme: "https", port: httpsPort, statusCode: 308 },
+  };
+}

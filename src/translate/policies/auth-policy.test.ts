@@ -1,0 +1,88 @@
+import { expect, test } from "bun:test";
+import { dumpModel } from "../../model/dump.ts";
+import { emptySnapshot, type ResourceSnapshot } from "../../sources/snapshot.ts";
+import { translate } from "../translate.ts";
+
+const ingress = {
+  apiVersion: "networking.k8s.io/v1",
+  kind: "Ingress",
+  metadata: { name: "app", namespace: "default" },
+  spec: {
+    ingressClassName: "gatehouse",
+    rules: [
+      {
+        http: {
+          paths: [
+            { path: "/", pathType: "Prefix", backend: { service: { name: "s", port: { number: 80 } } } },
+          ],
+        },
+      },
+    ],
+  },
+};
+const target = { group: "networking.k8s.io", kind: "Ingress", name: "app" };
+const policy = (name: string, spec: unknown) => ({
+  apiVersion: "gatehouse.dev/v1alpha1",
+  kind: "AuthPolicy",
+  metadata: { name, namespace: "default" },
+  spec,
+});
+const snapshot = (authPolicies: unknown[], secrets: unknown[] = []) =>
+  ({ ...emptySnapshot, ingresses: [ingress], authPolicies, secrets }) as unknown as ResourceSnapshot;
+const routeAuth = (s: ResourceSnapshot) => translate(s).model.listeners[0]?.virtualHosts[0]?.routes[0]?.auth;
+
+test("garbage policies never throw; a policy with a broken spec still fails its routes closed", () => {
+  const s = snapshot([null, policy("x", null), policy("y", { targetRefs: [null, target], jwt: 5 })]);
+  expect(() => translate(s)).not.toThrow();
+  expect(routeAuth(s)?.failClosed).toContain("spec.jwt");
+});
+
+test("OIDC client secret and session key are redacted in dumps", () => {
+  const secret = {
+    apiVersion: "v1",
+    kind: "Secret",
+    metadata: { name: "o", namespace: "default" },
+    stringData: { "client-secret": "hunter2-client", "session-key": "0123456789abcdef0123456789abcdef" },
+  };
+  const spec = {
+    targetRefs: [target],
+    oidc: {
+      issuer: "https://id.example.com",
+      clientID: "c",
+      clientSecretRef: { name: "o" },
+      sessionKeyRef: { name: "o" },
+      redirectURL: "https://app.example.com/cb",
+    },
+  };
+  const s = snapshot([policy("p", spec)], [secret]);
+  const auth = routeAuth(s);
+  expect(auth?.failClosed).toBeUndefined();
+  expect(auth?.oidc?.clientSecret).toBe("hunter2-client");
+  const dump = dumpModel(translate(s).model);
+  expect(dump).not.toContain("hunter2");
+  expect(dump).not.toContain(Buffer.from("0123456789abcdef0123456789abcdef").toString("base64"));
+  expect(dump).toContain("clientSecret: <redacted>");
+});
+
+test("credentials written into a key URL reach no status message, problem or model dump", () => {
+  const spec = {
+    targetRefs: [target],
+    jwt: {
+      providers: [
+        {
+          name: "p",
+          issuer: "https://id.example.com",
+          audiences: ["a"],
+          keys: { type: "RemoteJWKS", uri: "https://admin:hunter2@keys.example.com/jwks" },
+        },
+      ],
+    },
+  };
+  const s = snapshot([policy("leaky", spec)]);
+  const out = translate(s);
+  const everything = JSON.stringify([out.problems, out.statuses]) + dumpModel(out.model);
+  expect(routeAuth(s)?.failClosed).toContain("must not carry credentials");
+  expect(everything).toContain("<redacted>@keys.example.com");
+  expect(everything).not.toContain("hunter2");
+  expect(everything).not.toContain("admin:");
+});

@@ -1,0 +1,126 @@
+/**
+ * AuthPolicies onto the built model: each placed route gets the `auth` of the policy that wins GEP-713
+ * attachment for it (policy-attachment.ts), and each policy gets its ancestor status. An Ingress may also
+ * name a policy of its namespace with the annotation `gatehouse.dev/auth-policy`; that counts as a
+ * targetRef to the Ingress. Everything that goes wrong fails closed: an invalid policy still attaches
+ * (its routes answer 401), and an annotation naming a policy that does not exist makes the Ingress's
+ * routes answer 401 too.
+ */
+import type { GatewayModel, Problem, RouteAuth } from "../../model/types.ts";
+import type { AuthPolicy, PolicyTargetRef } from "../../sources/schema/auth-policy.ts";
+import { policyGroup } from "../../sources/schema/auth-policy.ts";
+import type { Secret } from "../../sources/schema/core.ts";
+import type { ResourceSnapshot } from "../../sources/snapshot.ts";
+import { generationOf } from "../../status/conditions.ts";
+import type { ObjectStatus } from "../../status/types.ts";
+import { annotationOf, arrayOf, creationMillis, nameOf, namespaceOf, sourceRef } from "../common/objects.ts";
+import { internalProblem, problem } from "../common/problems.ts";
+import { compareStrings } from "../common/sort.ts";
+import { buildRouteAuth } from "./auth-policy-build.ts";
+import {
+  type AttachablePolicy,
+  attachPolicies,
+  ingressGroup,
+  mapPlacedRoutes,
+  policyTargets,
+} from "./policy-attachment.ts";
+import { type PolicyStatusInput, policyProblems, policyStatus } from "./policy-status.ts";
+
+/** Ingress annotation naming an AuthPolicy in the Ingress's namespace. */
+export const authPolicyAnnotation = "gatehouse.dev/auth-policy";
+
+export interface AuthPolicyTranslation {
+  readonly model: GatewayModel;
+  /** One per AuthPolicy, by namespace/name. */
+  readonly statuses: readonly ObjectStatus[];
+  readonly problems: readonly Problem[];
+}
+
+interface BuiltPolicy extends AttachablePolicy {
+  readonly auth: RouteAuth;
+  readonly generation: number | undefined;
+}
+
+export function applyAuthPolicies(
+  model: GatewayModel,
+  snapshot: ResourceSnapshot,
+  controllerName: string,
+): AuthPolicyTranslation {
+  const problems: Problem[] = [];
+  const secrets = new Map<string, Secret>();
+  for (const s of arrayOf(snapshot?.secrets))
+    if (s?.metadata) secrets.set(`${namespaceOf(s)}/${nameOf(s)}`, s);
+  const byKey = new Map<string, { policy: AuthPolicy; extra: PolicyTargetRef[] }>();
+  for (const p of arrayOf(snapshot?.authPolicies))
+    if (p?.metadata) byKey.set(`${namespaceOf(p)}/${nameOf(p)}`, { policy: p, extra: [] });
+  // Ingresses whose annotation names a policy that does not exist: fail closed.
+  const missing = new Map<string, { name: string; message: string }>();
+  for (const ing of arrayOf(snapshot?.ingresses)) {
+    if (!ing?.metadata) continue;
+    const named = annotationOf(ing, authPolicyAnnotation)?.trim();
+    if (!named) continue;
+    const found = byKey.get(`${namespaceOf(ing)}/${named}`);
+    if (found) found.extra.push({ group: ingressGroup, kind: "Ingress", name: nameOf(ing) });
+    else {
+      const ref = sourceRef("Ingress", ing);
+      const message = `annotation ${authPolicyAnnotation}: AuthPolicy ${ref.namespace}/${named} not found; the Ingress's routes answer 401 until it exists`;
+      missing.set(`${ref.namespace}/${ref.name}`, { name: named, message });
+      problems.push(problem(ref, "AuthPolicyNotFound", message));
+    }
+  }
+  const built: BuiltPolicy[] = [];
+  for (const { policy, extra } of byKey.values()) {
+    const ref = sourceRef("AuthPolicy", policy);
+    try {
+      built.push({
+        ref,
+        order: { namespace: ref.namespace, name: ref.name, createdMs: creationMillis(policy) },
+        targetRefs: [...arrayOf(policy.spec?.targetRefs), ...extra],
+        auth: buildRouteAuth(ref, policy.spec, secrets),
+        generation: generationOf(policy),
+      });
+    } catch (err) {
+      problems.push(internalProblem(ref, err));
+    }
+  }
+  const attached = attachPolicies(built, policyTargets(snapshot));
+  // Nothing can attach (the common case): skip walking every route of a large model.
+  const next =
+    built.length === 0 && missing.size === 0
+      ? model
+      : mapPlacedRoutes(model, (listener, route) => {
+          const why =
+            route.source.kind === "Ingress"
+              ? missing.get(`${route.source.namespace}/${route.source.name}`)
+              : undefined;
+          if (why !== undefined)
+            return { ...route, auth: failClosed(route.source.namespace, why.name, why.message) };
+          const p = attached.policyFor(listener, route);
+          return p === undefined ? route : { ...route, auth: p.auth };
+        });
+  const statuses: ObjectStatus[] = [];
+  for (const p of [...built].sort(
+    (a, b) => compareStrings(a.ref.namespace, b.ref.namespace) || compareStrings(a.ref.name, b.ref.name),
+  )) {
+    const input: PolicyStatusInput = {
+      group: policyGroup,
+      ref: p.ref,
+      generation: p.generation,
+      controllerName,
+      ancestors: attached.ancestors.get(`${p.ref.namespace}/${p.ref.name}`) ?? [],
+      ...(p.auth.failClosed !== undefined ? { invalid: p.auth.failClosed } : {}),
+    };
+    statuses.push(policyStatus(input));
+    problems.push(...policyProblems(input));
+  }
+  return { model: next, statuses, problems };
+}
+
+function failClosed(namespace: string, name: string, reason: string): RouteAuth {
+  return {
+    policy: { kind: "AuthPolicy", namespace, name },
+    failClosed: reason,
+    authorization: { requiredScopes: [], requiredClaims: [] },
+    claimToHeaders: [],
+  };
+}

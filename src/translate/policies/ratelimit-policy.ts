@@ -1,0 +1,140 @@
+/**
+ * RateLimitPolicies (and ingress-nginx `limit-*` annotations) onto the built model: each placed route
+ * gets the `rateLimit` of the policy that wins GEP-713 attachment for it (policy-attachment.ts; most
+ * specific target wins, the oldest of policies on one target), and each policy its ancestor status.
+ * An invalid policy is reported (`Invalid`) and does not attach, so a less specific valid policy still
+ * applies; a RateLimitPolicy targeting an Ingress takes precedence over that Ingress's annotations.
+ */
+import type { GatewayModel, Problem, Route, RouteRateLimit, SourceRef } from "../../model/types.ts";
+import { policyGroup } from "../../sources/schema/auth-policy.ts";
+import type { RateLimitPolicy } from "../../sources/schema/policies.ts";
+import type { ResourceSnapshot } from "../../sources/snapshot.ts";
+import { generationOf } from "../../status/conditions.ts";
+import type { ObjectStatus } from "../../status/types.ts";
+import { arrayOf, creationMillis, sourceRef } from "../common/objects.ts";
+import { internalProblem } from "../common/problems.ts";
+import { compareStrings } from "../common/sort.ts";
+import { hasLimitAnnotation, ingressRateLimit } from "../ingress/annotations/limit-rate.ts";
+import {
+  type AncestorResult,
+  type AttachablePolicy,
+  attachPolicies,
+  mapPlacedRoutes,
+  policyTargets,
+} from "./policy-attachment.ts";
+import { type PolicyStatusInput, policyProblems, policyStatus } from "./policy-status.ts";
+import { parseRateLimitSpec, type RateLimitSettings } from "./ratelimit-spec.ts";
+
+export interface RateLimitTranslation {
+  readonly model: GatewayModel;
+  /** One per RateLimitPolicy, by namespace/name. */
+  readonly statuses: readonly ObjectStatus[];
+  readonly problems: readonly Problem[];
+}
+
+interface Candidate extends AttachablePolicy {
+  readonly generation: number | undefined;
+  readonly settings: RateLimitSettings | string;
+}
+
+interface Valid extends Candidate {
+  readonly settings: RateLimitSettings;
+}
+
+export function applyRateLimitPolicies(
+  model: GatewayModel,
+  snapshot: ResourceSnapshot,
+  controllerName: string,
+): RateLimitTranslation {
+  const problems: Problem[] = [];
+  const candidates: Candidate[] = [];
+  for (const p of arrayOf(snapshot?.rateLimitPolicies)) {
+    if (!p?.metadata) continue;
+    const ref = sourceRef("RateLimitPolicy", p);
+    try {
+      candidates.push(candidate(p, ref));
+    } catch (err) {
+      problems.push(internalProblem(ref, err));
+    }
+  }
+  // Annotations count only on Ingresses that are ours (they have routes in the model).
+  const limited = arrayOf(snapshot?.ingresses).filter((ing) => ing?.metadata && hasLimitAnnotation(ing));
+  const ours = new Set<string>();
+  if (limited.length > 0)
+    for (const l of model.listeners)
+      for (const vh of l.virtualHosts)
+        for (const r of vh.routes)
+          if (r.source.kind === "Ingress") ours.add(`${r.source.namespace}/${r.source.name}`);
+  const annotated = new Map<string, RateLimitSettings>();
+  for (const ing of limited) {
+    const ref = sourceRef("Ingress", ing);
+    if (!ours.has(`${ref.namespace}/${ref.name}`)) continue;
+    const found = ingressRateLimit(ing, ref);
+    problems.push(...found.problems);
+    if (found.settings) annotated.set(`${ref.namespace}/${ref.name}`, found.settings);
+  }
+  const targets = policyTargets(snapshot);
+  const valid = candidates.filter((c): c is Valid => typeof c.settings !== "string");
+  const attached = attachPolicies(valid, targets);
+  // Nothing can attach (the common case): skip walking every route of a large model.
+  const next =
+    valid.length === 0 && annotated.size === 0
+      ? model
+      : mapPlacedRoutes(model, (listener, route) => {
+          const p = attached.policyFor(listener, route);
+          if (p !== undefined) return withLimit(route, p.ref, "ratelimitpolicy", p.settings);
+          if (route.source.kind !== "Ingress") return route;
+          const own = annotated.get(`${route.source.namespace}/${route.source.name}`);
+          return own === undefined ? route : withLimit(route, route.source, "ingress", own);
+        });
+  const statuses: ObjectStatus[] = [];
+  const sorted = [...candidates].sort(
+    (a, b) => compareStrings(a.ref.namespace, b.ref.namespace) || compareStrings(a.ref.name, b.ref.name),
+  );
+  for (const c of sorted) {
+    const key = `${c.ref.namespace}/${c.ref.name}`;
+    // An invalid policy attaches nowhere; its found targets report Invalid (policyStatus does that).
+    const ancestors: readonly AncestorResult[] =
+      typeof c.settings === "string"
+        ? (attachPolicies([c], targets).ancestors.get(key) ?? [])
+        : (attached.ancestors.get(key) ?? []);
+    const input: PolicyStatusInput = {
+      group: policyGroup,
+      ref: c.ref,
+      generation: c.generation,
+      controllerName,
+      ancestors,
+      ...(typeof c.settings === "string" ? { invalid: c.settings } : {}),
+    };
+    statuses.push(policyStatus(input));
+    problems.push(...policyProblems(input));
+  }
+  return { model: next, statuses, problems };
+}
+
+function candidate(p: RateLimitPolicy, ref: SourceRef): Candidate {
+  return {
+    ref,
+    order: { namespace: ref.namespace, name: ref.name, createdMs: creationMillis(p) },
+    targetRefs: arrayOf(p.spec?.targetRefs),
+    generation: generationOf(p),
+    settings: parseRateLimitSpec((p.spec ?? {}) as Record<string, unknown>),
+  };
+}
+
+/** The route with the limit of `owner` (a policy, or an Ingress for its annotations). */
+function withLimit(route: Route, owner: SourceRef, kind: string, s: RateLimitSettings): Route {
+  const policy = `${kind}/${owner.namespace}/${owner.name}`;
+  const rateLimit: RouteRateLimit = {
+    source: owner,
+    policy,
+    bucket: s.shared ? policy : `${policy}/${route.name}`,
+    rules: s.rules,
+    clientIP: s.clientIP,
+    exemptCIDRs: s.exemptCIDRs,
+    failureMode: s.failureMode,
+    shadow: s.shadow,
+    hideHeaders: s.hideHeaders,
+  };
+  return { ...route, rateLimit };
+}
