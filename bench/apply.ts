@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { stringify } from "yaml";
 import { setLogLevel } from "../src/observability/logger.ts";
 import { compile } from "../src/proxy/compile.ts";
-import { GatewayServer } from "../src/proxy/server.ts";
+import { GatewayServer } from "../src/proxy/listeners/server.ts";
 import { readFolder } from "../src/sources/file/index.ts";
 import type { ParseCache } from "../src/sources/file/load.ts";
 import { translate } from "../src/translate/translate.ts";

@@ -5,7 +5,7 @@
  * different hosts, as traffic does; every lookup's answer is checked once before timing.
  */
 import { compile } from "../src/proxy/compile.ts";
-import { groupListeners } from "../src/proxy/listener-merge.ts";
+import { groupListeners } from "../src/proxy/listeners/listener-merge.ts";
 import { findVirtualHost, normaliseHost } from "../src/proxy/match/host.ts";
 import { findRoute } from "../src/proxy/match/routes.ts";
 import type { CompiledRoute, ListenerTable } from "../src/proxy/table.ts";

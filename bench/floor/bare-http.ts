@@ -1,20 +1,20 @@
 /**
  * Floor row of the proxy bench: the pipe (pipe.ts) plus Gatehouse's own HTTP work on each request: the
- * request head parsed (request-head.ts), its target normalised (target.ts), the host and path looked up
- * in a Map, the upstream head written (upstream-head.ts, X-Forwarded-* and X-Request-Id), the response
- * head parsed (response-head.ts) and rewritten (client-head.ts). Still one upstream connection per
+ * request head parsed (request-head.ts), its target normalised (target-path.ts), the host and path looked up
+ * in a Map, the upstream head written (head-to-upstream.ts, X-Forwarded-* and X-Request-Id), the response
+ * head parsed (response-head.ts) and rewritten (head-to-client.ts). Still one upstream connection per
  * client and no route table, pool, time limits, retries, metrics or filters, and only what the bench
  * sends (a whole head per read, Content-Length responses) is handled: the distance between this row and
  * Gatehouse is what those features cost per request. Not a proxy to run.
  * Usage: bun bench/floor/bare-http.ts UPSTREAM_PORT PORT
  */
 import type { Socket, TCPSocketListenOptions } from "bun";
-import { passedOnHead } from "../../src/proxy/fast/client-head.ts";
-import { scratch } from "../../src/proxy/fast/outbox.ts";
-import { findHeadEnd, parseRequestHead } from "../../src/proxy/fast/request-head.ts";
-import { parseResponseHead } from "../../src/proxy/fast/response-head.ts";
-import { routingTarget } from "../../src/proxy/fast/target.ts";
-import { plainUpstreamHead } from "../../src/proxy/fast/upstream-head.ts";
+import { passedOnHead } from "../../src/proxy/raw-front/http1/head-to-client.ts";
+import { plainUpstreamHead } from "../../src/proxy/raw-front/http1/head-to-upstream.ts";
+import { findHeadEnd, parseRequestHead } from "../../src/proxy/raw-front/http1/request-head.ts";
+import { parseResponseHead } from "../../src/proxy/raw-front/http1/response-head.ts";
+import { routingTarget } from "../../src/proxy/raw-front/http1/target-path.ts";
+import { scratch } from "../../src/proxy/raw-front/outbox.ts";
 import { routeSet } from "../routes.ts";
 
 const upstreamPort = Number(process.argv[2]);
@@ -71,7 +71,7 @@ function response(up: Socket<Upstream>, buf: Buffer): void {
   if (d.left <= 0) d.left = -1;
 }
 
-// Bun.listen honours reusePort though its types omit it (as src/proxy/fast/front.ts notes).
+// Bun.listen honours reusePort though its types omit it (as src/proxy/raw-front/front.ts notes).
 const options: TCPSocketListenOptions<Client> & { reusePort: boolean } = {
   hostname: "127.0.0.1",
   port,

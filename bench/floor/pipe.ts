@@ -16,7 +16,7 @@ interface Side {
   early: Uint8Array[];
 }
 
-// Bun.listen honours reusePort though its types omit it (as src/proxy/fast/front.ts notes).
+// Bun.listen honours reusePort though its types omit it (as src/proxy/raw-front/front.ts notes).
 const options: TCPSocketListenOptions<Side> & { reusePort: boolean } = {
   hostname: "127.0.0.1",
   port,

@@ -66,7 +66,7 @@ const serveFlags = z
       .optional(),
     "upstream-timeout-ms": z.coerce.number().int().min(1).default(60_000),
     "debounce-ms": z.coerce.number().int().min(0).default(100),
-    /** What serves plain-HTTP listeners: `raw` (own HTTP/1.1 on raw sockets, src/proxy/fast/) or `bun`
+    /** What serves plain-HTTP listeners: `raw` (own HTTP/1.1 on raw sockets, src/proxy/raw-front/) or `bun`
      * (Bun.serve). HTTPS listeners are always Bun.serve. */
     front: z.enum(["raw", "bun"]).default("raw"),
     /** Serving processes sharing the listeners (SO_REUSEPORT); 0 = one per CPU core. */

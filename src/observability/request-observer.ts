@@ -1,4 +1,9 @@
-import type { RawExchange, RequestInfo, RequestObserver, UpstreamFailure } from "../proxy/observer.ts";
+import type {
+  RawExchange,
+  RequestInfo,
+  RequestObserver,
+  UpstreamFailure,
+} from "../proxy/request/observer.ts";
 import type { AccessLog } from "./access-log.ts";
 import type { GatewayMetrics } from "./metrics.ts";
 

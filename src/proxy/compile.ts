@@ -4,12 +4,12 @@
  * route with a filter we cannot run answers 500 (and logs why on each hit), never a silent skip.
  */
 import type { Backend, GatewayModel, Listener, Route, VirtualHost } from "../model/types.ts";
-import { weightedPicker } from "./balancer.ts";
 import { compileFilterChain, type FilterChain, joinChains } from "./filters/chain.ts";
 import { buildPathIndex } from "./match/path-index.ts";
 import type { ValueRegex } from "./match/regex/regex.ts";
 import { compileAnchored, compileValueMatcher, type ValueMatcher } from "./match/values.ts";
-import { compilePathModifier } from "./path-modifier.ts";
+import { weightedPicker } from "./request/balancer.ts";
+import { compilePathModifier } from "./request/path-modifier.ts";
 import {
   type BackendChoice,
   type CompiledAction,

@@ -5,9 +5,9 @@
  */
 import type { BlockList } from "node:net";
 import type { RouteRateLimit } from "../model/types.ts";
+import { rateLimitedLog } from "../observability/log-limit.ts";
 import { logger } from "../observability/logger.ts";
 import type { GatewayMetrics } from "../observability/metrics.ts";
-import { rateLimitedLog } from "../proxy/log-limit.ts";
 import { BlockedKeys } from "./blocked.ts";
 import { cidrSet, clientAddress, inSet } from "./client-ip.ts";
 import { limiterUnavailable, policyHeader, rateLimitHeader, tooManyRequests } from "./headers.ts";

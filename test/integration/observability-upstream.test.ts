@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { TCPSocketListener } from "bun";
 import { GatewayMetrics } from "../../src/observability/metrics.ts";
 import { MetricsAndAccessLog } from "../../src/observability/request-observer.ts";
-import { GatewayServer } from "../../src/proxy/server.ts";
+import { GatewayServer } from "../../src/proxy/listeners/server.ts";
 import { backend, forwardTo, listener, match, model, route, vhost } from "../../src/proxy/testing/model.ts";
 import { startUpstream, type TestUpstream } from "../../src/proxy/testing/upstream.ts";
 import { freePort } from "../helpers/ports.ts";

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { AccessLog } from "../../src/observability/access-log.ts";
 import { GatewayMetrics } from "../../src/observability/metrics.ts";
 import { MetricsAndAccessLog } from "../../src/observability/request-observer.ts";
-import { GatewayServer } from "../../src/proxy/server.ts";
+import { GatewayServer } from "../../src/proxy/listeners/server.ts";
 import { backend, forwardTo, listener, match, model, route, vhost } from "../../src/proxy/testing/model.ts";
 import { startUpstream, type TestUpstream } from "../../src/proxy/testing/upstream.ts";
 

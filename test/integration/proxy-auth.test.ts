@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { AuthEnforcer } from "../../src/auth/enforce.ts";
 import { JWKSServer, signToken, type TestKey, testKey } from "../../src/auth/testing/keys.ts";
 import type { RouteAuth } from "../../src/model/types.ts";
-import { GatewayServer } from "../../src/proxy/server.ts";
+import { GatewayServer } from "../../src/proxy/listeners/server.ts";
 import { backend, forwardTo, listener, match, model, route, vhost } from "../../src/proxy/testing/model.ts";
 import { startUpstream, type TestUpstream } from "../../src/proxy/testing/upstream.ts";
 

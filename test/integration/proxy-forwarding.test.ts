@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { connect } from "node:net";
 import type { Filter } from "../../src/model/types.ts";
 import { setLogSink } from "../../src/observability/logger.ts";
-import { GatewayServer } from "../../src/proxy/server.ts";
+import { GatewayServer } from "../../src/proxy/listeners/server.ts";
 import { backend, forwardTo, listener, match, model, route, vhost } from "../../src/proxy/testing/model.ts";
 import { type Received, startUpstream, type TestUpstream } from "../../src/proxy/testing/upstream.ts";
 import { parseResponse as parseWire, wireExchange } from "../helpers/raw-http.ts";

@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Listener, Route } from "../../src/model/types.ts";
 import { setLogSink } from "../../src/observability/logger.ts";
-import { GatewayServer } from "../../src/proxy/server.ts";
+import { GatewayServer } from "../../src/proxy/listeners/server.ts";
 import { peerCommonName, selfSigned } from "../../src/proxy/testing/certs.ts";
 import { backend, forwardTo, listener, match, model, route, vhost } from "../../src/proxy/testing/model.ts";
 import { type EchoServer, startEchoServer } from "../helpers/echo-server.ts";

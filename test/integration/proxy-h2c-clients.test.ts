@@ -9,7 +9,7 @@ import { type ClientHttp2Session, connect as h2connect } from "node:http2";
 import { type Socket, connect as tcpConnect } from "node:net";
 import type { Server } from "bun";
 import { setLogSink } from "../../src/observability/logger.ts";
-import { GatewayServer } from "../../src/proxy/server.ts";
+import { GatewayServer } from "../../src/proxy/listeners/server.ts";
 import { backend, forwardTo, listener, match, model, route, vhost } from "../../src/proxy/testing/model.ts";
 
 interface Echoed {

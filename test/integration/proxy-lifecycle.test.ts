@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { connect as tlsConnect } from "node:tls";
 import type { GatewayModel, Listener } from "../../src/model/types.ts";
 import { setLogSink } from "../../src/observability/logger.ts";
-import { GatewayServer } from "../../src/proxy/server.ts";
+import { GatewayServer } from "../../src/proxy/listeners/server.ts";
 import { backend, forwardTo, listener, match, model, route, vhost } from "../../src/proxy/testing/model.ts";
 import { type Received, startUpstream, type TestUpstream } from "../../src/proxy/testing/upstream.ts";
 

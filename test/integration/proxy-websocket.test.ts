@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { connect } from "node:net";
 import type { Server } from "bun";
 import { setLogSink } from "../../src/observability/logger.ts";
-import { GatewayServer } from "../../src/proxy/server.ts";
+import { GatewayServer } from "../../src/proxy/listeners/server.ts";
 import { backend, forwardTo, listener, match, model, route, vhost } from "../../src/proxy/testing/model.ts";
 import { freePort } from "../helpers/ports.ts";
 

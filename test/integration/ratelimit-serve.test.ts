@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { JWKSServer, signToken, type TestKey, testKey } from "../../src/auth/testing/keys.ts";
 import type { RunningGateway } from "../../src/cli/serve.ts";
 import { type LogLevel, setLogLevel, setLogSink } from "../../src/observability/logger.ts";
-import { GatewayServer } from "../../src/proxy/server.ts";
+import { GatewayServer } from "../../src/proxy/listeners/server.ts";
 import { backend, forwardTo, listener, match, model, route, vhost } from "../../src/proxy/testing/model.ts";
 import type { ObjectStatus } from "../../src/status/types.ts";
 import { type EchoServer, startEchoServer } from "../helpers/echo-server.ts";

@@ -4,7 +4,7 @@
  * No request may fail, and new handshakes must see the new certificate. The time from the file write
  * to the first handshake that sees the new certificate is printed (docs/tls.md reports it).
  * One exception, outside the gateway's control: without `net.ipv4.tcp_migrate_req=1` Linux resets the
- * connections the old listening socket had queued but not accepted when it closes (src/proxy/tls.ts). On
+ * connections the old listening socket had queued but not accepted when it closes (src/proxy/listeners/tls.ts). On
  * such a machine those connection resets are counted and printed, and every other failure still fails.
  * With `--http2 true` the listener swaps its certificates in place (no second socket), so nothing is
  * excused there, and an HTTP/2 session opened before the swap keeps serving streams across it.
@@ -18,8 +18,8 @@ import { join } from "node:path";
 import { connect } from "node:tls";
 import { type RunningGateway, startGateway } from "../../src/cli/serve.ts";
 import { parseServeConfig } from "../../src/config/config.ts";
+import { listenerMigrationEnabled } from "../../src/proxy/listeners/tls.ts";
 import { peerCommonName, selfSigned } from "../../src/proxy/testing/certs.ts";
-import { listenerMigrationEnabled } from "../../src/proxy/tls.ts";
 import { type EchoServer, startEchoServer } from "../helpers/echo-server.ts";
 import { freePort } from "../helpers/ports.ts";
 import { rawRequest } from "../helpers/raw-http.ts";

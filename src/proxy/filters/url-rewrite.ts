@@ -3,7 +3,7 @@
  * X-Forwarded-Host. ReplacePrefixMatch uses the route's matched prefix (see path-modifier.ts).
  */
 import type { URLRewriteFilter } from "../../model/types.ts";
-import { compilePathModifier, modifyPath } from "../path-modifier.ts";
+import { compilePathModifier, modifyPath } from "../request/path-modifier.ts";
 import type { CompiledFilter } from "./chain.ts";
 
 export function compileURLRewrite(f: URLRewriteFilter): CompiledFilter {

@@ -10,7 +10,7 @@
  * covers any number of labels, as Gateway API listener hostnames do), else the listener without a
  * hostname; -1 when none does.
  */
-import { specificity } from "../listener-merge.ts";
+import { specificity } from "../listeners/listener-merge.ts";
 
 /** Index into `hostnames` of the listener that owns `name` (lower-case, no port); -1 for none. */
 export function owningListener(hostnames: readonly (string | undefined)[], name: string): number {

@@ -1,15 +1,15 @@
 /**
  * One HTTP/2 (or node:http2 HTTP/1.1 fallback) request through the listener app, shared by the HTTPS
- * listener (listener.ts) and the cleartext one (cleartext.ts), so both answer exactly alike: the
+ * listener (listener.ts) and the cleartext one (h2c-server.ts), so both answer exactly alike: the
  * bridged Request runs the same request path as Bun.serve's, and an unexpected error costs this
  * request only (500, or a reset stream once the head is out).
  */
 import type { Http2ServerRequest, Http2ServerResponse } from "node:http2";
-import type { ListenerApp } from "../app.ts";
-import type { ListenerState } from "../handler.ts";
-import { limitedLog } from "../log-limit.ts";
-import { errorResponse } from "../responses.ts";
-import type { ProxyServer } from "../websocket.ts";
+import { limitedLog } from "../../observability/log-limit.ts";
+import type { ListenerApp } from "../listeners/app.ts";
+import type { ListenerState } from "../request/handler.ts";
+import { errorResponse } from "../request/responses.ts";
+import type { ProxyServer } from "../request/websocket-relay.ts";
 import { toRequest, writeResponse } from "./bridge.ts";
 
 export interface AppTarget {

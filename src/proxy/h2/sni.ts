@@ -7,7 +7,7 @@
  */
 import { createSecureContext, type SecureContext } from "node:tls";
 import type { TLSCertificate } from "../../model/types.ts";
-import { modernCiphers } from "../tls.ts";
+import { modernCiphers } from "../listeners/tls.ts";
 
 export interface SniTable {
   readonly fallback: SecureContext;

@@ -12,8 +12,8 @@
  * is closed. `table` is swapped by `apply`; connections keep the route they started with.
  */
 import type { Socket, TCPSocketListener, TCPSocketListenOptions } from "bun";
+import { limitedLog } from "../../observability/log-limit.ts";
 import { logger } from "../../observability/logger.ts";
-import { limitedLog } from "../log-limit.ts";
 import { maxClientHelloBytes, parseClientHello } from "./client-hello.ts";
 import { type PassthroughTable, routeFor } from "./table.ts";
 

@@ -4,7 +4,7 @@
  * built except for its pickers' round-robin positions; `apply` swaps in a new one.
  */
 import type { Backend, GatewayModel, PassthroughListener, SNIRoute } from "../../model/types.ts";
-import { weightedPicker } from "../balancer.ts";
+import { weightedPicker } from "../request/balancer.ts";
 
 /** Where one connection goes: an endpoint, or `refused` (an invalid backendRef's share, or nothing). */
 export type Destination =

@@ -1,0 +1,308 @@
+/**
+ * GatewayServer: the listeners of the current model, each a `Bun.serve` with a Hono app. `apply()`
+ * compiles a model and swaps each listener's table with one assignment; listeners that appear are
+ * opened, ones that disappear drain (in-flight requests finish). An HTTPS listener whose certificates
+ * change is replaced by a second server on the same port (`reusePort`) before the old one drains,
+ * since Bun's `server.reload()` keeps the old certificates; with `http2`, HTTPS listeners are node:http2
+ * servers (h2/listener.ts) that swap certificates in place (docs/tls.md). Model listeners sharing an address and port
+ * are merged into one socket (listener-merge.ts). Open WebSockets are closed (1001) when their listener
+ * drains, since Bun's `stop(false)` would otherwise wait for them forever (measured). TLS Passthrough
+ * listeners (TLSRoutes) are raw sockets routed by SNI (passthrough/), opened before an apply commits,
+ * their tables swapped, and drained with the others.
+ */
+import type { ServerWebSocket } from "bun";
+import type { GatewayModel } from "../../model/types.ts";
+import { limitedLog } from "../../observability/log-limit.ts";
+import { logger } from "../../observability/logger.ts";
+import { compile } from "../compile.ts";
+import { H2Listener } from "../h2/listener.ts";
+import { PassthroughListeners } from "../passthrough/listeners.ts";
+import { RawFront, type ServingSocket } from "../raw-front/front.ts";
+import { takeRelayedClient } from "../request/client-address.ts";
+import type { EdgeGuards } from "../request/guards.ts";
+import type { ListenerState, ProxySettings } from "../request/handler.ts";
+import type { RequestObserver } from "../request/observer.ts";
+import { errorResponse } from "../request/responses.ts";
+import { closeH2cSessions } from "../request/upstream-h2c.ts";
+import { type ProxiedSocket, type ProxyServer, websocketHandler } from "../request/websocket-relay.ts";
+import type { ListenerTable } from "../table.ts";
+import { createListenerApp } from "./app.ts";
+import { groupListeners } from "./listener-merge.ts";
+import { listenerMigrationEnabled, sniEntries } from "./tls.ts";
+
+const log = logger.child({ component: "proxy" });
+
+export interface GatewayServerOptions {
+  /** Address for listeners whose model address is "" (default `0.0.0.0`). */
+  bind?: string;
+  /** Upstream time limit to response headers when a route sets none (default 60 000). */
+  defaultUpstreamTimeoutMs?: number;
+  /** `Server` header added to responses that lack one (default `gatehouse`). */
+  serverHeader?: string;
+  /** Authentication / rate-limit engines for routes that require them (absent: such routes fail closed). */
+  guards?: EdgeGuards;
+  /** Told about every request (metrics, access log). */
+  observer?: RequestObserver;
+  /** HTTPS listeners also speak HTTP/2 (ALPN h2, through node:http2; docs/tls.md). Default false. */
+  http2?: boolean;
+  /** What serves plain-HTTP listeners: the raw-socket front (src/proxy/raw-front/) or Bun.serve. */
+  front?: FrontKind;
+  /**
+   * Seconds a client connection may stay idle (between requests, in an unfinished head, or not reading
+   * a response). Default: the upstream time limit + 5 s, at least 75 (nginx's keepalive_timeout), at most
+   * 255 (Bun's). Bun applies it in steps of about 4 seconds.
+   */
+  idleTimeoutSeconds?: number;
+}
+
+export type FrontKind = "raw" | "bun";
+
+/** The default front; GATEHOUSE_FRONT overrides it (the CLI flag `--front` sets it explicitly). */
+export function defaultFront(): FrontKind {
+  const env = process.env.GATEHOUSE_FRONT;
+  return env === "bun" || env === "raw" ? env : "raw";
+}
+
+interface LiveListener {
+  readonly key: string;
+  readonly server: ServingSocket;
+  readonly state: ListenerState;
+  /** Proxied WebSockets open on this server. */
+  readonly sockets: Set<ServerWebSocket<ProxiedSocket>>;
+  /** Protocol and certificates the server was started with; a change means a new server. */
+  readonly identity: string;
+}
+
+export class GatewayServer {
+  private readonly bind: string;
+  private readonly settings: ProxySettings;
+  private readonly live = new Map<string, LiveListener>();
+  /** Listeners closing (removed by a reload or by stop()), until they have closed. */
+  private readonly draining = new Map<LiveListener, Promise<void>>();
+  private readonly front: FrontKind;
+  private readonly http2: boolean;
+  /** TLS Passthrough listeners (TLSRoutes): raw sockets routed by SNI, beside the HTTP ones. */
+  private readonly passthrough = new PassthroughListeners();
+
+  constructor(options: GatewayServerOptions = {}) {
+    this.bind = options.bind ?? "0.0.0.0";
+    this.front = options.front ?? defaultFront();
+    this.http2 = options.http2 ?? false;
+    const defaultUpstreamTimeoutMs = options.defaultUpstreamTimeoutMs ?? 60_000;
+    this.settings = {
+      defaultUpstreamTimeoutMs,
+      serverHeader: options.serverHeader ?? "gatehouse",
+      // Bun counts a connection waiting for our upstream as idle: allow the upstream timeout and more.
+      idleTimeoutSeconds:
+        options.idleTimeoutSeconds ??
+        Math.min(255, Math.max(75, Math.ceil(defaultUpstreamTimeoutMs / 1000) + 5)),
+      ...(options.guards ? { guards: options.guards } : {}),
+      ...(options.observer ? { observer: options.observer } : {}),
+    };
+  }
+
+  /** Compiles and serves `model`. Throws (changing nothing) when a new listener cannot bind. */
+  async apply(model: GatewayModel): Promise<void> {
+    const table = compile(model);
+    for (const warning of table.warnings) log.warn("route table warning", { warning });
+    const servable = table.listeners.filter((lt) => {
+      const ok = lt.protocol !== "HTTPS" || (lt.tls?.certificates.length ?? 0) > 0;
+      if (!ok) log.error("HTTPS listener without certificates is not opened", { listener: lt.name });
+      return ok;
+    });
+    const wanted = groupListeners(servable, this.bind, (warning) =>
+      log.warn("listeners sharing a socket", { warning }),
+    );
+    const passthrough = this.passthrough.prepare(model, this.bind, new Set(wanted.keys()));
+    const opened: LiveListener[] = [];
+    const replaced: LiveListener[] = [];
+    const rotated: (() => void)[] = [];
+    try {
+      for (const [key, lt] of wanted) {
+        const cur = this.live.get(key);
+        if (cur === undefined) opened.push(this.open(key, lt, lt.bindPort ?? lt.port));
+        else if (cur.identity !== identityOf(lt)) {
+          // An HTTP/2 listener swaps its certificates in place: no second socket, so nothing queued is reset.
+          if (cur.server instanceof H2Listener && lt.protocol === "HTTPS") {
+            const commit = cur.server.prepareCertificates(lt.tls?.certificates ?? []);
+            rotated.push(() => {
+              commit();
+              this.live.set(key, { ...cur, identity: identityOf(lt) });
+            });
+            continue;
+          }
+          // HTTPS → HTTPS binds beside the old one; a protocol change must not share the port even briefly.
+          if (!cur.identity.startsWith("HTTPS") || lt.protocol !== "HTTPS") await this.close(cur, true);
+          else warnWithoutMigration();
+          replaced.push(this.open(key, lt, cur.state.boundPort));
+        }
+      }
+    } catch (err) {
+      for (const l of [...opened, ...replaced]) l.server.stop(true);
+      passthrough.abort();
+      throw err;
+    }
+    passthrough.commit();
+    for (const commit of rotated) commit();
+    for (const [key, lt] of wanted) {
+      const cur = this.live.get(key);
+      if (cur !== undefined) cur.state.table = lt;
+    }
+    for (const l of replaced) {
+      const old = this.live.get(l.key);
+      this.live.set(l.key, l);
+      if (old !== undefined) void this.close(old, false);
+    }
+    for (const l of opened) this.live.set(l.key, l);
+    for (const [key, l] of this.live) {
+      if (!wanted.has(key)) {
+        this.live.delete(key);
+        void this.close(l, false);
+      }
+    }
+  }
+
+  /** Requests being served right now across every listener (Bun's own count). */
+  pendingRequests(): number {
+    let n = 0;
+    for (const l of this.live.values()) n += l.server.pendingRequests;
+    return n;
+  }
+
+  /** Client connections open on the listeners that can count them (the raw front's plain-HTTP ones). */
+  openConnections(): number {
+    let n = 0;
+    for (const l of this.live.values()) n += l.server.openConnections ?? 0;
+    return n + this.passthrough.openConnections();
+  }
+
+  /** Bound sockets, for tests and logs (a model port of 0 shows the port actually bound). */
+  ports(): { listener: string; address: string; port: number }[] {
+    return [
+      ...[...this.live.values()].map((l) => ({
+        listener: l.state.table.name,
+        address: l.server.hostname ?? "",
+        port: l.state.boundPort,
+      })),
+      ...this.passthrough.ports(),
+    ];
+  }
+
+  /**
+   * Stops accepting, lets in-flight requests finish, resolves when every listener is closed. `force`
+   * cuts open connections instead, also those of listeners already draining (a graceful stop() that
+   * ran past its deadline is ended by calling stop(true)).
+   */
+  async stop(force = false): Promise<void> {
+    const all = [...this.live.values()];
+    this.live.clear();
+    if (force) for (const l of this.draining.keys()) void l.server.stop(true);
+    await Promise.all([...all.map((l) => this.close(l, force)), this.passthrough.stop(force)]);
+    await Promise.all(this.draining.values());
+    closeH2cSessions();
+  }
+
+  private open(key: string, lt: ListenerTable, port: number): LiveListener {
+    const state: ListenerState = { table: lt, boundPort: port, settings: this.settings };
+    const app = createListenerApp(state);
+    const tls = lt.protocol === "HTTPS" ? sniEntries(lt.name, lt.tls?.certificates ?? []) : undefined;
+    const serverHeader = this.settings.serverHeader;
+    const sockets = new Set<ServerWebSocket<ProxiedSocket>>();
+    if (tls === undefined && this.front === "raw") {
+      // The app still serves what the raw front does not: on a private socket, told the client's address.
+      const server = new RawFront(lt.address || this.bind, port, state, app, {
+        idleTimeout: this.settings.idleTimeoutSeconds,
+        development: false,
+        fetch: (req, srv) => {
+          takeRelayedClient(req);
+          return app.fetch(req, srv);
+        },
+        websocket: websocketHandler(sockets),
+        error: (err) => {
+          const fields = { listener: lt.name, error: err.message };
+          limitedLog("error", lt.name, "unexpected error while serving a request", fields);
+          return errorResponse(500, serverHeader);
+        },
+      });
+      state.boundPort = server.port;
+      log.info("listener open", { listener: lt.name, address: server.hostname, port: state.boundPort });
+      return { key, server, state, sockets, identity: identityOf(lt) };
+    }
+    if (tls !== undefined && this.http2) {
+      const hostname = lt.address || this.bind;
+      const idleTimeoutSeconds = this.settings.idleTimeoutSeconds;
+      const upgrades = {
+        idleTimeout: idleTimeoutSeconds,
+        development: false,
+        fetch: (req: Request, srv: ProxyServer) => {
+          takeRelayedClient(req);
+          return app.fetch(req, srv);
+        },
+        websocket: websocketHandler(sockets),
+      };
+      const server = new H2Listener({ hostname, port, state, app, idleTimeoutSeconds, upgrades });
+      state.boundPort = server.port;
+      log.info("listener open", {
+        listener: lt.name,
+        address: server.hostname,
+        port: state.boundPort,
+        http2: true,
+      });
+      return { key, server, state, sockets, identity: identityOf(lt) };
+    }
+    const server = Bun.serve<ProxiedSocket>({
+      hostname: lt.address || this.bind,
+      port,
+      // Worker processes (`--workers`) share the traffic ports; HTTPS rotation binds beside the old server.
+      reusePort: true,
+      tls,
+      // Plain HTTP: h2c with prior knowledge too (Bun 1.4's `http2`, measured; docs/performance.md).
+      // Not over TLS, where HTTP/2 stays behind `--http2` (h2/listener.ts).
+      http2: tls === undefined,
+      idleTimeout: this.settings.idleTimeoutSeconds,
+      development: false,
+      fetch: (req, srv) => app.fetch(req, srv),
+      websocket: websocketHandler(sockets),
+      error: (err) => {
+        const fields = { listener: lt.name, error: err.message };
+        limitedLog("error", lt.name, "unexpected error while serving a request", fields);
+        return errorResponse(500, serverHeader);
+      },
+    });
+    state.boundPort = server.port ?? port;
+    log.info("listener open", { listener: lt.name, address: server.hostname, port: state.boundPort });
+    return { key, server, state, sockets, identity: identityOf(lt) };
+  }
+
+  private close(l: LiveListener, now: boolean): Promise<void> {
+    for (const ws of l.sockets) ws.close(1001, "listener closing");
+    const done = l.server.stop(now).then(
+      () => log.info("listener closed", { listener: l.state.table.name, port: l.state.boundPort }),
+      (err: unknown) =>
+        log.warn("listener close failed", { listener: l.state.table.name, error: String(err) }),
+    );
+    this.draining.set(l, done);
+    void done.finally(() => {
+      if (this.draining.get(l) === done) this.draining.delete(l);
+    });
+    return done;
+  }
+}
+
+function identityOf(lt: ListenerTable): string {
+  if (lt.protocol !== "HTTPS" || lt.tls === undefined) return lt.protocol;
+  const certs = lt.tls.certificates.map((c) => `${c.hostnames.join(",")}\n${c.certPem}\n${c.keyPem}`);
+  return `HTTPS\n${Bun.hash(certs.join("\n")).toString(16)}`;
+}
+
+let migrationChecked = false;
+
+/** Once per process, on the first certificate rotation: say when queued connections can be reset. */
+function warnWithoutMigration(): void {
+  if (migrationChecked) return;
+  migrationChecked = true;
+  if (listenerMigrationEnabled() === false)
+    log.warn(
+      "net.ipv4.tcp_migrate_req is 0: a certificate rotation may reset connections that arrive during the swap (docs/tls.md)",
+    );
+}

@@ -1,0 +1,101 @@
+/**
+ * Routes one parsed request and picks who serves it: the fast path (routes `isFastRoute` accepts, no
+ * upgrade), or the slow path (everything else, relayed to the listener's internal Bun.serve app, which
+ * runs `handleRequest`, so every feature works behind this front). A 404 and refused targets are
+ * answered here directly, with the bodies handler.ts uses.
+ */
+
+import { findVirtualHost, normaliseHost } from "../match/host.ts";
+import { findRoute, type HeaderLookup } from "../match/routes.ts";
+import { needsGuards } from "../request/guards.ts";
+import { type RequestInfo, startedInfo } from "../request/observer.ts";
+import type { ClientConnection, Exchange } from "./connection.ts";
+import { runGuards } from "./edge-guards.ts";
+import { FastExchange } from "./fast-exchange.ts";
+import { GuardedExchange, startFast } from "./guarded-exchange.ts";
+import { generatedResponse } from "./http1/head-to-client.ts";
+import type { RequestHead } from "./http1/request-head.ts";
+import { routingTarget } from "./http1/target-path.ts";
+import { isFastRoute } from "./plan.ts";
+import { SlowExchange } from "./relayed-exchange.ts";
+
+/**
+ * Header conditions and guards read the parsed head through this (values of repeated fields joined as
+ * Headers does); names are compared as bytes and only the matching values are decoded.
+ */
+class HeadLookup implements HeaderLookup {
+  constructor(private readonly head: RequestHead) {}
+  get(name: string): string | null {
+    const lower = name.toLowerCase();
+    const head = this.head;
+    let v: string | null = null;
+    for (let i = 0; i < head.fieldCount; i++) {
+      if (head.nameIs(i, lower)) v = v === null ? head.value(i) : `${v}, ${head.value(i)}`;
+    }
+    return v;
+  }
+}
+
+export function dispatch(conn: ClientConnection, head: RequestHead): Exchange | undefined {
+  const state = conn.state0;
+  const observer = state.settings.observer;
+  const info: RequestInfo | undefined = observer === undefined ? undefined : startedInfo();
+  const target = routingTarget(head.target);
+  if (target === undefined) {
+    answer(conn, head, info, 400, "", true);
+    return undefined;
+  }
+  const vh = findVirtualHost(state.table.hosts, normaliseHost(head.host));
+  const lookup = new HeadLookup(head);
+  const route = vh === undefined ? undefined : findRoute(vh, target.path, head.method, lookup, target.query);
+  if (route === undefined) {
+    answer(conn, head, info, 404, target.path, false);
+    return undefined;
+  }
+  if (info !== undefined) info.route = route.name;
+  // Upgrades go the slow way: the app proxies WebSockets (and closes them on drain) as it always has.
+  if (head.upgrade === null && route.action.kind === "Forward" && isFastRoute(route)) {
+    const choice = route.action.pick();
+    if (choice !== undefined) {
+      if (!needsGuards(route)) return new FastExchange(conn, head, target, route, choice, info);
+      const result = runGuards({
+        route,
+        target,
+        method: head.method,
+        headers: lookup,
+        clientIp: conn.clientIp,
+        guards: state.settings.guards,
+        serverHeader: state.settings.serverHeader,
+      });
+      // Admitted at once (a cached token, no limit): no deferral at all.
+      if (!(result instanceof Promise) && result.ok)
+        return startFast(conn, head, target, route, choice, info, result);
+      return new GuardedExchange(conn, head, target, route, choice, info, result);
+    }
+  }
+  return new SlowExchange(conn, head, conn.internalEndpoint);
+}
+
+function answer(
+  conn: ClientConnection,
+  head: RequestHead,
+  info: RequestInfo | undefined,
+  status: number,
+  path: string,
+  close: boolean,
+): void {
+  const serverHeader = conn.state0.settings.serverHeader;
+  const res = generatedResponse(status, serverHeader, close || !head.keepAlive);
+  conn.write(res);
+  if (info !== undefined) {
+    conn.state0.settings.observer?.endRaw?.(info, {
+      method: head.method,
+      host: head.host ?? "",
+      path,
+      requestId: "",
+      status,
+      bytes: -1,
+    });
+  }
+  conn.responseDone(close);
+}

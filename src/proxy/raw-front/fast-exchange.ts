@@ -1,0 +1,117 @@
+/**
+ * The fast path: a request on a route `isFastRoute` accepts, relayed straight to one of its backend's
+ * endpoints over a pooled connection (upstream/exchange.ts does the relaying). The head sent is built
+ * as handler.ts + forward.ts build it (X-Forwarded-*, X-Request-Id, hop-by-hop fields dropped, the
+ * route's header modifiers and URL rewrite), and the route's time limits and retries apply.
+ */
+
+import { limitedLog } from "../../observability/log-limit.ts";
+import type { RequestContext } from "../filters/chain.ts";
+import { limit } from "../request/forward.ts";
+import type { RequestInfo } from "../request/observer.ts";
+import type { RequestTarget } from "../request/request-target.ts";
+import {
+  type BackendChoice,
+  type CompiledBackend,
+  type CompiledRoute,
+  nextEndpoint,
+  PATH_REGEX,
+} from "../table.ts";
+import type { ClientConnection } from "./connection.ts";
+import type { ClaimEdit } from "./edge-guards.ts";
+import type { ResponseHeaderEdit } from "./http1/head-to-client.ts";
+import { filteredUpstreamHead, plainUpstreamHead, type UpstreamRequest } from "./http1/head-to-upstream.ts";
+import { BODY_NONE, type RequestHead } from "./http1/request-head.ts";
+import { type ExchangeLimits, UpstreamExchange } from "./upstream/exchange.ts";
+
+export class FastExchange extends UpstreamExchange {
+  private readonly backend: CompiledBackend;
+  private endpoint = "";
+
+  constructor(
+    conn: ClientConnection,
+    head: RequestHead,
+    private readonly target: RequestTarget,
+    private readonly route: CompiledRoute,
+    private readonly choice: BackendChoice,
+    private readonly info: RequestInfo | undefined,
+    /** The edge guards' request edit (claim headers), run before the route's request filters. */
+    private readonly guardRequest?: (ctx: RequestContext) => undefined,
+    /** The edge guards' response edit (limit headers), run after the route's response filters. */
+    guardResponse?: ResponseHeaderEdit,
+    /** `guardRequest` as data, when the byte-built head can apply it (edge-guards.ts claimEditOf). */
+    private readonly guardEdit?: ClaimEdit,
+  ) {
+    super(conn, head, routeLimits(route, head, conn), choice.filters.response, guardResponse);
+    this.backend = choice.backend as CompiledBackend;
+    if (info !== undefined) info.client = conn.clientIp;
+    this.start();
+  }
+
+  protected pickEndpoint(): string {
+    const endpoint = nextEndpoint(this.backend);
+    this.endpoint = endpoint;
+    if (this.info !== undefined) this.info.upstream = endpoint;
+    return endpoint;
+  }
+
+  protected requestHead(endpoint: string): UpstreamRequest {
+    const state = this.conn.state0;
+    const hop = {
+      clientIp: this.conn.clientIp,
+      scheme: state.table.scheme,
+      port: state.table.port || state.boundPort,
+    };
+    // "http://" is 7 characters: the rest is the authority, the Host when the client sent none.
+    const endpointHost = endpoint.slice(7);
+    const own = this.choice.filters.request;
+    if (own.length === 0 && (this.guardRequest === undefined || this.guardEdit !== undefined))
+      return plainUpstreamHead(this.head, this.target, hop, endpointHost, this.guardEdit);
+    const filters = this.guardRequest === undefined ? own : [this.guardRequest, ...own];
+    const prefix = this.route.pathType === PATH_REGEX ? "" : this.route.pathValue;
+    return filteredUpstreamHead(this.head, this.target, hop, endpointHost, prefix, filters);
+  }
+
+  protected headersArrived(): void {
+    if (this.info !== undefined) this.info.upstreamMs = performance.now() - this.sentAt;
+  }
+
+  protected attemptFailed(timedOut: boolean, attempt: number, error: string): void {
+    const route = this.route.name;
+    limitedLog("warn", route, timedOut ? "upstream timed out" : "upstream unreachable", {
+      route,
+      backend: this.backend.id,
+      endpoint: this.endpoint,
+      attempt,
+      error,
+    });
+    this.conn.state0.settings.observer?.upstreamFailed?.(this.backend.id, timedOut ? "timeout" : "connect");
+  }
+
+  protected observe(status: number, bytes: number): void {
+    const info = this.info;
+    if (info === undefined) return;
+    this.conn.state0.settings.observer?.endRaw?.(info, {
+      method: this.head.method,
+      host: this.head.host ?? "",
+      path: this.target.path,
+      requestId: this.requestId,
+      status,
+      bytes,
+    });
+  }
+}
+
+/** forward.ts's limits: `backendRequestMs` (else `requestMs`, else the default) per attempt, `requestMs` in all. */
+function routeLimits(route: CompiledRoute, head: RequestHead, conn: ClientConnection): ExchangeLimits {
+  const t = route.timeouts;
+  const defaultMs = conn.state0.settings.defaultUpstreamTimeoutMs;
+  const retry = route.retry;
+  return {
+    attemptMs: limit(t?.backendRequestMs ?? t?.requestMs ?? defaultMs),
+    deadline: t?.requestMs ? performance.now() + t.requestMs : Number.POSITIVE_INFINITY,
+    attempts: retry !== undefined && head.bodyKind === BODY_NONE ? 1 + Math.max(0, retry.attempts) : 1,
+    retryCodes: retry?.codes ?? [],
+    backoffMs: retry?.backoffMs ?? 0,
+  };
+}

@@ -1,0 +1,222 @@
+/**
+ * RawFront: a plain-HTTP listener served from raw sockets (`Bun.listen`) instead of `Bun.serve`, so the
+ * common request — routed, forwarded to an HTTP/1.1 backend — costs no Request/Response/Headers
+ * objects (the measured cost of the Bun front; docs/performance.md). Every other request is relayed to
+ * the listener's own Bun.serve app, which listens on a unix socket in a private directory (mode 0700)
+ * and is the same app a Bun front would run: one route table (`state`), one feature set. A connection
+ * that opens with the HTTP/2 preface (h2c prior knowledge) is served by an in-process node:http2
+ * server running that same app (h2/cleartext.ts), created on the first such connection.
+ *
+ * Stop: `stop(false)` stops accepting, closes idle client connections at once and busy ones after
+ * their current response, then stops the internal server; `stop(true)` cuts everything.
+ */
+import { mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { ServeOptions, Socket, TCPSocketListener, TCPSocketListenOptions } from "bun";
+import { limitedLog } from "../../observability/log-limit.ts";
+import { H2cServer } from "../h2/h2c-server.ts";
+import type { ListenerApp } from "../listeners/app.ts";
+import type { ListenerState } from "../request/handler.ts";
+import type { ProxiedSocket, ProxyServer } from "../request/websocket-relay.ts";
+import { ClientConnection } from "./connection.ts";
+import { H2cLink } from "./h2c-handoff.ts";
+import { upstreamPool } from "./upstream/pool.ts";
+
+/** What server.ts needs of a listener, whichever front serves it (Bun's Server has the same shape). */
+export interface ServingSocket {
+  readonly hostname: string | undefined;
+  readonly port: number | undefined;
+  readonly pendingRequests: number;
+  /** Client connections open now; absent where the server does not tell (Bun.serve). */
+  readonly openConnections?: number;
+  stop(now?: boolean): Promise<void>;
+}
+
+/** The internal server's options: Bun.serve's, without the address (the front picks a unix socket). */
+export type InternalServeOptions = Omit<
+  ServeOptions<ProxiedSocket>,
+  "hostname" | "port" | "unix" | "reusePort" | "tls"
+>;
+
+type ClientSocket = Socket<ClientConnection>;
+
+const DIR_PREFIX = "gatehouse-front-";
+const liveDirs = new Set<string>();
+let swept = false;
+
+/**
+ * A private directory (mode 0700) for one internal socket, named after this process. A process that
+ * dies without stopping (SIGKILL, drain deadline) leaves its directories behind: the first front of
+ * the next process removes those whose process is gone, and an exit hook removes ours.
+ */
+function socketDir(): string {
+  if (!swept) {
+    swept = true;
+    sweepDeadDirs();
+    process.once("exit", () => {
+      for (const d of liveDirs) rmSync(d, { recursive: true, force: true });
+    });
+  }
+  const dir = mkdtempSync(join(tmpdir(), `${DIR_PREFIX}${process.pid}-`));
+  liveDirs.add(dir);
+  return dir;
+}
+
+function removeDir(dir: string): void {
+  liveDirs.delete(dir);
+  rmSync(dir, { recursive: true, force: true });
+}
+
+function sweepDeadDirs(): void {
+  try {
+    for (const name of readdirSync(tmpdir())) {
+      if (!name.startsWith(DIR_PREFIX)) continue;
+      const pid = Number(name.slice(DIR_PREFIX.length).split("-")[0]);
+      if (Number.isInteger(pid) && pid > 0 && !alive(pid))
+        rmSync(join(tmpdir(), name), { recursive: true, force: true });
+    }
+  } catch {
+    // Best effort: a directory we cannot read or remove costs a few bytes, never the start.
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    // EPERM: it exists but is someone else's.
+    return (err as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+function unexpected(state: ListenerState, err: unknown): void {
+  const listener = state.table.name;
+  limitedLog("error", listener, "unexpected error while serving a request", {
+    listener,
+    error: err instanceof Error ? (err.stack ?? err.message) : String(err),
+  });
+}
+
+export class RawFront implements ServingSocket {
+  private readonly listener: TCPSocketListener<ClientConnection>;
+  private readonly internal: ProxyServer;
+  private readonly dir: string;
+  private readonly endpoint: string;
+  private readonly connections = new Set<ClientConnection>();
+  private allClosed: (() => void) | undefined;
+  private stopping: Promise<void> | undefined;
+  private h2c: H2cServer | undefined;
+
+  constructor(
+    hostname: string,
+    port: number,
+    private readonly state: ListenerState,
+    /** The listener's app, for h2c connections (the same one `internal` serves). */
+    private readonly app: ListenerApp,
+    internal: InternalServeOptions,
+  ) {
+    this.dir = socketDir();
+    const path = join(this.dir, "internal.sock");
+    this.endpoint = `unix:${path}`;
+    this.internal = Bun.serve<ProxiedSocket>({ ...internal, unix: path } as ServeOptions<ProxiedSocket>);
+    try {
+      // Bun.listen honours reusePort (measured: two processes bound one port) though its types omit it.
+      const options: TCPSocketListenOptions<ClientConnection> & { reusePort: boolean } = {
+        hostname,
+        port,
+        // Worker processes (`--workers`) share the traffic ports.
+        reusePort: true,
+        // Filled in by `open`; Bun needs a value of the data type here.
+        data: undefined as unknown as ClientConnection,
+        socket: {
+          open: (s: ClientSocket) => {
+            const c = new ClientConnection(s, state, this.endpoint, this.takeH2c);
+            s.data = c;
+            this.connections.add(c);
+            s.timeout(state.settings.idleTimeoutSeconds);
+          },
+          data: (s: ClientSocket, chunk: Buffer) => {
+            try {
+              s.data.onData(chunk);
+            } catch (err) {
+              // A bug must cost this connection only, never the process or other clients.
+              unexpected(state, err);
+              s.terminate();
+            }
+          },
+          drain: (s: ClientSocket) => s.data.onDrain(),
+          close: (s: ClientSocket) => this.closed(s),
+          error: (s: ClientSocket) => this.closed(s),
+          // Idle (keep-alive or slow head): the connection is dropped, as Bun.serve's idleTimeout does.
+          timeout: (s: ClientSocket) => s.terminate(),
+        },
+      };
+      this.listener = Bun.listen<ClientConnection>(options);
+    } catch (err) {
+      this.internal.stop(true);
+      removeDir(this.dir);
+      throw err;
+    }
+  }
+
+  get hostname(): string {
+    return this.listener.hostname;
+  }
+
+  get port(): number {
+    return this.listener.port;
+  }
+
+  get openConnections(): number {
+    return this.connections.size;
+  }
+
+  /** Requests being read or answered now (tunnels and idle keep-alive connections not counted). */
+  get pendingRequests(): number {
+    let n = this.h2c?.pendingRequests ?? 0;
+    for (const c of this.connections) if (c.serving) n++;
+    return n;
+  }
+
+  stop(now = false): Promise<void> {
+    this.h2c?.close(now);
+    if (now) for (const c of [...this.connections]) c.socket.terminate();
+    if (this.stopping === undefined) this.stopping = this.stopOnce(now);
+    return this.stopping;
+  }
+
+  private async stopOnce(now: boolean): Promise<void> {
+    this.listener.stop(false);
+    if (this.connections.size > 0) {
+      const done = new Promise<void>((resolve) => {
+        this.allClosed = resolve;
+      });
+      for (const c of [...this.connections]) c.drain();
+      await done;
+    }
+    upstreamPool.closeIdle(this.endpoint);
+    await this.internal.stop(now);
+    removeDir(this.dir);
+  }
+
+  private readonly takeH2c = (conn: ClientConnection): void => {
+    // The front is stopping (the preface came late): no new session, as for a new HTTP/1.1 request.
+    if (this.stopping !== undefined) {
+      conn.closeWhenFlushed();
+      return;
+    }
+    if (this.h2c === undefined) this.h2c = new H2cServer(this.state, this.app);
+    const link = new H2cLink(conn);
+    conn.handOver(link);
+    this.h2c.accept(link.stream);
+  };
+
+  private closed(s: ClientSocket): void {
+    const c = s.data;
+    if (c === undefined || !this.connections.delete(c)) return;
+    c.onClose();
+    if (this.connections.size === 0) this.allClosed?.();
+  }
+}

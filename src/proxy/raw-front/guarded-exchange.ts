@@ -1,0 +1,154 @@
+/**
+ * A request on a guarded fast route while its guards are still deciding (a token not yet verified, a
+ * limiter round trip). Whatever the connection hands over meanwhile is kept: body bytes are copied (the
+ * connection's buffer is reused), and reading stops once more than HOLD_LIMIT bytes wait, so a client
+ * cannot make us buffer a large body for a request that may be refused. Then either the refusal is
+ * written (the connection closes when part of the body was never read, as for any early answer) or the
+ * FastExchange starts with the guards' edits and takes over everything held and everything after.
+ */
+import type { RequestInfo } from "../request/observer.ts";
+import type { RequestTarget } from "../request/request-target.ts";
+import type { BackendChoice, CompiledRoute } from "../table.ts";
+import type { ClientConnection, Exchange } from "./connection.ts";
+import type { GuardPass, GuardResult } from "./edge-guards.ts";
+import { FastExchange } from "./fast-exchange.ts";
+import { httpDate, reasonPhrase, serialiseHeaders } from "./http1/head-to-client.ts";
+import type { RequestHead } from "./http1/request-head.ts";
+
+/** Body bytes held before reading pauses (reason 1: the body's destination cannot take more). */
+const HOLD_LIMIT = 64 * 1024;
+
+export class GuardedExchange implements Exchange {
+  private inner: Exchange | undefined;
+  private held: Buffer[] = [];
+  private heldBytes = 0;
+  private ended = false;
+  /** Guards settled (or the exchange was aborted): nothing more is held. */
+  private done = false;
+  private aborted = false;
+  /** The refusal went to the client. */
+  private answered = false;
+
+  constructor(
+    private readonly conn: ClientConnection,
+    private readonly head: RequestHead,
+    private readonly target: RequestTarget,
+    private readonly route: CompiledRoute,
+    private readonly choice: BackendChoice,
+    private readonly info: RequestInfo | undefined,
+    result: GuardResult | Promise<GuardResult>,
+  ) {
+    Promise.resolve(result)
+      .then((r) => this.settle(r))
+      .catch(() => {
+        // Only a bug gets here (the guards return a refusal rather than throw): never forward, never hang.
+        if (!this.aborted && !this.answered && this.inner === undefined) this.conn.fail(500);
+      });
+  }
+
+  body(buf: Buffer, start: number, end: number): void {
+    if (this.inner !== undefined) {
+      this.inner.body(buf, start, end);
+      return;
+    }
+    if (this.done || end === start) return;
+    this.held.push(Buffer.from(buf.subarray(start, end)));
+    this.heldBytes += end - start;
+    if (this.heldBytes > HOLD_LIMIT) this.conn.pause(1);
+  }
+
+  bodyEnd(): void {
+    this.ended = true;
+    this.inner?.bodyEnd();
+  }
+
+  clientDrained(): void {
+    this.inner?.clientDrained();
+  }
+
+  abort(): void {
+    this.done = true;
+    this.aborted = true;
+    this.held = [];
+    this.inner?.abort();
+    this.inner = undefined;
+  }
+
+  private async settle(r: GuardResult): Promise<void> {
+    if (this.done) return;
+    if (!r.ok) {
+      await this.refuse(r.response);
+      return;
+    }
+    this.done = true;
+    const inner = startFast(this.conn, this.head, this.target, this.route, this.choice, this.info, r);
+    this.inner = inner;
+    const held = this.held;
+    this.held = [];
+    if (this.heldBytes > HOLD_LIMIT) this.conn.resume(1);
+    // The FastExchange takes the body only once its upstream connection is acquired (it is, on start).
+    for (const b of held) inner.body(b, 0, b.length);
+    if (this.ended) inner.bodyEnd();
+  }
+
+  /** Writes a guard's answer, as generatedResponse frames ours. */
+  private async refuse(res: Response): Promise<void> {
+    if (this.done) return;
+    this.done = true;
+    const body = Buffer.from(await res.arrayBuffer());
+    this.held = [];
+    // The client may have gone while the body was read.
+    if (this.aborted) return;
+    const close = !this.head.keepAlive || !this.ended;
+    const h = res.headers;
+    if (!h.has("server")) h.set("server", this.conn.state0.settings.serverHeader);
+    if (!h.has("date")) h.set("date", httpDate());
+    h.set("content-length", String(body.length));
+    h.delete("transfer-encoding");
+    if (close) h.set("connection", "close");
+    else h.delete("connection");
+    const status = res.status;
+    const text = `HTTP/1.1 ${status} ${res.statusText || reasonPhrase(status)}\r\n${serialiseHeaders(h)}\r\n`;
+    const headOnly = this.head.method === "HEAD";
+    this.answered = true;
+    this.conn.write(
+      headOnly ? Buffer.from(text, "latin1") : Buffer.concat([Buffer.from(text, "latin1"), body]),
+    );
+    const info = this.info;
+    if (info !== undefined) {
+      info.client = this.conn.clientIp;
+      this.conn.state0.settings.observer?.endRaw?.(info, {
+        method: this.head.method,
+        host: this.head.host ?? "",
+        path: this.target.path,
+        requestId: "",
+        status,
+        bytes: headOnly ? 0 : body.length,
+      });
+    }
+    this.conn.responseDone(close);
+  }
+}
+
+/** The FastExchange of an admitted request, with the guards' edits as its first request and last response filters. */
+export function startFast(
+  conn: ClientConnection,
+  head: RequestHead,
+  target: RequestTarget,
+  route: CompiledRoute,
+  choice: BackendChoice,
+  info: RequestInfo | undefined,
+  pass: GuardPass,
+): FastExchange {
+  return new FastExchange(
+    conn,
+    head,
+    target,
+    route,
+    choice,
+    info,
+    pass.request,
+    pass.response,
+    pass.requestEdit,
+  );
+}

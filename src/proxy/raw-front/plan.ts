@@ -1,0 +1,48 @@
+/**
+ * Which routes the raw-socket front serves itself (the fast path) and which go through `handleRequest`
+ * with real Request/Response objects. Fast: a Forward whose every backend choice is a plain HTTP/1.1
+ * backend with endpoints, no invalid reference, and only filters the fast path implements (header
+ * modifiers, URL rewrite), on a route whose guards all run here too: token authentication (no OIDC
+ * login, whose redirects and callbacks need the Request) and rate limits, but no CORS filter (its
+ * preflights skip authentication, which guards.ts decides). Decided once per compiled route (a reload
+ * compiles new route objects, so the cache never goes stale).
+ */
+import type { Filter } from "../../model/types.ts";
+import { needsGuards } from "../request/guards.ts";
+import type { CompiledRoute } from "../table.ts";
+
+const FAST_FILTERS: ReadonlySet<Filter["kind"]> = new Set([
+  "RequestHeaderModifier",
+  "ResponseHeaderModifier",
+  "URLRewrite",
+]);
+
+const cache = new WeakMap<CompiledRoute, boolean>();
+
+export function isFastRoute(route: CompiledRoute): boolean {
+  let fast = cache.get(route);
+  if (fast === undefined) {
+    fast = decide(route);
+    cache.set(route, fast);
+  }
+  return fast;
+}
+
+function decide(route: CompiledRoute): boolean {
+  const a = route.action;
+  if (a.kind !== "Forward" || a.choices.length === 0) return false;
+  if (needsGuards(route)) {
+    if (route.cors) return false;
+    const auth = route.auth;
+    if (auth !== undefined && auth.oidc !== undefined && auth.failClosed === undefined) return false;
+  }
+  return a.choices.every(
+    (c) =>
+      c.failStatus === undefined &&
+      c.backend !== undefined &&
+      c.backend.bases.length > 0 &&
+      !c.backend.h2c &&
+      c.filters.error === undefined &&
+      c.filters.kinds.every((k) => FAST_FILTERS.has(k)),
+  );
+}

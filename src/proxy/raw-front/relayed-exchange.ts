@@ -1,0 +1,74 @@
+/**
+ * The slow path: a request on a route the fast path does not serve (guards, redirects, mirrors, CORS,
+ * h2c, WebSocket upgrades, invalid backends, …) is relayed, nearly byte for byte, to the listener's own
+ * Bun.serve + Hono app listening on a private unix socket, and the answer relayed back (after a 101,
+ * both directions become a tunnel). So every feature behaves exactly as on the Bun front, with one
+ * addition: the client's address travels in RELAYED_CLIENT_HEADER, which the internal listener
+ * trusts. The app does its own metrics and access log for these requests.
+ */
+
+import { limitedLog } from "../../observability/log-limit.ts";
+import { RELAYED_CLIENT_HEADER } from "../request/client-address.ts";
+import type { ClientConnection } from "./connection.ts";
+import { framing, type UpstreamRequest } from "./http1/head-to-upstream.ts";
+import type { RequestHead } from "./http1/request-head.ts";
+import { NO_LIMITS, UpstreamExchange } from "./upstream/exchange.ts";
+
+/** Never copied: framing we redo, this hop's connection fields, and our own header. */
+const DROP: ReadonlySet<string> = new Set([
+  "content-length",
+  "transfer-encoding",
+  "connection",
+  "keep-alive",
+  "expect",
+  RELAYED_CLIENT_HEADER,
+]);
+
+export class SlowExchange extends UpstreamExchange {
+  constructor(
+    conn: ClientConnection,
+    head: RequestHead,
+    private readonly endpoint: string,
+  ) {
+    // The app applies the route's limits; the front adds none of its own.
+    super(conn, head, NO_LIMITS, []);
+    this.start();
+  }
+
+  protected pickEndpoint(): string {
+    return this.endpoint;
+  }
+
+  protected requestHead(): UpstreamRequest {
+    return { head: internalHead(this.head, this.conn.clientIp), requestId: "" };
+  }
+
+  protected headersArrived(): void {}
+
+  protected observe(): void {}
+
+  protected attemptFailed(_timedOut: boolean, _attempt: number, error: string): void {
+    const listener = this.conn.state0.table.name;
+    limitedLog("error", listener, "internal listener unreachable", { listener, error });
+  }
+}
+
+/**
+ * The client's head for the internal listener, as latin1 text (UpstreamRequest.head): request line and
+ * fields as sent, except the framing (ours, matching the bytes we relay) and the Connection field, whose
+ * tokens stay (so the app still drops the fields they name, and sees an upgrade) minus `close`: the
+ * internal connection is reused.
+ */
+export function internalHead(head: RequestHead, clientIp: string): string {
+  const { rawNames, names, values } = head;
+  let out = `${head.method} ${head.target} HTTP/1.${head.http10 ? 0 : 1}\r\n`;
+  for (let i = 0; i < names.length; i++) {
+    if (!DROP.has(names[i] as string)) out += `${rawNames[i]}: ${values[i]}\r\n`;
+  }
+  let connection = "";
+  for (const t of head.connection) if (t !== "close" && t !== "keep-alive") connection += `, ${t}`;
+  if (head.http10) connection += ", keep-alive";
+  if (connection !== "") out += `Connection: ${connection.slice(2)}\r\n`;
+  out += `${RELAYED_CLIENT_HEADER}: ${clientIp}\r\n${framing(head)}\r\n`;
+  return out;
+}

@@ -1,0 +1,381 @@
+/**
+ * One request relayed over a pooled upstream connection with no Request/Response objects: the request
+ * head written as bytes, the body streamed (Content-Length as is, chunked re-framed from the decoded
+ * payload so nothing ambiguous goes on), the response head parsed, edited and written, and the
+ * response body piped through in its own framing, parsed only to know where it ends. The upstream
+ * connection goes back to the pool only when the response was read completely, the request body was
+ * all sent, and both sides agreed on keep-alive. Subclasses say where the request goes and what its
+ * head is: FastExchange (a route's backend) and SlowExchange (the internal Bun.serve listener).
+ *
+ * Time limits and retries follow forward.ts: `attemptMs` per attempt until response headers,
+ * `deadline` over all attempts, retries only without a body; 502 when the upstream cannot be reached
+ * or resets before answering, 504 on timeout. A pooled connection that turns out closed before any
+ * response byte is retried once on a fresh one when nothing was lost by sending (idempotent method,
+ * no body).
+ */
+import type { ResponseFilter } from "../../filters/chain.ts";
+import type { ClientConnection, Exchange } from "../connection.ts";
+import { type DeadlineList, deadlineList, type Expiring } from "../deadlines.ts";
+import { generatedResponse, passedOnHead, type ResponseHeaderEdit } from "../http1/head-to-client.ts";
+import type { UpstreamRequest } from "../http1/head-to-upstream.ts";
+import { BODY_CHUNKED, BODY_NONE, findHeadEnd, type RequestHead } from "../http1/request-head.ts";
+import {
+  parseResponseHead,
+  RES_CHUNKED,
+  RES_CLOSE,
+  RES_LENGTH,
+  type ResponseHead,
+} from "../http1/response-head.ts";
+import { type UpstreamConn, type UpstreamHandler, upstreamPool } from "./pool.ts";
+import { type RelayOwner, ResponseRelay } from "./relay.ts";
+
+const IDEMPOTENT: ReadonlySet<string> = new Set(["GET", "HEAD", "OPTIONS", "PUT", "DELETE", "TRACE"]);
+const MAX_RESPONSE_HEAD = 64 * 1024;
+/** A request that cannot be retried on a stale connection takes only one idle for less than this. */
+const UNSAFE_MAX_IDLE_MS = 2000;
+const CRLF = Buffer.from("\r\n");
+const LAST_CHUNK = Buffer.from("0\r\n\r\n");
+
+/** Time limits and retry policy of one exchange. */
+export interface ExchangeLimits {
+  /** Per attempt, to response headers (Infinity: none). */
+  readonly attemptMs: number;
+  /** `performance.now()` after which no attempt starts (Infinity: none). */
+  readonly deadline: number;
+  readonly attempts: number;
+  readonly retryCodes: readonly number[];
+  readonly backoffMs: number;
+}
+
+export const NO_LIMITS: ExchangeLimits = {
+  attemptMs: Number.POSITIVE_INFINITY,
+  deadline: Number.POSITIVE_INFINITY,
+  attempts: 1,
+  retryCodes: [],
+  backoffMs: 0,
+};
+
+export abstract class UpstreamExchange implements Exchange, UpstreamHandler, Expiring, RelayOwner {
+  private upstream: UpstreamConn | undefined;
+  private attempt = 0;
+  /** The attempt's time limit: on a deadline list (the common case) or, when clipped, a timer. */
+  dlList: DeadlineList | undefined;
+  dlPrev: Expiring | undefined;
+  dlNext: Expiring | undefined;
+  dlDue = 0;
+  private timer: Timer | undefined;
+  private armedMs = 0;
+  protected sentAt = 0;
+  private gotBytes = false;
+  private sentBody = false;
+  private bodyDone = false;
+  private finished = false;
+  private staleRetried = false;
+  private pending: Buffer | undefined;
+  private relay: ResponseRelay | undefined;
+  /** The upstream's response head (set when it arrives; responseHead reads it). */
+  private res: ResponseHead | undefined;
+  protected requestId = "";
+
+  constructor(
+    protected readonly conn: ClientConnection,
+    protected readonly head: RequestHead,
+    private readonly limits: ExchangeLimits,
+    private readonly responseFilters: readonly ResponseFilter[],
+    /** The edge guards' response fields, added after the filters (fast-exchange.ts). */
+    private readonly responseEdit?: ResponseHeaderEdit,
+  ) {}
+
+  /** The endpoint of the next attempt (`http://ip:port` or `unix:/path`). */
+  protected abstract pickEndpoint(): string;
+  /** The request head for `endpoint`. */
+  protected abstract requestHead(endpoint: string): UpstreamRequest;
+  /** The response head went to the client (or an error of ours did): tell observability. */
+  protected abstract observe(status: number, bytes: number): void;
+  /** Response headers arrived from the upstream. */
+  protected abstract headersArrived(): void;
+  /** An attempt failed (`error` says how); log it as forward.ts does. */
+  protected abstract attemptFailed(timedOut: boolean, attempt: number, error: string): void;
+
+  /** Sends the first attempt; subclasses call it once their fields are set. */
+  protected start(): void {
+    this.send(false);
+  }
+
+  // ---- request side ----
+
+  body(buf: Buffer, start: number, end: number): void {
+    const up = this.upstream;
+    if (this.finished || up === undefined || end === start) return;
+    this.sentBody = true;
+    let ok: boolean;
+    if (this.head.bodyKind === BODY_CHUNKED) {
+      const size = Buffer.from(`${(end - start).toString(16)}\r\n`, "latin1");
+      up.out.write(size);
+      up.out.write(buf.subarray(start, end));
+      ok = up.out.write(CRLF);
+    } else ok = up.out.write(buf.subarray(start, end));
+    if (!ok) this.conn.pause(1);
+  }
+
+  bodyEnd(): void {
+    this.bodyDone = true;
+    if (this.head.bodyKind === BODY_CHUNKED && !this.finished) this.upstream?.out.write(LAST_CHUNK);
+    if (this.relay?.complete) this.finish();
+  }
+
+  clientDrained(): void {
+    this.upstream?.socket?.resume();
+  }
+
+  abort(): void {
+    if (this.finished) return;
+    this.finished = true;
+    this.stopClock();
+    this.upstream?.destroy();
+    this.upstream = undefined;
+  }
+
+  // ---- upstream side ----
+
+  onOpen(conn: UpstreamConn): void {
+    this.upstream = conn;
+  }
+
+  onDrain(conn: UpstreamConn): void {
+    if (conn === this.upstream) this.conn.resume(1);
+  }
+
+  onData(conn: UpstreamConn, chunk: Buffer): void {
+    if (conn !== this.upstream || this.finished) return;
+    this.gotBytes = true;
+    const relay = this.relay;
+    if (relay !== undefined) {
+      relay.feed(chunk, 0, chunk.length);
+      if (relay.failed) this.brokenResponse();
+      else if (relay.complete && this.bodyDone) this.finish();
+      return;
+    }
+    let buf = chunk;
+    if (this.pending !== undefined) buf = Buffer.concat([this.pending, chunk]);
+    this.readResponseHead(buf, 0);
+  }
+
+  onClose(conn: UpstreamConn, error: Error | undefined): void {
+    if (conn !== this.upstream || this.finished) return;
+    this.upstream = undefined;
+    this.stopClock();
+    const relay = this.relay;
+    if (relay !== undefined) {
+      // A close-delimited body ends here, a complete one (answered before the request body was all
+      // sent) too; any other body was cut short, and the client must see that: no orderly end.
+      this.finished = true;
+      if (relay.complete || relay.kind === RES_CLOSE || relay.tunnel) this.conn.responseDone(true);
+      else this.conn.socket.terminate();
+      return;
+    }
+    if (
+      conn.reused &&
+      !this.gotBytes &&
+      !this.sentBody &&
+      this.head.bodyKind === BODY_NONE &&
+      !this.staleRetried &&
+      IDEMPOTENT.has(this.head.method)
+    ) {
+      this.staleRetried = true;
+      this.send(true);
+      return;
+    }
+    this.attemptFailed(false, this.attempt, String(error ?? "connection closed before a response"));
+    if (this.attempt < this.limits.attempts) this.retryAfterBackoff();
+    else this.fail(502);
+  }
+
+  private send(fresh: boolean): void {
+    if (!fresh) this.attempt++;
+    const ms = Math.min(this.limits.attemptMs, this.limits.deadline - performance.now());
+    if (ms <= 0) {
+      this.fail(504);
+      return;
+    }
+    const endpoint = this.pickEndpoint();
+    this.pending = undefined;
+    this.gotBytes = false;
+    const req = this.requestHead(endpoint);
+    this.requestId = req.requestId;
+    const retriable = this.head.bodyKind === BODY_NONE && IDEMPOTENT.has(this.head.method);
+    const up = upstreamPool.acquire(endpoint, this, fresh, retriable ? undefined : UNSAFE_MAX_IDLE_MS);
+    this.upstream = up;
+    // A head built in the scratch buffer is written before anything else can build one (acquire only
+    // takes a pooled connection or starts connecting).
+    const head = req.head;
+    if (typeof head === "number") up.out.writeScratch(head);
+    else if (typeof head === "string") up.out.writeLatin1(head);
+    else up.out.write(head);
+    this.sentAt = performance.now();
+    if (ms !== Number.POSITIVE_INFINITY) this.startClock(ms);
+  }
+
+  /** Arms the attempt's limit: the shared list for the route's limit, a timer for a clipped one. */
+  private startClock(ms: number): void {
+    this.stopClock();
+    this.armedMs = ms;
+    if (ms === this.limits.attemptMs && Number.isInteger(ms)) deadlineList(ms).arm(this, this.sentAt);
+    else this.timer = setTimeout(() => this.expired(), ms);
+  }
+
+  private stopClock(): void {
+    this.dlList?.disarm(this);
+    if (this.timer !== undefined) {
+      clearTimeout(this.timer);
+      this.timer = undefined;
+    }
+  }
+
+  /** The attempt's limit passed before response headers (Expiring). */
+  expired(): void {
+    this.timer = undefined;
+    this.timedOut(this.armedMs);
+  }
+
+  private timedOut(ms: number): void {
+    if (this.finished || this.relay !== undefined) return;
+    this.upstream?.destroy();
+    this.upstream = undefined;
+    this.attemptFailed(true, this.attempt, `no response headers within ${Math.round(ms)} ms`);
+    if (this.attempt < this.limits.attempts && this.limits.retryCodes.includes(504)) this.retryAfterBackoff();
+    else this.fail(504);
+  }
+
+  private retryAfterBackoff(): void {
+    const ms = this.limits.backoffMs;
+    if (ms > 0)
+      setTimeout(() => {
+        if (!this.finished) this.send(false);
+      }, ms);
+    else this.send(false);
+  }
+
+  private readResponseHead(buf: Buffer, from: number): void {
+    const end = findHeadEnd(buf, from, buf.length);
+    if (end < 0) {
+      if (buf.length - from > MAX_RESPONSE_HEAD) this.brokenResponse();
+      else this.pending = from === 0 ? buf : buf.subarray(from);
+      return;
+    }
+    this.pending = undefined;
+    const res = parseResponseHead(buf, from, end, this.head.method === "HEAD");
+    if (res === undefined) {
+      this.brokenResponse();
+      return;
+    }
+    if (res.status < 200) {
+      if (res.status === 101 && this.head.upgrade !== null) this.startTunnel(buf, from, end);
+      else if (res.status === 101) this.brokenResponse();
+      // 100 and 103 are not passed on (Expect is answered by the front); the final head follows.
+      else if (end < buf.length) this.readResponseHead(buf, end);
+      return;
+    }
+    this.stopClock();
+    this.headersArrived();
+    if (this.attempt < this.limits.attempts && this.limits.retryCodes.includes(res.status)) {
+      this.upstream?.destroy();
+      this.upstream = undefined;
+      this.retryAfterBackoff();
+      return;
+    }
+    this.startResponse(res, buf, end);
+  }
+
+  private startResponse(res: ResponseHead, buf: Buffer, bodyStart: number): void {
+    const head = this.head;
+    this.res = res;
+    const chunkedOut = res.bodyKind === RES_CHUNKED && !head.http10;
+    const close =
+      !head.keepAlive || res.bodyKind === RES_CLOSE || (res.bodyKind === RES_CHUNKED && head.http10);
+    const relay = new ResponseRelay(this.conn, res, chunkedOut, close, this);
+    this.relay = relay;
+    relay.holdHead();
+    if (bodyStart < buf.length) relay.feed(buf, bodyStart, buf.length);
+    relay.flushHead();
+    this.observe(res.status, res.bodyKind === RES_LENGTH ? res.contentLength : res.bodyKind === 0 ? 0 : -1);
+    if (relay.failed) this.brokenResponse();
+    else if (relay.complete && this.bodyDone) this.finish();
+  }
+
+  /** The head passed on to the client, with the first body bytes (RelayOwner). */
+  responseHead(body: Buffer | undefined, start: number, end: number): Uint8Array | number {
+    const relay = this.relay as ResponseRelay;
+    return passedOnHead(
+      this.res as ResponseHead,
+      this.conn.state0.settings.serverHeader,
+      relay.passFraming,
+      relay.closeClient,
+      this.head.http10,
+      this.responseFilters,
+      this.responseEdit,
+      body,
+      start,
+      end,
+    );
+  }
+
+  /** RelayOwner: the client cannot keep up. */
+  pauseUpstream(): void {
+    this.upstream?.socket?.pause();
+  }
+
+  private startTunnel(buf: Buffer, from: number, end: number): void {
+    this.stopClock();
+    const up = this.upstream as UpstreamConn;
+    const relay = ResponseRelay.tunnel(this.conn, this);
+    this.relay = relay;
+    this.conn.write(buf.subarray(from, end));
+    this.observe(101, -1);
+    if (end < buf.length) relay.feed(buf, end, buf.length);
+    this.conn.becomeTunnel((bytes) => {
+      if (!up.out.write(bytes)) this.conn.pause(1);
+    });
+  }
+
+  /** The response is complete and so is the request body: the upstream connection can be reused. */
+  private finish(): void {
+    if (this.finished) return;
+    this.finished = true;
+    const up = this.upstream;
+    const relay = this.relay as ResponseRelay;
+    this.upstream = undefined;
+    if (up !== undefined) {
+      if (relay.reusable && this.head.upgrade === null) upstreamPool.release(up);
+      else up.destroy();
+    }
+    this.conn.responseDone(relay.closeClient);
+  }
+
+  private brokenResponse(): void {
+    this.upstream?.destroy();
+    this.upstream = undefined;
+    if (this.relay !== undefined) {
+      // The head is out already: the client must see a cut, not an orderly end.
+      this.finished = true;
+      this.conn.socket.terminate();
+      return;
+    }
+    // An unreadable answer is a failed attempt as on the fetch path (where fetch throws): logged, counted.
+    this.attemptFailed(false, this.attempt, "malformed response head");
+    this.fail(502);
+  }
+
+  private fail(status: number): void {
+    if (this.finished) return;
+    this.finished = true;
+    this.stopClock();
+    const settings = this.conn.state0.settings;
+    const close = !this.head.keepAlive || !this.bodyDone;
+    this.conn.write(
+      generatedResponse(status, settings.serverHeader, close, this.responseFilters, this.responseEdit),
+    );
+    this.observe(status, -1);
+    this.conn.responseDone(close);
+  }
+}

@@ -1,0 +1,213 @@
+/**
+ * Keep-alive connections to upstream endpoints over `Bun.connect`, shared by every fast listener of the
+ * process. An idle connection is taken LIFO (the warmest); at most MAX_IDLE per endpoint are kept, the
+ * rest are closed. An idle connection the upstream closes leaves the pool at once (its `close` event);
+ * one that closes while we are already reusing it is the caller's retry case (`reused`).
+ */
+import type { Socket } from "bun";
+import { Outbox } from "../outbox.ts";
+
+/** What an exchange hears from the upstream connection it holds. */
+export interface UpstreamHandler {
+  onOpen(conn: UpstreamConn): void;
+  onData(conn: UpstreamConn, chunk: Buffer): void;
+  onDrain(conn: UpstreamConn): void;
+  /** Closed, reset or could not connect; called once. */
+  onClose(conn: UpstreamConn, error: Error | undefined): void;
+}
+
+const MAX_IDLE = 128;
+/** Seconds an idle pooled connection is kept before we close it. */
+const IDLE_SECONDS = 60;
+
+export class UpstreamConn {
+  socket: Socket<UpstreamConn> | undefined;
+  handler: UpstreamHandler | undefined;
+  readonly out = new Outbox();
+  /** Served a request before: a close before any response byte may be a stale keep-alive. */
+  reused = false;
+  closed = false;
+  /** `performance.now()` when it last went back to the pool. */
+  idleSince = 0;
+
+  constructor(readonly endpoint: string) {}
+
+  /** Closes now; nothing more is heard from it. */
+  destroy(): void {
+    this.handler = undefined;
+    this.out.discard();
+    if (!this.closed) {
+      this.closed = true;
+      this.socket?.terminate();
+    }
+  }
+}
+
+export class UpstreamPool {
+  private readonly idle = new Map<string, UpstreamConn[]>();
+  private readonly addresses = new Map<string, Address>();
+
+  /**
+   * A connection to `endpoint` (`http://ip:port`) now owned by `handler`; it may still be connecting.
+   * `maxIdleMs`: a request that cannot be retried should not meet an upstream's keep-alive timeout, so
+   * it takes a pooled connection only when that has been idle for less than this.
+   */
+  acquire(
+    endpoint: string,
+    handler: UpstreamHandler,
+    fresh = false,
+    maxIdleMs = Number.POSITIVE_INFINITY,
+  ): UpstreamConn {
+    const list = fresh ? undefined : this.idle.get(endpoint);
+    const warmest = list?.[list.length - 1];
+    const usable =
+      warmest !== undefined &&
+      (maxIdleMs === Number.POSITIVE_INFINITY || performance.now() - warmest.idleSince < maxIdleMs);
+    const pooled = usable ? list?.pop() : undefined;
+    if (pooled !== undefined) {
+      pooled.handler = handler;
+      pooled.reused = true;
+      pooled.socket?.timeout(0);
+      handler.onOpen(pooled);
+      return pooled;
+    }
+    const conn = new UpstreamConn(endpoint);
+    conn.handler = handler;
+    const a = this.address(endpoint);
+    const opened =
+      a.unix !== undefined
+        ? Bun.connect<UpstreamConn>({ unix: a.unix, data: conn, socket: HANDLERS })
+        : Bun.connect<UpstreamConn>({ hostname: a.hostname, port: a.port, data: conn, socket: HANDLERS });
+    opened.catch((err: unknown) => closed(conn, err instanceof Error ? err : new Error(String(err))));
+    return conn;
+  }
+
+  /** Returns a connection whose last response ended cleanly. */
+  release(conn: UpstreamConn): void {
+    conn.handler = undefined;
+    if (conn.closed || conn.out.backlogged) {
+      conn.destroy();
+      return;
+    }
+    let list = this.idle.get(conn.endpoint);
+    if (list === undefined) {
+      list = [];
+      this.idle.set(conn.endpoint, list);
+    }
+    if (list.length >= MAX_IDLE) {
+      conn.destroy();
+      return;
+    }
+    conn.socket?.timeout(IDLE_SECONDS);
+    conn.idleSince = performance.now();
+    // It may have been paused for a slow client; an idle connection must notice the upstream closing.
+    conn.socket?.resume();
+    list.push(conn);
+  }
+
+  /** Idle connections per endpoint (tests). */
+  idleCount(endpoint: string): number {
+    return this.idle.get(endpoint)?.length ?? 0;
+  }
+
+  /** Closes the idle connections to `endpoint` (every endpoint when absent). */
+  closeIdle(endpoint?: string): void {
+    if (endpoint !== undefined) {
+      for (const c of this.idle.get(endpoint)?.splice(0) ?? []) c.destroy();
+      this.idle.delete(endpoint);
+      return;
+    }
+    for (const list of this.idle.values()) for (const c of list.splice(0)) c.destroy();
+  }
+
+  forget(conn: UpstreamConn): void {
+    const list = this.idle.get(conn.endpoint);
+    if (list === undefined) return;
+    const i = list.indexOf(conn);
+    if (i >= 0) list.splice(i, 1);
+  }
+
+  private address(endpoint: string): Address {
+    let a = this.addresses.get(endpoint);
+    if (a === undefined) {
+      if (endpoint.startsWith("unix:")) a = { hostname: "", port: 0, unix: endpoint.slice(5) };
+      else {
+        const u = new URL(endpoint);
+        a = { hostname: u.hostname.replace(/^\[|\]$/g, ""), port: Number(u.port || 80) };
+      }
+      this.addresses.set(endpoint, a);
+    }
+    return a;
+  }
+}
+
+/** Where an endpoint is: `http://ip:port`, or `unix:/path` (the raw front's internal listener). */
+interface Address {
+  readonly hostname: string;
+  readonly port: number;
+  readonly unix?: string;
+}
+
+/** The process-wide pool. */
+export const upstreamPool = new UpstreamPool();
+
+function closed(conn: UpstreamConn, error: Error | undefined): void {
+  if (conn.closed && conn.handler === undefined) {
+    upstreamPool.forget(conn);
+    return;
+  }
+  conn.closed = true;
+  upstreamPool.forget(conn);
+  const h = conn.handler;
+  conn.handler = undefined;
+  conn.out.discard();
+  h?.onClose(conn, error);
+}
+
+const HANDLERS = {
+  open(s: Socket<UpstreamConn>) {
+    const conn = s.data;
+    conn.socket = s;
+    if (conn.handler === undefined) {
+      s.terminate();
+      return;
+    }
+    conn.out.attach(s as Socket<unknown>);
+    conn.handler.onOpen(conn);
+    // Whatever was queued while connecting is out: a client paused for it may go on.
+    if (!conn.out.backlogged) conn.handler?.onDrain(conn);
+  },
+  data(s: Socket<UpstreamConn>, chunk: Buffer) {
+    const conn = s.data;
+    // Bytes on an idle connection are not a response to anything: drop the connection.
+    if (conn.handler === undefined) {
+      conn.destroy();
+      return;
+    }
+    try {
+      conn.handler.onData(conn, chunk);
+    } catch (err) {
+      // A bug while relaying must end this exchange (a 502 or a cut), not the process.
+      const h = conn.handler;
+      conn.destroy();
+      h?.onClose(conn, err instanceof Error ? err : new Error(String(err)));
+    }
+  },
+  drain(s: Socket<UpstreamConn>) {
+    const conn = s.data;
+    if (conn.out.flush()) conn.handler?.onDrain(conn);
+  },
+  close(s: Socket<UpstreamConn>, err?: Error) {
+    closed(s.data, err);
+  },
+  error(s: Socket<UpstreamConn>, err: Error) {
+    closed(s.data, err);
+  },
+  connectError(s: Socket<UpstreamConn>, err: Error) {
+    closed(s.data, err);
+  },
+  timeout(s: Socket<UpstreamConn>) {
+    s.data.destroy();
+    closed(s.data, new Error("idle timeout"));
+  },
+};

@@ -1,0 +1,121 @@
+/**
+ * Pipes an upstream response body to the client in the framing it came in (Content-Length stays,
+ * chunked stays chunked; for HTTP/1.0 clients chunked is decoded and the connection closes), tracking
+ * where it ends so the upstream connection can be reused exactly then. Bytes beyond the end mean the
+ * upstream cannot be trusted with another request. A client that cannot keep up pauses the upstream.
+ */
+
+import type { ClientConnection } from "../connection.ts";
+import { ChunkedDecoder } from "../http1/chunked.ts";
+import { RES_CHUNKED, RES_CLOSE, RES_LENGTH, RES_NONE, type ResponseHead } from "../http1/response-head.ts";
+
+const TUNNEL = 4;
+
+/** The exchange a relay works for (an object, not closures: nothing allocated per response for it). */
+export interface RelayOwner {
+  /**
+   * The response head followed by `body[start, end)` (no body: undefined): bytes, or their length in
+   * the Outbox scratch buffer (head-to-client.ts passedOnHead).
+   */
+  responseHead(body: Buffer | undefined, start: number, end: number): Uint8Array | number;
+  /** The client cannot keep up: stop reading the upstream until it drains. */
+  pauseUpstream(): void;
+}
+
+export class ResponseRelay {
+  complete = false;
+  failed = false;
+  reusable: boolean;
+  private left: number;
+  private readonly decoder: ChunkedDecoder | undefined;
+  /** The owner's response head is not written yet: it goes out in one write with the first body bytes. */
+  private holding = false;
+
+  constructor(
+    private readonly conn: ClientConnection,
+    res: ResponseHead | undefined,
+    /** The body goes out in the upstream's own framing (chunked stays chunked). */
+    readonly passFraming: boolean,
+    readonly closeClient: boolean,
+    private readonly owner: RelayOwner,
+    readonly kind: number = res?.bodyKind ?? RES_NONE,
+  ) {
+    this.reusable = res?.reusable ?? false;
+    this.left = res?.contentLength ?? 0;
+    this.decoder = kind === RES_CHUNKED ? new ChunkedDecoder() : undefined;
+    if (kind === RES_NONE) this.complete = true;
+  }
+
+  /** A 101 answer: from now on every byte is passed on, in both directions, until one side closes. */
+  static tunnel(conn: ClientConnection, owner: RelayOwner): ResponseRelay {
+    return new ResponseRelay(conn, undefined, true, true, owner, TUNNEL);
+  }
+
+  get tunnel(): boolean {
+    return this.kind === TUNNEL;
+  }
+
+  /** Holds the owner's head until the first body bytes (each socket write is a syscall: one, not two). */
+  holdHead(): void {
+    this.holding = true;
+  }
+
+  /** Writes a held head that no body bytes came with. */
+  flushHead(): void {
+    if (!this.holding) return;
+    this.holding = false;
+    if (!this.writeHead(this.owner.responseHead(undefined, 0, 0))) this.owner.pauseUpstream();
+  }
+
+  private writeHead(head: Uint8Array | number): boolean {
+    return typeof head === "number" ? this.conn.writeScratch(head) : this.conn.write(head);
+  }
+
+  feed(buf: Buffer, start: number, end: number): void {
+    if (this.complete && this.kind !== TUNNEL) {
+      // More than the framing announced: never reuse this connection.
+      this.reusable = false;
+      return;
+    }
+    switch (this.kind) {
+      case RES_LENGTH: {
+        const n = Math.min(this.left, end - start);
+        this.send(buf, start, start + n);
+        this.left -= n;
+        if (this.left === 0) this.complete = true;
+        if (end - start > n) this.reusable = false;
+        return;
+      }
+      case RES_CHUNKED: {
+        const d = this.decoder as ChunkedDecoder;
+        const at = d.feed(buf, start, end, this.passFraming ? undefined : (b, s, e) => this.send(b, s, e));
+        if (at < 0) {
+          this.failed = true;
+          return;
+        }
+        if (this.passFraming) this.send(buf, start, d.done ? at : end);
+        if (d.done) {
+          this.complete = true;
+          if (at < end) this.reusable = false;
+        }
+        return;
+      }
+      default:
+        // RES_CLOSE and tunnels: everything until the upstream closes.
+        this.send(buf, start, end);
+    }
+  }
+
+  /** Passes on `buf[start, end)`: with the held head when it is still held (no view of the range made). */
+  private send(buf: Buffer, start: number, end: number): void {
+    if (end === start) return;
+    let ok: boolean;
+    if (this.holding) {
+      this.holding = false;
+      ok = this.writeHead(this.owner.responseHead(buf, start, end));
+    } else ok = this.conn.write(start === 0 && end === buf.length ? buf : buf.subarray(start, end));
+    if (!ok) this.owner.pauseUpstream();
+  }
+}
+
+export { RES_CLOSE };

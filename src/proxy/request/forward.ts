@@ -1,0 +1,133 @@
+/**
+ * Sends a prepared request to one endpoint of a backend with Bun's fetch (keep-alive pooling is its
+ * default), or over an h2c session for `h2c` backends, and hands back the upstream response for
+ * streaming: request and response bodies are passed as streams, never buffered. Timeouts cover connect
+ * to response headers only — the timer is cleared once headers arrive, so a long download is not cut.
+ * `backendRequestMs` bounds each attempt (the route's `requestMs`, then the gateway default, when
+ * unset); `requestMs` bounds all attempts and backoffs together; 0 disables either. Failures map to 502
+ * (connect/reset) and 504 (timeout), each failed attempt reported to the observer; a client that
+ * disconnects first cancels the upstream request (not an upstream error).
+ * Retries (the route's codes, connect errors, timeouts only when 504 is listed) happen only for requests
+ * without a body, since a streamed body cannot be replayed.
+ */
+
+import type { LimitedLog } from "../../observability/log-limit.ts";
+import type { RequestContext } from "../filters/chain.ts";
+import { type CompiledBackend, type CompiledRoute, nextEndpoint } from "../table.ts";
+import { stripHopByHop } from "./hop-by-hop.ts";
+import type { RequestObserver } from "./observer.ts";
+import { h2cFetch } from "./upstream-h2c.ts";
+
+/** What a failed forward ended as; the handler turns it into a response. */
+export const UPSTREAM_UNREACHABLE = 502;
+export const UPSTREAM_TIMEOUT = 504;
+/** The client disconnected before the upstream answered; nobody is left to answer. */
+export const CLIENT_GONE = 499;
+
+export async function forward(
+  ctx: RequestContext,
+  backend: CompiledBackend,
+  route: CompiledRoute,
+  defaultTimeoutMs: number,
+  log: LimitedLog,
+  /** Told of each failed attempt (`upstreamFailed`), for the upstream error metric. */
+  observer?: RequestObserver,
+): Promise<Response | 499 | 502 | 504> {
+  const req = ctx.req;
+  if (ctx.host !== null) ctx.headers.set("host", ctx.host);
+  const body = req.body;
+  const t = route.timeouts;
+  const attemptMs = limit(t?.backendRequestMs ?? t?.requestMs ?? defaultTimeoutMs);
+  const deadline = t?.requestMs ? performance.now() + t.requestMs : Number.POSITIVE_INFINITY;
+  const retry = route.retry;
+  const attempts = retry !== undefined && body === null ? 1 + Math.max(0, retry.attempts) : 1;
+  for (let attempt = 1; ; attempt++) {
+    const ms = Math.min(attemptMs, deadline - performance.now());
+    if (ms <= 0) return UPSTREAM_TIMEOUT;
+    const base = nextEndpoint(backend);
+    ctx.upstream = base;
+    const ctrl = new AbortController();
+    let timedOut = false;
+    const timer =
+      ms === Number.POSITIVE_INFINITY
+        ? undefined
+        : setTimeout(() => {
+            timedOut = true;
+            ctrl.abort();
+          }, ms);
+    // A client that goes away cancels the upstream request too (long polls would pile up otherwise).
+    const onClientGone = () => ctrl.abort();
+    req.signal.addEventListener("abort", onClientGone);
+    let res: Response;
+    try {
+      res = backend.h2c
+        ? await h2cFetch(base, ctx.path + ctx.query, {
+            method: req.method,
+            headers: ctx.headers,
+            body,
+            signal: ctrl.signal,
+          })
+        : await fetch(base + ctx.path + ctx.query, {
+            method: req.method,
+            headers: ctx.headers,
+            body,
+            redirect: "manual",
+            decompress: false,
+            // Never through an HTTP(S)_PROXY from the environment: endpoints are pod addresses.
+            proxy: false,
+            signal: ctrl.signal,
+          });
+    } catch (err) {
+      if (req.signal.aborted && !timedOut) return CLIENT_GONE;
+      const status = timedOut ? UPSTREAM_TIMEOUT : UPSTREAM_UNREACHABLE;
+      log("warn", route.name, timedOut ? "upstream timed out" : "upstream unreachable", {
+        route: route.name,
+        backend: backend.id,
+        endpoint: base,
+        attempt,
+        error: timedOut ? `no response headers within ${Math.round(ms)} ms` : String(err),
+      });
+      observer?.upstreamFailed?.(backend.id, timedOut ? "timeout" : "connect");
+      if (attempt < attempts && (!timedOut || (retry?.codes.includes(504) ?? false))) {
+        await backoff(retry?.backoffMs);
+        continue;
+      }
+      return status;
+    } finally {
+      clearTimeout(timer);
+      req.signal.removeEventListener("abort", onClientGone);
+    }
+    if (attempt < attempts && retry?.codes.includes(res.status)) {
+      res.body?.cancel().catch(() => {});
+      await backoff(retry.backoffMs);
+      continue;
+    }
+    return res;
+  }
+}
+
+/** A time limit in ms: 0 (Gateway API `0s`) and negative values mean none. */
+export function limit(ms: number): number {
+  return ms > 0 ? ms : Number.POSITIVE_INFINITY;
+}
+
+/** Whether a route's time limits may outlast `idleMs` (the listener's idle timeout, which Bun applies
+ * to a connection whose request is waiting for us): then the handler lifts it for that wait. */
+export function outlastsIdle(route: CompiledRoute, defaultTimeoutMs: number, idleMs: number): boolean {
+  const t = route.timeouts;
+  if (t?.requestMs) return t.requestMs > idleMs;
+  const attempt = limit(t?.backendRequestMs ?? t?.requestMs ?? defaultTimeoutMs);
+  return attempt * (1 + (route.retry?.attempts ?? 0)) > idleMs;
+}
+
+function backoff(ms: number | undefined): Promise<void> | undefined {
+  return ms !== undefined && ms > 0 ? Bun.sleep(ms) : undefined;
+}
+
+/** Makes an upstream response fit to send on: this hop's headers removed, Server named when missing. */
+export function prepareClientResponse(res: Response, serverHeader: string): Response {
+  const h = res.headers;
+  stripHopByHop(h);
+  if (!h.has("server")) h.set("server", serverHeader);
+  return res;
+}

@@ -1,0 +1,231 @@
+/**
+ * The request path of one listener: target and host checks, route lookup, then the route's action.
+ * Plain functions over the listener's current table, read once at the start of each request: a table
+ * swap never changes a request already in flight. Anything unexpected becomes a 500 and a log line.
+ */
+
+import { limitedLog } from "../../observability/log-limit.ts";
+import { logger } from "../../observability/logger.ts";
+import type { RequestContext } from "../filters/chain.ts";
+import { runResponseFilters } from "../filters/chain.ts";
+import { findVirtualHost, normaliseHost } from "../match/host.ts";
+import { findRoute } from "../match/routes.ts";
+import { type CompiledForward, type CompiledRoute, type ListenerTable, PATH_REGEX } from "../table.ts";
+import { clientAddress } from "./client-address.ts";
+import { forward, outlastsIdle, prepareClientResponse } from "./forward.ts";
+import { prepareUpstreamHeaders } from "./forwarded-headers.ts";
+import { type EdgeGuards, guarded, needsGuards } from "./guards.ts";
+import type { RequestInfo, RequestObserver } from "./observer.ts";
+import { buildLocation } from "./redirect.ts";
+import { parseRequestTarget, type RequestTarget } from "./request-target.ts";
+import { errorResponse, textResponse } from "./responses.ts";
+import { forwardWebSocket } from "./websocket-forward.ts";
+import { isWebSocketUpgrade, type ProxyServer } from "./websocket-relay.ts";
+
+const log = logger.child({ component: "proxy" });
+
+/** Settings shared by every listener of a server. */
+export interface ProxySettings {
+  readonly defaultUpstreamTimeoutMs: number;
+  readonly serverHeader: string;
+  /** Bun's `idleTimeout` of the listeners, seconds; it also runs while a request waits for us. */
+  readonly idleTimeoutSeconds: number;
+  /** Authentication / rate limiting engines for routes that ask for them. */
+  readonly guards?: EdgeGuards;
+  /** Metrics and access log; absent in tests that do not need them. */
+  readonly observer?: RequestObserver;
+}
+
+/** A listener's live state: `table` is replaced by one assignment on reload. */
+export interface ListenerState {
+  table: ListenerTable;
+  /** The port actually bound (differs from the model only when the model says 0). */
+  boundPort: number;
+  readonly settings: ProxySettings;
+}
+
+export function handleRequest(
+  req: Request,
+  srv: ProxyServer,
+  state: ListenerState,
+  info: RequestInfo | undefined,
+): Response | Promise<Response> {
+  const table = state.table;
+  const server = state.settings.serverHeader;
+  const target = parseRequestTarget(req.url);
+  if (target === undefined) return errorResponse(400, server);
+  const rawHost = req.headers.get("host");
+  const host = normaliseHost(rawHost);
+  const vh = findVirtualHost(table.hosts, host);
+  const route =
+    vh === undefined ? undefined : findRoute(vh, target.path, req.method, req.headers, target.query);
+  if (route === undefined) return errorResponse(404, server);
+  if (info !== undefined) info.route = route.name;
+  if (needsGuards(route)) {
+    return guarded(
+      req,
+      route,
+      target,
+      table,
+      state.settings.guards,
+      server,
+      () => clientAddress(req, srv),
+      () => runAction(req, route, target, rawHost, host, srv, state, table, info),
+    );
+  }
+  return runAction(req, route, target, rawHost, host, srv, state, table, info);
+}
+
+function runAction(
+  req: Request,
+  route: CompiledRoute,
+  target: RequestTarget,
+  rawHost: string | null,
+  host: string,
+  srv: ProxyServer,
+  state: ListenerState,
+  table: ListenerTable,
+  info: RequestInfo | undefined,
+): Response | Promise<Response> {
+  const server = state.settings.serverHeader;
+  try {
+    const a = route.action;
+    switch (a.kind) {
+      case "Forward":
+        return forwardRoute(req, route, a, target, rawHost, srv, state, table, info);
+      case "Redirect": {
+        const location = buildLocation(a, {
+          listenerScheme: table.scheme,
+          listenerPort: table.port || state.boundPort,
+          host,
+          path: target.path,
+          query: target.query,
+          prefix: matchedPrefix(route),
+        });
+        const res = new Response(null, { status: a.statusCode, headers: { location, server } });
+        runResponseFilters(route.filters, req, res.headers);
+        return res;
+      }
+      default: {
+        if (a.error !== undefined)
+          limitedLog("error", route.name, "route cannot be served", { route: route.name, error: a.error });
+        const res = textResponse(a.status, a.body, server);
+        runResponseFilters(route.filters, req, res.headers);
+        return res;
+      }
+    }
+  } catch (err) {
+    return internalError(route, err, server);
+  }
+}
+
+async function forwardRoute(
+  req: Request,
+  route: CompiledRoute,
+  action: CompiledForward,
+  target: RequestTarget,
+  rawHost: string | null,
+  srv: ProxyServer,
+  state: ListenerState,
+  table: ListenerTable,
+  info: RequestInfo | undefined,
+): Promise<Response> {
+  const { serverHeader, defaultUpstreamTimeoutMs } = state.settings;
+  try {
+    const choice = action.pick();
+    if (choice === undefined) {
+      log.debug("no backend with a positive weight", { route: route.name });
+      return errorResponse(500, serverHeader);
+    }
+    if (choice.failStatus !== undefined) {
+      log.debug("invalid backend reference picked", { route: route.name, backend: choice.backendId });
+      return errorResponse(choice.failStatus, serverHeader);
+    }
+    const chain = choice.filters;
+    if (chain.error !== undefined) {
+      const fields = { route: route.name, backend: choice.backendId, error: chain.error };
+      limitedLog("error", route.name, "route cannot be served", fields);
+      return errorResponse(500, serverHeader);
+    }
+    // Upgrades need the client's handshake headers intact for Bun: the upstream gets a copy.
+    const upgrade = req.headers.get("upgrade");
+    const ws = upgrade !== null && isWebSocketUpgrade(req, upgrade);
+    const ctx: RequestContext = {
+      req,
+      headers: ws ? new Headers(req.headers) : req.headers,
+      path: target.path,
+      query: target.query,
+      host: rawHost,
+      prefix: matchedPrefix(route),
+      timeoutMs: defaultUpstreamTimeoutMs,
+      upstream: "",
+    };
+    const clientIp = clientAddress(req, srv);
+    if (info !== undefined) info.client = clientIp;
+    prepareUpstreamHeaders(ctx.headers, {
+      clientIp,
+      scheme: table.scheme,
+      port: table.port || state.boundPort,
+      host: rawHost,
+    });
+    let res: Response | undefined;
+    for (const f of chain.request) {
+      res = f(ctx);
+      if (res !== undefined) break;
+    }
+    if (res === undefined) {
+      const backend = choice.backend;
+      if (backend === undefined || backend.bases.length === 0) {
+        // Translation reports the cause once; a line per request would flood the logs under load.
+        log.debug("backend unavailable", {
+          route: route.name,
+          backend: choice.backendId,
+          problem: backend?.problem ?? "BackendNotFound",
+        });
+        res = errorResponse(503, serverHeader);
+      } else if (ws) {
+        return await forwardWebSocket(ctx, srv, backend, route, chain, state.settings);
+      } else {
+        const idleS = state.settings.idleTimeoutSeconds;
+        const lift = outlastsIdle(route, defaultUpstreamTimeoutMs, idleS * 1000);
+        if (lift) srv.timeout(req, 0);
+        const sent = info === undefined ? 0 : performance.now();
+        const out = await forward(
+          ctx,
+          backend,
+          route,
+          defaultUpstreamTimeoutMs,
+          limitedLog,
+          state.settings.observer,
+        );
+        if (info !== undefined) {
+          info.upstream = ctx.upstream;
+          info.upstreamMs = performance.now() - sent;
+        }
+        // Lifting it applies to the connection: restored for its next idle spell (measured in Bun).
+        if (lift) srv.timeout(req, idleS);
+        res =
+          typeof out === "number"
+            ? errorResponse(out, serverHeader)
+            : prepareClientResponse(out, serverHeader);
+      }
+    }
+    runResponseFilters(chain, req, res.headers);
+    return res;
+  } catch (err) {
+    return internalError(route, err, serverHeader);
+  }
+}
+
+/** The prefix a ReplacePrefixMatch replaces: the route's normalised prefix (or exact path). */
+function matchedPrefix(route: CompiledRoute): string {
+  return route.pathType === PATH_REGEX ? "" : route.pathValue;
+}
+
+function internalError(route: CompiledRoute, err: unknown, serverHeader: string): Response {
+  limitedLog("error", route.name, "unexpected error while serving a request", {
+    route: route.name,
+    error: err instanceof Error ? (err.stack ?? err.message) : String(err),
+  });
+  return errorResponse(500, serverHeader);
+}

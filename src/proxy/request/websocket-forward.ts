@@ -1,0 +1,44 @@
+/**
+ * The WebSocket branch of a Forward: a routed, filtered `Upgrade: websocket` request whose backend has
+ * endpoints. The upstream socket is opened first (time limit: the route's backend or request timeout),
+ * then the client is upgraded; see websocket-relay.ts for the relay.
+ */
+
+import { limitedLog } from "../../observability/log-limit.ts";
+import { type FilterChain, type RequestContext, runResponseFilters } from "../filters/chain.ts";
+import { type CompiledBackend, type CompiledRoute, nextEndpoint } from "../table.ts";
+import { limit } from "./forward.ts";
+import type { ProxySettings } from "./handler.ts";
+import { errorResponse } from "./responses.ts";
+import { openUpstream, type ProxyServer, upgradeClient } from "./websocket-relay.ts";
+
+export async function forwardWebSocket(
+  ctx: RequestContext,
+  srv: ProxyServer,
+  backend: CompiledBackend,
+  route: CompiledRoute,
+  chain: FilterChain,
+  settings: ProxySettings,
+): Promise<Response> {
+  const req = ctx.req;
+  const serverHeader = settings.serverHeader;
+  // Checked before dialling the upstream: Bun would refuse to upgrade such a request anyway.
+  if (req.headers.get("sec-websocket-key") === null || req.headers.get("sec-websocket-version") !== "13")
+    return errorResponse(400, serverHeader);
+  const t = route.timeouts;
+  const ms = limit(t?.backendRequestMs ?? t?.requestMs ?? settings.defaultUpstreamTimeoutMs);
+  const base = nextEndpoint(backend);
+  const up = await openUpstream(ctx, base, ms);
+  if (!up.ok) {
+    if (up.status !== 499) {
+      const msg = up.status === 504 ? "upstream websocket timed out" : "upstream websocket refused";
+      limitedLog("warn", route.name, msg, { route: route.name, backend: backend.id, endpoint: base });
+    }
+    return errorResponse(up.status === 499 ? 502 : up.status, serverHeader);
+  }
+  const headers = new Headers({ server: serverHeader });
+  runResponseFilters(chain, req, headers);
+  if (!upgradeClient(req, srv, up.socket, headers)) return errorResponse(400, serverHeader);
+  // Bun ignores what the handler returns once the request is upgraded (measured); Hono wants a Response.
+  return new Response(null, { status: 200 });
+}
