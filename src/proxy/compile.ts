@@ -4,7 +4,8 @@
  * route with a filter we cannot run answers 500 (and logs why on each hit), never a silent skip.
  */
 import type { Backend, GatewayModel, Listener, Route, VirtualHost } from "../model/types.ts";
-import { compileFilterChain, type FilterChain, joinChains } from "./filters/chain.ts";
+import { compileFilterChain, joinChains } from "./filters/chain.ts";
+import type { FilterChain } from "./filters/filter-types.ts";
 import { buildPathIndex } from "./match/path-index.ts";
 import type { ValueRegex } from "./match/regex/regex.ts";
 import { compileAnchored, compileValueMatcher, type ValueMatcher } from "./match/values.ts";

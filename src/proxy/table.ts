@@ -12,8 +12,7 @@ import type {
   RouteTimeouts,
   SourceRef,
 } from "../model/types.ts";
-import type { FilterChain } from "./filters/chain.ts";
-import type { PathIndex } from "./match/path-index.ts";
+import type { FilterChain } from "./filters/filter-types.ts";
 import type { ValueRegex } from "./match/regex/regex.ts";
 import type { ValueMatcher } from "./match/values.ts";
 
@@ -60,6 +59,34 @@ export interface CompiledVirtualHost {
   readonly routes: readonly CompiledRoute[];
   /** Narrows the candidates for a path on larger hosts (match/path-index.ts); undefined: scan `routes`. */
   readonly pathIndex: PathIndex | undefined;
+}
+
+/** What match/path-index.ts builds for a virtual host (the table holds it; the matcher reads it). */
+/**
+ * Routes in precedence order, and a bit per route (the first 31) set when its path alone decides — no
+ * method, header or query condition. Reaching such a route through the index is a match without any
+ * check; other routes (and any past the 31st) are checked in full.
+ */
+export interface Candidates {
+  readonly routes: CompiledRoute[];
+  mask: number;
+}
+
+export interface PathEntry {
+  /** Exact routes for this very path. */
+  exact: Candidates | undefined;
+  /** Prefix routes whose value is this path. */
+  prefix: Candidates | undefined;
+}
+
+export interface PathIndex {
+  readonly byPath: ReadonlyMap<string, PathEntry>;
+  /** Prefix `/`: candidates for every path. */
+  readonly root: Candidates | undefined;
+  /** The most `/` in a prefix value of this host: how many parts of a path are looked up. */
+  readonly maxDepth: number;
+  /** Never path-only: their path must still be checked. */
+  readonly always: Candidates | undefined;
 }
 
 export const PATH_EXACT = 0;

@@ -7,51 +7,13 @@
 import type { Backend, Filter } from "../../model/types.ts";
 import type { CompiledBackend } from "../table.ts";
 import { compileCORS } from "./cors.ts";
+import type { CompiledFilter, FilterChain, RequestFilter, ResponseFilter } from "./filter-types.ts";
 import { compileRequestHeaderModifier } from "./request-header-modifier.ts";
 import { compileRequestMirror } from "./request-mirror.ts";
 import { compileResponseHeaderModifier } from "./response-header-modifier.ts";
 import { compileURLRewrite } from "./url-rewrite.ts";
 
-/** What request filters read and change; one per forwarded request. */
-export interface RequestContext {
-  readonly req: Request;
-  /** Headers going upstream: the client's, already stripped of hop-by-hop ones, edited in place. */
-  readonly headers: Headers;
-  /** Path going upstream. */
-  path: string;
-  /** `""` or `?…`, sent unchanged. */
-  readonly query: string;
-  /** Host header going upstream (the client's unless rewritten); null when the client sent none. */
-  host: string | null;
-  /** The route's matched prefix without trailing slash, for ReplacePrefixMatch. */
-  readonly prefix: string;
-  /** Time limit for side requests (mirrors). */
-  readonly timeoutMs: number;
-  /** Base URL of the endpoint the request was last sent to; "" until forwarded. */
-  upstream: string;
-}
-
-/** Returns a Response to answer immediately (e.g. a CORS preflight), or undefined to go on. */
-export type RequestFilter = (ctx: RequestContext) => Response | undefined;
-/** Edits the headers of the response about to be sent to the client. */
-export type ResponseFilter = (req: Request, headers: Headers) => void;
-
-export interface FilterChain {
-  readonly request: readonly RequestFilter[];
-  readonly response: readonly ResponseFilter[];
-  /** Why this chain cannot run; the route answers 500. */
-  readonly error: string | undefined;
-  /** The model filter kinds in this chain, in order (the raw-socket front picks its path by them). */
-  readonly kinds: readonly Filter["kind"][];
-}
-
 export const emptyChain: FilterChain = { request: [], response: [], error: undefined, kinds: [] };
-
-/** What a single filter compiles to; either phase may be absent. */
-export interface CompiledFilter {
-  readonly request?: RequestFilter;
-  readonly response?: ResponseFilter;
-}
 
 /**
  * @param warn receives compile-time problems (unknown mirror backend, unknown filter kind).

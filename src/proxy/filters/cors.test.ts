@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import type { CORSFilter } from "../../model/types.ts";
-import type { RequestContext } from "./chain.ts";
 import { compileCORS } from "./cors.ts";
+import type { RequestContext } from "./filter-types.ts";
 
 const policy: CORSFilter = {
   kind: "CORS",

@@ -6,7 +6,7 @@
  * origin, method and headers are echoed instead (Fetch standard §3.2.5).
  */
 import type { CORSFilter } from "../../model/types.ts";
-import type { CompiledFilter } from "./chain.ts";
+import type { CompiledFilter } from "./filter-types.ts";
 
 export function compileCORS(f: CORSFilter): CompiledFilter {
   const anyOrigin = f.allowOrigins.includes("*");

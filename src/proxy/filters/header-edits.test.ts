@@ -1,5 +1,5 @@
 import { expect, test } from "bun:test";
-import type { RequestContext } from "./chain.ts";
+import type { RequestContext } from "./filter-types.ts";
 import { compileHeaderEdits } from "./header-edits.ts";
 import { compileRequestHeaderModifier } from "./request-header-modifier.ts";
 

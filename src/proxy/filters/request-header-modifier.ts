@@ -4,7 +4,7 @@
  * HTTP/1.1 requires one).
  */
 import type { RequestHeaderModifierFilter } from "../../model/types.ts";
-import type { CompiledFilter } from "./chain.ts";
+import type { CompiledFilter } from "./filter-types.ts";
 import { compileHeaderEdits } from "./header-edits.ts";
 
 export function compileRequestHeaderModifier(f: RequestHeaderModifierFilter): CompiledFilter {

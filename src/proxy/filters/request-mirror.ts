@@ -7,7 +7,7 @@
 import type { Backend, RequestMirrorFilter } from "../../model/types.ts";
 import { logger } from "../../observability/logger.ts";
 import { type CompiledBackend, nextEndpoint } from "../table.ts";
-import type { CompiledFilter } from "./chain.ts";
+import type { CompiledFilter } from "./filter-types.ts";
 
 const log = logger.child({ component: "proxy", filter: "RequestMirror" });
 

@@ -1,6 +1,6 @@
 /** Gateway API ResponseHeaderModifier on every response the route sends (upstream or generated). */
 import type { ResponseHeaderModifierFilter } from "../../model/types.ts";
-import type { CompiledFilter } from "./chain.ts";
+import type { CompiledFilter } from "./filter-types.ts";
 import { compileHeaderEdits } from "./header-edits.ts";
 
 export function compileResponseHeaderModifier(f: ResponseHeaderModifierFilter): CompiledFilter {

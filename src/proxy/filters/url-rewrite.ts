@@ -4,7 +4,7 @@
  */
 import type { URLRewriteFilter } from "../../model/types.ts";
 import { compilePathModifier, modifyPath } from "../request/path-modifier.ts";
-import type { CompiledFilter } from "./chain.ts";
+import type { CompiledFilter } from "./filter-types.ts";
 
 export function compileURLRewrite(f: URLRewriteFilter): CompiledFilter {
   const hostname = f.hostname;

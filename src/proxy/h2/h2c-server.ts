@@ -19,7 +19,7 @@ import {
 import type { Duplex } from "node:stream";
 import { logger } from "../../observability/logger.ts";
 import type { ListenerApp } from "../listeners/app.ts";
-import type { ListenerState } from "../request/handler.ts";
+import type { ListenerState } from "../settings.ts";
 import { type PeerSocket, serverFacade } from "./bridge.ts";
 import { type AppTarget, respondThroughApp } from "./respond.ts";
 

@@ -13,34 +13,15 @@
  * The layout keeps the objects a lookup touches few (entry → array → route), since at 10k+ routes the
  * cost of a lookup is mostly memory latency (bench/matcher.ts).
  */
-import { type CompiledRoute, PATH_EXACT, PATH_NEVER, PATH_PREFIX } from "../table.ts";
-
-/**
- * Routes in precedence order, and a bit per route (the first 31) set when its path alone decides — no
- * method, header or query condition. Reaching such a route through the index is a match without any
- * check; other routes (and any past the 31st) are checked in full.
- */
-export interface Candidates {
-  readonly routes: CompiledRoute[];
-  mask: number;
-}
-
-export interface PathEntry {
-  /** Exact routes for this very path. */
-  exact: Candidates | undefined;
-  /** Prefix routes whose value is this path. */
-  prefix: Candidates | undefined;
-}
-
-export interface PathIndex {
-  readonly byPath: ReadonlyMap<string, PathEntry>;
-  /** Prefix `/`: candidates for every path. */
-  readonly root: Candidates | undefined;
-  /** The most `/` in a prefix value of this host: how many parts of a path are looked up. */
-  readonly maxDepth: number;
-  /** Never path-only: their path must still be checked. */
-  readonly always: Candidates | undefined;
-}
+import {
+  type Candidates,
+  type CompiledRoute,
+  PATH_EXACT,
+  PATH_NEVER,
+  PATH_PREFIX,
+  type PathEntry,
+  type PathIndex,
+} from "../table.ts";
 
 /**
  * Hosts with fewer routes are scanned: one array walked in order beats a few hash lookups there, more so

@@ -3,6 +3,8 @@
  * the path index (path-index.ts, built for larger hosts) only narrows the candidates, and the lowest
  * `index` among the matching candidates wins, so precedence is the same as a linear scan.
  */
+
+import type { Candidates, PathIndex } from "../table.ts";
 import {
   type CompiledRoute,
   type CompiledVirtualHost,
@@ -10,7 +12,6 @@ import {
   PATH_PREFIX,
   PATH_REGEX,
 } from "../table.ts";
-import type { Candidates, PathIndex } from "./path-index.ts";
 import type { ValueRegex } from "./regex/regex.ts";
 import { firstQueryValue, valueMatches } from "./values.ts";
 

@@ -11,7 +11,8 @@
  * a tunnel into that HTTP/2 session; only the first read of a connection is compared with it.
  */
 import type { Socket } from "bun";
-import type { ListenerState } from "../request/handler.ts";
+import type { ListenerState } from "../settings.ts";
+import type { ClientSide, Exchange } from "./client-side.ts";
 import { dispatch } from "./dispatch.ts";
 import { ChunkedDecoder } from "./http1/chunked.ts";
 import { generatedResponse } from "./http1/head-to-client.ts";
@@ -27,16 +28,6 @@ import {
 } from "./http1/request-head.ts";
 import { Outbox } from "./outbox.ts";
 
-/** What serves one request: gets its body, learns about the client's drain and departure. */
-export interface Exchange {
-  body(buf: Buffer, start: number, end: number): void;
-  bodyEnd(): void;
-  /** The client can take more response bytes. */
-  clientDrained(): void;
-  /** The client went away, or sent a malformed body: stop and release everything. */
-  abort(): void;
-}
-
 const HEAD = 0;
 const BODY = 1;
 const WAIT = 2;
@@ -45,7 +36,7 @@ const CLOSED = 4;
 
 const PIPELINE_LIMIT = 64 * 1024;
 
-export class ClientConnection {
+export class ClientConnection implements ClientSide {
   readonly out: Outbox;
   private state = HEAD;
   private buf: Buffer | undefined;

@@ -9,7 +9,7 @@ import { findVirtualHost, normaliseHost } from "../match/host.ts";
 import { findRoute, type HeaderLookup } from "../match/routes.ts";
 import { needsGuards } from "../request/guards.ts";
 import { type RequestInfo, startedInfo } from "../request/observer.ts";
-import type { ClientConnection, Exchange } from "./connection.ts";
+import type { ClientSide, Exchange } from "./client-side.ts";
 import { runGuards } from "./edge-guards.ts";
 import { FastExchange } from "./fast-exchange.ts";
 import { GuardedExchange, startFast } from "./guarded-exchange.ts";
@@ -36,7 +36,7 @@ class HeadLookup implements HeaderLookup {
   }
 }
 
-export function dispatch(conn: ClientConnection, head: RequestHead): Exchange | undefined {
+export function dispatch(conn: ClientSide, head: RequestHead): Exchange | undefined {
   const state = conn.state0;
   const observer = state.settings.observer;
   const info: RequestInfo | undefined = observer === undefined ? undefined : startedInfo();
@@ -77,7 +77,7 @@ export function dispatch(conn: ClientConnection, head: RequestHead): Exchange | 
 }
 
 function answer(
-  conn: ClientConnection,
+  conn: ClientSide,
   head: RequestHead,
   info: RequestInfo | undefined,
   status: number,

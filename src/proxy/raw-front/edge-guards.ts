@@ -8,13 +8,13 @@
 import type { AuthOutcome } from "../../auth/enforce.ts";
 import { limitedLog } from "../../observability/log-limit.ts";
 import type { RateLimitOutcome } from "../../ratelimit/enforce.ts";
-import type { RequestContext } from "../filters/chain.ts";
+import type { RequestContext } from "../filters/filter-types.ts";
 import type { EdgeGuards } from "../request/guards.ts";
 import type { RequestTarget } from "../request/request-target.ts";
 import { errorResponse } from "../request/responses.ts";
 import type { CompiledRoute } from "../table.ts";
 import type { ResponseHeaderEdit } from "./http1/head-to-client.ts";
-import { DROP } from "./http1/head-to-upstream.ts";
+import { type ClaimEdit, DROP } from "./http1/head-to-upstream.ts";
 
 /** A request header by lower-case name (the dispatcher's view of the parsed head). */
 export interface HeadReader {
@@ -123,18 +123,6 @@ function afterLimit(
     return { ok: false, response: outcome.response };
   }
   return { ok: true, request, requestEdit, response: responseEdit(appended, outcome.headers) };
-}
-
-/**
- * Claim headers as the byte-built upstream head applies them (head-to-upstream.ts): the names to drop
- * from the client's fields, lower-case, and the lines to add. Undefined where bytes could differ from
- * the Headers path (`ClaimSteps.request`), which then runs as before: a name the gateway itself sets or
- * drops (host, hop-by-hop, X-Forwarded-*, X-Request-Id, framing), a name set twice, or a value with a
- * byte above 0x7e (Headers decides what those become).
- */
-export interface ClaimEdit {
-  readonly remove: readonly string[];
-  readonly lines: string;
 }
 
 /** An admitted outcome's claim headers: as a request filter, and as data when bytes can carry them. */

@@ -6,7 +6,7 @@
  */
 
 import { limitedLog } from "../../observability/log-limit.ts";
-import type { RequestContext } from "../filters/chain.ts";
+import type { RequestContext } from "../filters/filter-types.ts";
 import { limit } from "../request/forward.ts";
 import type { RequestInfo } from "../request/observer.ts";
 import type { RequestTarget } from "../request/request-target.ts";
@@ -17,9 +17,9 @@ import {
   nextEndpoint,
   PATH_REGEX,
 } from "../table.ts";
-import type { ClientConnection } from "./connection.ts";
-import type { ClaimEdit } from "./edge-guards.ts";
+import type { ClientSide } from "./client-side.ts";
 import type { ResponseHeaderEdit } from "./http1/head-to-client.ts";
+import type { ClaimEdit } from "./http1/head-to-upstream.ts";
 import { filteredUpstreamHead, plainUpstreamHead, type UpstreamRequest } from "./http1/head-to-upstream.ts";
 import { BODY_NONE, type RequestHead } from "./http1/request-head.ts";
 import { type ExchangeLimits, UpstreamExchange } from "./upstream/exchange.ts";
@@ -29,7 +29,7 @@ export class FastExchange extends UpstreamExchange {
   private endpoint = "";
 
   constructor(
-    conn: ClientConnection,
+    conn: ClientSide,
     head: RequestHead,
     private readonly target: RequestTarget,
     private readonly route: CompiledRoute,
@@ -103,7 +103,7 @@ export class FastExchange extends UpstreamExchange {
 }
 
 /** forward.ts's limits: `backendRequestMs` (else `requestMs`, else the default) per attempt, `requestMs` in all. */
-function routeLimits(route: CompiledRoute, head: RequestHead, conn: ClientConnection): ExchangeLimits {
+function routeLimits(route: CompiledRoute, head: RequestHead, conn: ClientSide): ExchangeLimits {
   const t = route.timeouts;
   const defaultMs = conn.state0.settings.defaultUpstreamTimeoutMs;
   const retry = route.retry;

@@ -17,8 +17,8 @@ import type { ServeOptions, Socket, TCPSocketListener, TCPSocketListenOptions } 
 import { limitedLog } from "../../observability/log-limit.ts";
 import { H2cServer } from "../h2/h2c-server.ts";
 import type { ListenerApp } from "../listeners/app.ts";
-import type { ListenerState } from "../request/handler.ts";
 import type { ProxiedSocket, ProxyServer } from "../request/websocket-relay.ts";
+import type { ListenerState } from "../settings.ts";
 import { ClientConnection } from "./connection.ts";
 import { H2cLink } from "./h2c-handoff.ts";
 import { upstreamPool } from "./upstream/pool.ts";

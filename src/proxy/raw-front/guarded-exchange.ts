@@ -9,7 +9,7 @@
 import type { RequestInfo } from "../request/observer.ts";
 import type { RequestTarget } from "../request/request-target.ts";
 import type { BackendChoice, CompiledRoute } from "../table.ts";
-import type { ClientConnection, Exchange } from "./connection.ts";
+import type { ClientSide, Exchange } from "./client-side.ts";
 import type { GuardPass, GuardResult } from "./edge-guards.ts";
 import { FastExchange } from "./fast-exchange.ts";
 import { httpDate, reasonPhrase, serialiseHeaders } from "./http1/head-to-client.ts";
@@ -30,7 +30,7 @@ export class GuardedExchange implements Exchange {
   private answered = false;
 
   constructor(
-    private readonly conn: ClientConnection,
+    private readonly conn: ClientSide,
     private readonly head: RequestHead,
     private readonly target: RequestTarget,
     private readonly route: CompiledRoute,
@@ -132,7 +132,7 @@ export class GuardedExchange implements Exchange {
 
 /** The FastExchange of an admitted request, with the guards' edits as its first request and last response filters. */
 export function startFast(
-  conn: ClientConnection,
+  conn: ClientSide,
   head: RequestHead,
   target: RequestTarget,
   route: CompiledRoute,

@@ -8,7 +8,7 @@
  */
 import { Duplex } from "node:stream";
 import type { PeerSocket } from "../h2/bridge.ts";
-import type { ClientConnection, Exchange } from "./connection.ts";
+import type { ClientSide, Exchange } from "./client-side.ts";
 
 /** The client's connection as node:http2 sees it: a Duplex that also names the peer. */
 export class ClientStream extends Duplex implements PeerSocket {
@@ -21,7 +21,7 @@ export class H2cLink implements Exchange {
   readonly stream: ClientStream;
   private pendingWrite: ((err?: Error | null) => void) | undefined;
 
-  constructor(private readonly conn: ClientConnection) {
+  constructor(private readonly conn: ClientSide) {
     const idle = conn.state0.settings.idleTimeoutSeconds;
     this.stream = new ClientStream({
       read: () => conn.resume(1),

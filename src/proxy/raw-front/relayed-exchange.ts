@@ -9,7 +9,7 @@
 
 import { limitedLog } from "../../observability/log-limit.ts";
 import { RELAYED_CLIENT_HEADER } from "../request/client-address.ts";
-import type { ClientConnection } from "./connection.ts";
+import type { ClientSide } from "./client-side.ts";
 import { framing, type UpstreamRequest } from "./http1/head-to-upstream.ts";
 import type { RequestHead } from "./http1/request-head.ts";
 import { NO_LIMITS, UpstreamExchange } from "./upstream/exchange.ts";
@@ -26,7 +26,7 @@ const DROP: ReadonlySet<string> = new Set([
 
 export class SlowExchange extends UpstreamExchange {
   constructor(
-    conn: ClientConnection,
+    conn: ClientSide,
     head: RequestHead,
     private readonly endpoint: string,
   ) {

@@ -12,7 +12,7 @@
  */
 
 import type { LimitedLog } from "../../observability/log-limit.ts";
-import type { RequestContext } from "../filters/chain.ts";
+import type { RequestContext } from "../filters/filter-types.ts";
 import { type CompiledBackend, type CompiledRoute, nextEndpoint } from "../table.ts";
 import { stripHopByHop } from "./hop-by-hop.ts";
 import type { RequestObserver } from "./observer.ts";

@@ -6,16 +6,17 @@
 
 import { limitedLog } from "../../observability/log-limit.ts";
 import { logger } from "../../observability/logger.ts";
-import type { RequestContext } from "../filters/chain.ts";
 import { runResponseFilters } from "../filters/chain.ts";
+import type { RequestContext } from "../filters/filter-types.ts";
 import { findVirtualHost, normaliseHost } from "../match/host.ts";
 import { findRoute } from "../match/routes.ts";
+import type { ListenerState } from "../settings.ts";
 import { type CompiledForward, type CompiledRoute, type ListenerTable, PATH_REGEX } from "../table.ts";
 import { clientAddress } from "./client-address.ts";
 import { forward, outlastsIdle, prepareClientResponse } from "./forward.ts";
 import { prepareUpstreamHeaders } from "./forwarded-headers.ts";
-import { type EdgeGuards, guarded, needsGuards } from "./guards.ts";
-import type { RequestInfo, RequestObserver } from "./observer.ts";
+import { guarded, needsGuards } from "./guards.ts";
+import type { RequestInfo } from "./observer.ts";
 import { buildLocation } from "./redirect.ts";
 import { parseRequestTarget, type RequestTarget } from "./request-target.ts";
 import { errorResponse, textResponse } from "./responses.ts";
@@ -23,26 +24,6 @@ import { forwardWebSocket } from "./websocket-forward.ts";
 import { isWebSocketUpgrade, type ProxyServer } from "./websocket-relay.ts";
 
 const log = logger.child({ component: "proxy" });
-
-/** Settings shared by every listener of a server. */
-export interface ProxySettings {
-  readonly defaultUpstreamTimeoutMs: number;
-  readonly serverHeader: string;
-  /** Bun's `idleTimeout` of the listeners, seconds; it also runs while a request waits for us. */
-  readonly idleTimeoutSeconds: number;
-  /** Authentication / rate limiting engines for routes that ask for them. */
-  readonly guards?: EdgeGuards;
-  /** Metrics and access log; absent in tests that do not need them. */
-  readonly observer?: RequestObserver;
-}
-
-/** A listener's live state: `table` is replaced by one assignment on reload. */
-export interface ListenerState {
-  table: ListenerTable;
-  /** The port actually bound (differs from the model only when the model says 0). */
-  boundPort: number;
-  readonly settings: ProxySettings;
-}
 
 export function handleRequest(
   req: Request,

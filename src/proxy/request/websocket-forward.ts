@@ -5,10 +5,11 @@
  */
 
 import { limitedLog } from "../../observability/log-limit.ts";
-import { type FilterChain, type RequestContext, runResponseFilters } from "../filters/chain.ts";
+import { runResponseFilters } from "../filters/chain.ts";
+import type { FilterChain, RequestContext } from "../filters/filter-types.ts";
+import type { ProxySettings } from "../settings.ts";
 import { type CompiledBackend, type CompiledRoute, nextEndpoint } from "../table.ts";
 import { limit } from "./forward.ts";
-import type { ProxySettings } from "./handler.ts";
 import { errorResponse } from "./responses.ts";
 import { openUpstream, type ProxyServer, upgradeClient } from "./websocket-relay.ts";
 

@@ -3,7 +3,7 @@
  * removed, `Server` added when missing, then the route's response filters, as prepareClientResponse and
  * runResponseFilters do), and the small answers the gateway makes itself (same bodies as responses.ts).
  */
-import type { ResponseFilter } from "../../filters/chain.ts";
+import type { ResponseFilter } from "../../filters/filter-types.ts";
 import { HOP_BY_HOP } from "../../request/hop-by-hop.ts";
 import { STATUS_TEXT } from "../../request/responses.ts";
 import { type Latin1Buffer, scratch } from "../outbox.ts";

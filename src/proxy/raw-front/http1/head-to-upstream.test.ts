@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import type { RequestContext } from "../../filters/chain.ts";
+import type { RequestContext } from "../../filters/filter-types.ts";
 import { RELAYED_CLIENT_HEADER } from "../../request/client-address.ts";
 import { isSaneRequestId, prepareUpstreamHeaders } from "../../request/forwarded-headers.ts";
 import { claimEditOf } from "../edge-guards.ts";

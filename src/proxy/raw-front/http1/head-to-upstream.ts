@@ -6,12 +6,11 @@
  * framing (Content-Length, or chunked when we re-chunk a chunked body).
  */
 
-import type { RequestContext } from "../../filters/chain.ts";
+import type { RequestContext } from "../../filters/filter-types.ts";
 import { RELAYED_CLIENT_HEADER } from "../../request/client-address.ts";
 import { isSaneRequestId, newRequestId, prepareUpstreamHeaders } from "../../request/forwarded-headers.ts";
 import { HOP_BY_HOP } from "../../request/hop-by-hop.ts";
 import type { RequestTarget } from "../../request/request-target.ts";
-import type { ClaimEdit } from "../edge-guards.ts";
 import { type Latin1Buffer, scratch } from "../outbox.ts";
 import { copyBytes } from "./chars.ts";
 import { BODY_CHUNKED, BODY_LENGTH, FIELD, type RequestHead } from "./request-head.ts";
@@ -32,6 +31,18 @@ export const DROP: ReadonlySet<string> = new Set([
   // Our internal relay header means nothing outside the front; a client's copy is never passed on.
   RELAYED_CLIENT_HEADER,
 ]);
+
+/**
+ * Claim headers as the byte-built upstream head applies them (made by edge-guards.ts `claimEditOf`):
+ * the names to drop from the client's fields, lower-case, and the lines to add. Undefined where bytes
+ * could differ from the Headers path (`ClaimSteps.request`), which then runs as before: a name the
+ * gateway itself sets or drops (host, hop-by-hop, X-Forwarded-*, X-Request-Id, framing), a name set
+ * twice, or a value with a byte above 0x7e (Headers decides what those become).
+ */
+export interface ClaimEdit {
+  readonly remove: readonly string[];
+  readonly lines: string;
+}
 
 export interface Hop {
   readonly clientIp: string;

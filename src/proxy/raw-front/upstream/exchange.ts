@@ -13,8 +13,8 @@
  * response byte is retried once on a fresh one when nothing was lost by sending (idempotent method,
  * no body).
  */
-import type { ResponseFilter } from "../../filters/chain.ts";
-import type { ClientConnection, Exchange } from "../connection.ts";
+import type { ResponseFilter } from "../../filters/filter-types.ts";
+import type { ClientSide, Exchange } from "../client-side.ts";
 import { type DeadlineList, deadlineList, type Expiring } from "../deadlines.ts";
 import { generatedResponse, passedOnHead, type ResponseHeaderEdit } from "../http1/head-to-client.ts";
 import type { UpstreamRequest } from "../http1/head-to-upstream.ts";
@@ -78,7 +78,7 @@ export abstract class UpstreamExchange implements Exchange, UpstreamHandler, Exp
   protected requestId = "";
 
   constructor(
-    protected readonly conn: ClientConnection,
+    protected readonly conn: ClientSide,
     protected readonly head: RequestHead,
     private readonly limits: ExchangeLimits,
     private readonly responseFilters: readonly ResponseFilter[],

@@ -5,7 +5,7 @@
  * upstream cannot be trusted with another request. A client that cannot keep up pauses the upstream.
  */
 
-import type { ClientConnection } from "../connection.ts";
+import type { ClientSide } from "../client-side.ts";
 import { ChunkedDecoder } from "../http1/chunked.ts";
 import { RES_CHUNKED, RES_CLOSE, RES_LENGTH, RES_NONE, type ResponseHead } from "../http1/response-head.ts";
 
@@ -32,7 +32,7 @@ export class ResponseRelay {
   private holding = false;
 
   constructor(
-    private readonly conn: ClientConnection,
+    private readonly conn: ClientSide,
     res: ResponseHead | undefined,
     /** The body goes out in the upstream's own framing (chunked stays chunked). */
     readonly passFraming: boolean,
@@ -47,7 +47,7 @@ export class ResponseRelay {
   }
 
   /** A 101 answer: from now on every byte is passed on, in both directions, until one side closes. */
-  static tunnel(conn: ClientConnection, owner: RelayOwner): ResponseRelay {
+  static tunnel(conn: ClientSide, owner: RelayOwner): ResponseRelay {
     return new ResponseRelay(conn, undefined, true, true, owner, TUNNEL);
   }
 

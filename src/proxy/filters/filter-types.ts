@@ -1,0 +1,45 @@
+/**
+ * What compiled filters are: the types the route table, the request paths and each filter share.
+ * Kept apart from chain.ts, which builds chains from every filter kind, so that a filter and the
+ * table can name these types without importing the chain builder (and it them).
+ */
+import type { Filter } from "../../model/types.ts";
+
+/** What request filters read and change; one per forwarded request. */
+export interface RequestContext {
+  readonly req: Request;
+  /** Headers going upstream: the client's, already stripped of hop-by-hop ones, edited in place. */
+  readonly headers: Headers;
+  /** Path going upstream. */
+  path: string;
+  /** `""` or `?…`, sent unchanged. */
+  readonly query: string;
+  /** Host header going upstream (the client's unless rewritten); null when the client sent none. */
+  host: string | null;
+  /** The route's matched prefix without trailing slash, for ReplacePrefixMatch. */
+  readonly prefix: string;
+  /** Time limit for side requests (mirrors). */
+  readonly timeoutMs: number;
+  /** Base URL of the endpoint the request was last sent to; "" until forwarded. */
+  upstream: string;
+}
+
+/** Returns a Response to answer immediately (e.g. a CORS preflight), or undefined to go on. */
+export type RequestFilter = (ctx: RequestContext) => Response | undefined;
+/** Edits the headers of the response about to be sent to the client. */
+export type ResponseFilter = (req: Request, headers: Headers) => void;
+
+export interface FilterChain {
+  readonly request: readonly RequestFilter[];
+  readonly response: readonly ResponseFilter[];
+  /** Why this chain cannot run; the route answers 500. */
+  readonly error: string | undefined;
+  /** The model filter kinds in this chain, in order (the raw-socket front picks its path by them). */
+  readonly kinds: readonly Filter["kind"][];
+}
+
+/** What a single filter compiles to; either phase may be absent. */
+export interface CompiledFilter {
+  readonly request?: RequestFilter;
+  readonly response?: ResponseFilter;
+}

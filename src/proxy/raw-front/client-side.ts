@@ -1,0 +1,44 @@
+/**
+ * The contract between a raw-front connection and whatever serves its current request. The connection
+ * (connection.ts) reads heads and bodies and hands each request to an Exchange that dispatch.ts picks;
+ * the exchanges (fast, guarded, relayed, h2c) write the answer back through ClientSide. Both sides
+ * name only this file, so neither imports the other.
+ */
+import type { Socket } from "bun";
+import type { ListenerState } from "../settings.ts";
+
+/** What serves one request: gets its body, learns about the client's drain and departure. */
+export interface Exchange {
+  body(buf: Buffer, start: number, end: number): void;
+  bodyEnd(): void;
+  /** The client can take more response bytes. */
+  clientDrained(): void;
+  /** The client went away, or sent a malformed body: stop and release everything. */
+  abort(): void;
+}
+
+/** The client's connection as an exchange sees it (ClientConnection is the one implementation). */
+export interface ClientSide {
+  readonly socket: Socket<unknown>;
+  readonly state0: ListenerState;
+  /** Where the slow path sends requests: the listener's internal Bun.serve (`unix:/path`). */
+  readonly internalEndpoint: string;
+  /** The client's address (looked up once per connection). */
+  readonly clientIp: string;
+  /** Closed, or closing once queued bytes are out: nothing more can be written. */
+  readonly closed: boolean;
+  /** Bytes the client sent, as passed on to `pipe` once the connection became a tunnel. */
+  becomeTunnel(pipe: (buf: Buffer) => void): void;
+  write(bytes: Uint8Array): boolean;
+  /** `write` for `length` bytes just built in the Outbox scratch buffer (Outbox.writeScratch). */
+  writeScratch(length: number): boolean;
+  /** The current response is complete; `close` when the connection cannot carry another. */
+  responseDone(close: boolean): void;
+  /** Ends the connection once queued bytes are out. */
+  closeWhenFlushed(): void;
+  /** Answers `status` and closes (malformed request, or no exchange could start). */
+  fail(status: number): void;
+  /** Stops reading for `reason` (a bit: 1 = the body's destination is backlogged, 2 = pipelining). */
+  pause(reason: number): void;
+  resume(reason: number): void;
+}
