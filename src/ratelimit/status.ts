@@ -6,6 +6,7 @@
  */
 import { condition } from "../status/conditions.ts";
 import type { Condition, ObjectStatus } from "../status/types.ts";
+import { rateLimitPolicyName } from "../translate/common/names.ts";
 
 export const DegradedCondition = "Degraded";
 
@@ -48,7 +49,7 @@ export function withStoreHealth(
 ): ObjectStatus[] {
   return statuses.map((s) => {
     if (s.target.kind !== "RateLimitPolicy") return s;
-    const policy = `ratelimitpolicy/${s.target.namespace}/${s.target.name}`;
+    const policy = rateLimitPolicyName(s.target.namespace, s.target.name);
     const mode = failureModes.get(policy);
     const ancestors = s.status.ancestors;
     if (mode === undefined || !Array.isArray(ancestors)) return s;

@@ -27,8 +27,3 @@ export function generationOf(obj: {
   const g = obj.metadata?.generation;
   return typeof g === "number" && Number.isInteger(g) ? g : undefined;
 }
-
-/** The first condition of a type, for tests and for summary conditions built from others. */
-export function findCondition(conditions: readonly Condition[], type: string): Condition | undefined {
-  return conditions.find((c) => c.type === type);
-}

@@ -56,13 +56,6 @@ export const RouteReason = {
   UnsupportedProtocol: "UnsupportedProtocol",
 } as const;
 
-export type RouteAcceptedFailure =
-  | typeof RouteReason.NotAllowedByListeners
-  | typeof RouteReason.NoMatchingListenerHostname
-  | typeof RouteReason.NoMatchingParent
-  | typeof RouteReason.UnsupportedValue
-  | typeof RouteReason.IncompatibleFilters;
-
 export type RouteRefFailure =
   | typeof RouteReason.BackendNotFound
   | typeof RouteReason.RefNotPermitted

@@ -9,6 +9,7 @@ import type {
 import type { Ingress } from "../sources/schema/networking.ts";
 import type { ResourceSnapshot } from "../sources/snapshot.ts";
 import type { ObjectStatus } from "../status/types.ts";
+import { DEFAULT_HTTP_LISTENER, DEFAULT_LISTENER_SOURCE } from "./common/names.ts";
 import { arrayOf, sourceRef } from "./common/objects.ts";
 import { internalProblem, sortProblems } from "./common/problems.ts";
 import { indexSnapshot } from "./common/snapshot-index.ts";
@@ -77,8 +78,6 @@ export interface TranslateResult {
   readonly statuses: readonly ObjectStatus[];
 }
 
-const gatewaySource = { kind: "Gatehouse", namespace: "", name: "default" } as const;
-
 /**
  * The snapshot as a route model. Pure (no clock, network or logging), deterministic (output does not
  * depend on input order) and total: it never throws; a broken object becomes Problems and the others go
@@ -132,7 +131,7 @@ function translateSnapshot(snapshot: ResourceSnapshot, opts: TranslateOptions): 
   const built = buildVirtualHosts([...rules.kept, ...defaults.kept], index);
   problems.push(...rules.problems, ...defaults.problems, ...built.problems);
   const tls = ingressTLS(ingresses, snapshot, opts);
-  const https = ingressHTTPSListener(tls, opts.httpsPort, gatewaySource, built.virtualHosts);
+  const https = ingressHTTPSListener(tls, opts.httpsPort, DEFAULT_LISTENER_SOURCE, built.virtualHosts);
   const gw = gatewayAPI(snapshot, index, opts);
   const clash = dropIngressClashes(httpListener(opts, built.virtualHosts), gw.listeners);
   const httpsClash = https ? dropIngressClashes(https, gw.listeners) : undefined;
@@ -190,7 +189,7 @@ function gatewayAPI(
   try {
     return translateGatewayAPI(snapshot, index, opts);
   } catch (err) {
-    const problems = [internalProblem({ kind: "Gatehouse", namespace: "", name: "default" }, err)];
+    const problems = [internalProblem(DEFAULT_LISTENER_SOURCE, err)];
     return { listeners: [], passthroughListeners: [], backends: [], statuses: [], problems };
   }
 }
@@ -204,7 +203,7 @@ function ingressTLS(
   try {
     return translateIngressTLS(ingresses, arrayOf(snapshot?.secrets), opts);
   } catch (err) {
-    const problems = [internalProblem(gatewaySource, err)];
+    const problems = [internalProblem(DEFAULT_LISTENER_SOURCE, err)];
     return { certificates: [], wanted: false, tlsHosts: [], problems };
   }
 }
@@ -223,11 +222,11 @@ function mergeBackends(
 
 function httpListener(opts: TranslateOptions, virtualHosts: VirtualHost[]): Listener {
   return {
-    name: "default/http",
+    name: DEFAULT_HTTP_LISTENER,
     address: "",
     port: opts.httpPort,
     protocol: "HTTP",
-    source: gatewaySource,
+    source: DEFAULT_LISTENER_SOURCE,
     virtualHosts,
   };
 }

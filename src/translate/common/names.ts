@@ -1,7 +1,18 @@
 /**
- * Stable names. Routes and backends are named after the object and position they came from, so a log
- * line, a metric label or a golden diff can point at the YAML that produced them.
+ * Stable names, built and read here only. Routes, listeners, backends and policies are named after the
+ * object and position they came from, so a log line, a metric label or a golden diff can point at the
+ * YAML that produced them.
  */
+import type { SourceRef } from "../../model/types.ts";
+
+/** What the default listeners, and problems about the gateway's own options, come from. */
+export const DEFAULT_LISTENER_SOURCE: SourceRef = { kind: "Gatehouse", namespace: "", name: "default" };
+
+/** The plain-HTTP listener Ingress rules are served on (`--http-port`). */
+export const DEFAULT_HTTP_LISTENER = "default/http";
+
+/** The HTTPS listener Ingress `spec.tls` hosts are served on (`--https-port`). */
+export const DEFAULT_HTTPS_LISTENER = "default/https";
 
 /** `ingress/<ns>/<name>/rule/<i>/path/<j>`: one route per Ingress path. */
 export function ingressPathRouteName(namespace: string, name: string, rule: number, path: number): string {
@@ -14,6 +25,46 @@ export function ingressPathRouteName(namespace: string, name: string, rule: numb
  */
 export function ingressDefaultBackendRouteName(namespace: string, name: string): string {
   return `ingress/${namespace}/${name}/default-backend`;
+}
+
+/** `httproute/<ns>/<name>`: the prefix of every route an HTTPRoute makes. */
+export function httpRouteName(namespace: string, name: string): string {
+  return `httproute/${namespace}/${name}`;
+}
+
+/** `httproute/<ns>/<name>/rule/<i>/match/<j>`: one route per HTTPRoute rule match. */
+export function httpRouteMatchName(routeName: string, rule: number, match: number): string {
+  return `${routeName}/rule/${rule}/match/${match}`;
+}
+
+/** `tlsroute/<ns>/<name>`: one passthrough route per TLSRoute. */
+export function tlsRouteName(namespace: string, name: string): string {
+  return `tlsroute/${namespace}/${name}`;
+}
+
+/** `gateway/<ns>/<name>/<listener>`: one model listener per Gateway listener. */
+export function gatewayListenerName(namespace: string, gateway: string, listener: string): string {
+  return `gateway/${namespace}/${gateway}/${listener}`;
+}
+
+/** The Gateway listener (section) name of a model listener of Gateway `<ns>/<gateway>`, else undefined. */
+export function gatewayListenerSection(
+  listenerName: string,
+  namespace: string,
+  gateway: string,
+): string | undefined {
+  const prefix = `gateway/${namespace}/${gateway}/`;
+  return listenerName.startsWith(prefix) ? listenerName.slice(prefix.length) : undefined;
+}
+
+/** `ratelimitpolicy/<ns>/<name>`: a RateLimitPolicy's metric label, log name and shared bucket. */
+export function rateLimitPolicyName(namespace: string, name: string): string {
+  return `ratelimitpolicy/${namespace}/${name}`;
+}
+
+/** `ingress/<ns>/<name>`: the limit an Ingress's `limit-*` annotations make (see rateLimitPolicyName). */
+export function ingressRateLimitName(namespace: string, name: string): string {
+  return `ingress/${namespace}/${name}`;
 }
 
 /**

@@ -14,6 +14,7 @@ import { GatewayReason } from "../../status/reasons.ts";
 import type { ObjectStatus } from "../../status/types.ts";
 import type { HostPattern } from "../common/host-patterns.ts";
 import { namespaceLabels } from "../common/label-selector.ts";
+import { DEFAULT_LISTENER_SOURCE, gatewayListenerName } from "../common/names.ts";
 import { arrayOf, nameOf, namespaceOf, sourceRef } from "../common/objects.ts";
 import { internalProblem, problem } from "../common/problems.ts";
 import type { SnapshotIndex } from "../common/snapshot-index.ts";
@@ -89,7 +90,7 @@ export function translateGatewayAPI(
   if (opts.gatewayAddressPool && !/^[0-9.]+\/\d{1,2}$/.test(opts.gatewayAddressPool)) {
     problems.push(
       problem(
-        { kind: "Gatehouse", namespace: "", name: "default" },
+        DEFAULT_LISTENER_SOURCE,
         "InvalidOption",
         `gatewayAddressPool "${opts.gatewayAddressPool}" is not an IPv4 CIDR; no pool is used`,
       ),
@@ -212,7 +213,7 @@ function modelListener(
         .map(({ ruleIndex: _r, matchIndex: _m, order: _o, ...route }): Route => route),
     }));
   return {
-    name: `gateway/${namespaceOf(gw)}/${nameOf(gw)}/${p.name}`,
+    name: gatewayListenerName(namespaceOf(gw), nameOf(gw), p.name),
     address,
     port: p.port,
     protocol: p.protocol === "HTTPS" ? "HTTPS" : "HTTP",

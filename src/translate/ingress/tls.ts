@@ -17,6 +17,7 @@ import type { Listener, Problem, SourceRef, TLSCertificate, VirtualHost } from "
 import type { Secret } from "../../sources/schema/core.ts";
 import type { Ingress } from "../../sources/schema/networking.ts";
 import { parseIngressHost } from "../common/host-patterns.ts";
+import { DEFAULT_HTTPS_LISTENER, DEFAULT_LISTENER_SOURCE } from "../common/names.ts";
 import { arrayOf, creationMillis, nameOf, namespaceOf, sourceRef } from "../common/objects.ts";
 import { problem } from "../common/problems.ts";
 import { compareSourceAge } from "../common/sort.ts";
@@ -133,9 +134,7 @@ function defaultCertificate(
       ? "the generated certificate is used"
       : "no default certificate";
     const msg = `default certificate: Secret ${namespace}/${name} ${read}; ${fallback}`;
-    problems.push(
-      problem({ kind: "Gatehouse", namespace: "", name: "default" }, "InvalidDefaultCertificate", msg),
-    );
+    problems.push(problem(DEFAULT_LISTENER_SOURCE, "InvalidDefaultCertificate", msg));
   }
   const gen = opts.generatedCertificate;
   return gen ? { source: generatedCertificateSource, hostnames: [], ...pems(gen) } : undefined;
@@ -159,7 +158,7 @@ export function ingressHTTPSListener(
 ): Listener | undefined {
   if (!tls.wanted || tls.certificates.length === 0) return undefined;
   return {
-    name: "default/https",
+    name: DEFAULT_HTTPS_LISTENER,
     address: "",
     port,
     protocol: "HTTPS",

@@ -11,6 +11,7 @@ import type { GatewayModel, Listener, Route, SourceRef } from "../../model/types
 import type { PolicyTargetRef } from "../../sources/schema/auth-policy.ts";
 import type { ResourceSnapshot } from "../../sources/snapshot.ts";
 import { gatewayGroup } from "../../status/reasons.ts";
+import { gatewayListenerSection } from "../common/names.ts";
 import { arrayOf, nameOf, namespaceOf } from "../common/objects.ts";
 import { compareSourceAge, type SourceOrder } from "../common/sort.ts";
 
@@ -160,9 +161,9 @@ function choose<P>(winners: ReadonlyMap<string, P>, listener: Listener, route: R
   }
   const gw = listener.source;
   if (gw.kind !== "Gateway") return undefined;
-  const prefix = `gateway/${gw.namespace}/${gw.name}/`;
-  if (listener.name.startsWith(prefix)) {
-    const p = winners.get(targetKey("Gateway", gw.namespace, gw.name, listener.name.slice(prefix.length)));
+  const section = gatewayListenerSection(listener.name, gw.namespace, gw.name);
+  if (section !== undefined) {
+    const p = winners.get(targetKey("Gateway", gw.namespace, gw.name, section));
     if (p !== undefined) return p;
   }
   return winners.get(targetKey("Gateway", gw.namespace, gw.name));

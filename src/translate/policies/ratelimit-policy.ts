@@ -11,6 +11,7 @@ import type { RateLimitPolicy } from "../../sources/schema/policies.ts";
 import type { ResourceSnapshot } from "../../sources/snapshot.ts";
 import { generationOf } from "../../status/conditions.ts";
 import type { ObjectStatus } from "../../status/types.ts";
+import { ingressRateLimitName, rateLimitPolicyName } from "../common/names.ts";
 import { arrayOf, creationMillis, sourceRef } from "../common/objects.ts";
 import { internalProblem } from "../common/problems.ts";
 import { compareStrings } from "../common/sort.ts";
@@ -82,10 +83,18 @@ export function applyRateLimitPolicies(
       ? model
       : mapPlacedRoutes(model, (listener, route) => {
           const p = attached.policyFor(listener, route);
-          if (p !== undefined) return withLimit(route, p.ref, "ratelimitpolicy", p.settings);
+          if (p !== undefined)
+            return withLimit(route, p.ref, rateLimitPolicyName(p.ref.namespace, p.ref.name), p.settings);
           if (route.source.kind !== "Ingress") return route;
           const own = annotated.get(`${route.source.namespace}/${route.source.name}`);
-          return own === undefined ? route : withLimit(route, route.source, "ingress", own);
+          return own === undefined
+            ? route
+            : withLimit(
+                route,
+                route.source,
+                ingressRateLimitName(route.source.namespace, route.source.name),
+                own,
+              );
         });
   const statuses: ObjectStatus[] = [];
   const sorted = [...candidates].sort(
@@ -122,9 +131,8 @@ function candidate(p: RateLimitPolicy, ref: SourceRef): Candidate {
   };
 }
 
-/** The route with the limit of `owner` (a policy, or an Ingress for its annotations). */
-function withLimit(route: Route, owner: SourceRef, kind: string, s: RateLimitSettings): Route {
-  const policy = `${kind}/${owner.namespace}/${owner.name}`;
+/** The route with the limit of `owner` (a policy, or an Ingress for its annotations), named `policy`. */
+function withLimit(route: Route, owner: SourceRef, policy: string, s: RateLimitSettings): Route {
   const rateLimit: RouteRateLimit = {
     source: owner,
     policy,

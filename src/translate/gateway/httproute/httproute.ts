@@ -2,6 +2,7 @@ import type { Backend, SourceRef } from "../../../model/types.ts";
 import type { HTTPRoute, ReferenceGrant } from "../../../sources/schema/gateway.ts";
 import { RouteReason } from "../../../status/reasons.ts";
 import type { HostPattern } from "../../common/host-patterns.ts";
+import { httpRouteName } from "../../common/names.ts";
 import { arrayOf, creationMillis, sourceRef } from "../../common/objects.ts";
 import type { SnapshotIndex } from "../../common/snapshot-index.ts";
 import type { SourceOrder } from "../../common/sort.ts";
@@ -84,7 +85,7 @@ export function translateHTTPRoute(
   const dropped: RuleInvalid[] = [];
   const refIssues: RefIssue[] = [];
   const effectiveRules = rules.length > 0 ? rules : [{}];
-  const routeName = `httproute/${ref.namespace}/${ref.name}`;
+  const routeName = httpRouteName(ref.namespace, ref.name);
   for (const [i, rule] of effectiveRules.entries()) {
     const t = translateRule(rule, i, routeName, ctx);
     if ("reason" in t) {

@@ -14,6 +14,7 @@ import type {
 import type { HTTPRouteMatch, HTTPRouteRule } from "../../../sources/schema/gateway.ts";
 import { RouteReason } from "../../../status/reasons.ts";
 import { parseDuration } from "../../common/durations.ts";
+import { httpRouteMatchName } from "../../common/names.ts";
 import { arrayOf } from "../../common/objects.ts";
 import { regexProblem } from "../regex-safety.ts";
 import { type BackendContext, type RefIssue, resolveBackendRef, weightedBackend } from "./backend-refs.ts";
@@ -112,7 +113,7 @@ export function translateRule(
   if (typeof retry === "string") return bad(`retry: ${retry}`);
   const entries = routeMatches.map(
     (match, j): RuleEntry => ({
-      name: `${routeName}/rule/${i}/match/${j}`,
+      name: httpRouteMatchName(routeName, i, j),
       source: ctx.source,
       ...(rule.name ? { ruleName: rule.name } : {}),
       match,

@@ -3,6 +3,7 @@ import type { Gateway, ReferenceGrant } from "../../../sources/schema/gateway.ts
 import type { ResourceSnapshot } from "../../../sources/snapshot.ts";
 import { generationOf } from "../../../status/conditions.ts";
 import type { ObjectStatus } from "../../../status/types.ts";
+import { gatewayListenerName, tlsRouteName } from "../../common/names.ts";
 import { arrayOf, nameOf, namespaceOf, sourceRef } from "../../common/objects.ts";
 import { internalProblem } from "../../common/problems.ts";
 import type { SnapshotIndex } from "../../common/snapshot-index.ts";
@@ -63,7 +64,7 @@ function place(
   attached: Map<string, Set<string>>,
   placed: TLSRouteAttachments["placed"],
 ): void {
-  const name = `tlsroute/${t.ref.namespace}/${t.ref.name}`;
+  const name = tlsRouteName(t.ref.namespace, t.ref.name);
   for (const parent of parents) {
     if (!parent.accepted.ok) continue;
     for (const a of parent.attachments) {
@@ -102,7 +103,7 @@ export function passthroughListener(
     }));
   const own = p.hostname;
   return {
-    name: `gateway/${namespaceOf(gw)}/${nameOf(gw)}/${p.name}`,
+    name: gatewayListenerName(namespaceOf(gw), nameOf(gw), p.name),
     address,
     port: p.port,
     ...(own !== undefined && own.match !== "Any" ? { hostname: own.hostname } : {}),

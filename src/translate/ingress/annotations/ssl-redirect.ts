@@ -10,6 +10,7 @@
  */
 import type { GatewayModel, Listener, Problem, Route } from "../../../model/types.ts";
 import type { Ingress } from "../../../sources/schema/networking.ts";
+import { DEFAULT_HTTP_LISTENER } from "../../common/names.ts";
 import { annotationOf, sourceRef } from "../../common/objects.ts";
 import { problem } from "../../common/problems.ts";
 import { namesCover } from "../../common/tls-secret.ts";
@@ -55,7 +56,7 @@ export function sslRedirectPlan(
 
 /** The model with the redirecting Ingress routes of `default/http` replaced by 308s to https. */
 export function applySSLRedirects(model: GatewayModel, plan: SSLRedirectPlan): GatewayModel {
-  const listeners = model.listeners.map((l) => (l.name === "default/http" ? redirected(l, plan) : l));
+  const listeners = model.listeners.map((l) => (l.name === DEFAULT_HTTP_LISTENER ? redirected(l, plan) : l));
   return { ...model, listeners };
 }
 
