@@ -1,7 +1,7 @@
 /**
  * Authorization on a verified identity (403 when a rule fails) and the headers built from its claims.
  */
-import type { AuthorizationRules, ClaimToHeader } from "../model/types.ts";
+import type { AuthorizationRules, ClaimToHeader } from "../model/index.ts";
 import { claimAt, claimHeaderValue, type Identity } from "./identity.ts";
 
 export type AuthorizationResult =

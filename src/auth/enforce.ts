@@ -5,7 +5,7 @@
  * it). A cached token is answered synchronously with the same frozen objects every time: one SHA-256 and
  * two map lookups, no allocation. Anything that cannot be checked is refused (fail closed).
  */
-import type { GatewayModel, JWTAuth, JWTProvider, OIDCAuth, RouteAuth } from "../model/types.ts";
+import type { GatewayModel, JWTAuth, JWTProvider, OIDCAuth, RouteAuth } from "../model/index.ts";
 import { logger } from "../observability/logger.ts";
 import type { GatewayMetrics } from "../observability/metrics.ts";
 import { authorize, claimHeaders } from "./authorize.ts";

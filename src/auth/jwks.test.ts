@@ -1,6 +1,6 @@
 /** KeySetFetcher against a real JWKS server on loopback that rotates keys, fails and hangs. */
 import { afterEach, describe, expect, test } from "bun:test";
-import type { JWTProvider } from "../model/types.ts";
+import type { JWTProvider } from "../model/index.ts";
 import { KeySetFetcher } from "./jwks.ts";
 import { verifyJWT } from "./jwt.ts";
 import { JWKSServer, signToken, testKey } from "./testing/keys.ts";

@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createHmac } from "node:crypto";
 import { exportSPKI } from "jose";
-import type { JWTProvider } from "../model/types.ts";
+import type { JWTProvider } from "../model/index.ts";
 import { type KeyLookup, staticKeys } from "./jwks.ts";
 import { maxTokenLength, verifyJWT } from "./jwt.ts";
 import { JWKSServer, signToken, type TestKey, testKey } from "./testing/keys.ts";

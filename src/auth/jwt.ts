@@ -5,7 +5,7 @@
  * asymmetric ones, so `alg: none` and HS256-signed-with-the-public-key are refused before any key is used.
  */
 import { decodeJwt, decodeProtectedHeader, errors, jwtVerify } from "jose";
-import type { JWTProvider } from "../model/types.ts";
+import type { JWTProvider } from "../model/index.ts";
 import { type Identity, identityFromClaims } from "./identity.ts";
 import { type KeyLookup, KeysUnavailable } from "./jwks.ts";
 import type { AuthFailureReason } from "./responses.ts";

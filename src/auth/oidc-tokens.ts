@@ -4,7 +4,7 @@
  * verification (issuer, audience = client, pinned algorithms, `exp` required, nonce on login).
  */
 import { jwtVerify } from "jose";
-import type { OIDCAuth } from "../model/types.ts";
+import type { OIDCAuth } from "../model/index.ts";
 import type { KeyLookup, ProviderMetadata } from "./jwks.ts";
 
 export interface TokenResponse {

@@ -5,7 +5,7 @@
  * cookie and uses RP-initiated logout when the provider offers an `end_session_endpoint`. Requests that
  * want JSON (or are not GET/HEAD) get 401 instead of a redirect.
  */
-import type { OIDCAuth, RouteAuth } from "../model/types.ts";
+import type { OIDCAuth, RouteAuth } from "../model/index.ts";
 import { logger } from "../observability/logger.ts";
 import { type Identity, identityFromClaims } from "./identity.ts";
 import type { KeySetFetcher, ProviderMetadata } from "./jwks.ts";

@@ -1,5 +1,5 @@
 import { expect, test } from "bun:test";
-import type { TokenSource } from "../model/types.ts";
+import type { TokenSource } from "../model/index.ts";
 import { cookieValue, extractToken } from "./token-source.ts";
 
 const bearer: TokenSource = { type: "Header", name: "authorization", prefix: "Bearer " };

@@ -1,5 +1,5 @@
 /** Finding the bearer token in a request, from the configured sources in order. */
-import type { TokenSource } from "../model/types.ts";
+import type { TokenSource } from "../model/index.ts";
 
 /** The first configured source present in the request, or undefined. Only that source is read. */
 /** What tokens are read from: a `Headers`, or the raw-socket front's view of a parsed request head. */

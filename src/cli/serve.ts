@@ -2,7 +2,7 @@ import type { Server } from "bun";
 import { AuthEnforcer } from "../auth/enforce.ts";
 import { withKeyHealth } from "../auth/status.ts";
 import type { ServeConfig } from "../config/config.ts";
-import type { GatewayModel, Problem } from "../model/types.ts";
+import type { GatewayModel, Problem } from "../model/index.ts";
 import { AccessLog } from "../observability/access-log.ts";
 import { type AdminState, createAdminApp } from "../observability/admin.ts";
 import { logger, setLogLevel } from "../observability/logger.ts";

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { parse } from "yaml";
 import { dumpModel, dumpTranslateResult, redacted } from "./dump.ts";
-import type { GatewayModel, Problem } from "./types.ts";
+import type { GatewayModel, Problem } from "./index.ts";
 
 const source = { kind: "Ingress", namespace: "ns", name: "web" };
 

@@ -1,5 +1,5 @@
 import { Document, isCollection, isScalar, visit } from "yaml";
-import type { GatewayModel, Problem } from "./types.ts";
+import type { GatewayModel, Problem } from "./index.ts";
 
 /** What `translate` returns, typed structurally so the model layer does not depend on translation. */
 export interface DumpableResult {

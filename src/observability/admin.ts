@@ -1,6 +1,6 @@
 import { Hono } from "hono";
 import { dumpModel } from "../model/dump.ts";
-import type { GatewayModel, Problem } from "../model/types.ts";
+import type { GatewayModel, Problem } from "../model/index.ts";
 import type { ObjectStatus } from "../status/types.ts";
 import type { GatewayMetrics } from "./metrics.ts";
 

@@ -15,7 +15,7 @@ import {
   type MetricValue,
   Registry,
 } from "prom-client";
-import type { GatewayModel, Problem } from "../model/types.ts";
+import type { GatewayModel, Problem } from "../model/index.ts";
 import { latencyBuckets, noRoute, RouteStatsTable } from "./route-stats.ts";
 
 /** One process's samples as `Registry.getMetricsAsJSON` gives them. */

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import type { Filter } from "../model/types.ts";
+import type { Filter } from "../model/index.ts";
 import { compile } from "./compile.ts";
 import { backend, forwardTo, listener, match, model, route, vhost } from "./testing/model.ts";
 

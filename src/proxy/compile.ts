@@ -3,7 +3,7 @@
  * compiled is reported in `warnings` and made harmless — a route with a bad regex never matches, a
  * route with a filter we cannot run answers 500 (and logs why on each hit), never a silent skip.
  */
-import type { Backend, GatewayModel, Listener, Route, VirtualHost } from "../model/types.ts";
+import type { Backend, GatewayModel, Listener, Route, VirtualHost } from "../model/index.ts";
 import { compileFilterChain, joinChains } from "./filters/chain.ts";
 import type { FilterChain } from "./filters/filter-types.ts";
 import { buildPathIndex } from "./match/path-index.ts";

@@ -11,7 +11,7 @@ import type {
   RouteRateLimit,
   RouteTimeouts,
   SourceRef,
-} from "../model/types.ts";
+} from "../model/index.ts";
 import type { FilterChain } from "./filters/filter-types.ts";
 import type { ValueRegex } from "./match/regex/regex.ts";
 import type { ValueMatcher } from "./match/values.ts";

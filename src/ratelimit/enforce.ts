@@ -4,7 +4,7 @@
  * already known to be over its limit is rejected from memory until its retry-after.
  */
 import type { BlockList } from "node:net";
-import type { RouteRateLimit } from "../model/types.ts";
+import type { RouteRateLimit } from "../model/index.ts";
 import { rateLimitedLog } from "../observability/log-limit.ts";
 import { logger } from "../observability/logger.ts";
 import type { GatewayMetrics } from "../observability/metrics.ts";

@@ -7,7 +7,7 @@
  * - A 429 carries `Retry-After` (seconds, always, even with headers hidden) and a problem+json body
  *   (RFC 9457); a Redis failure under failure mode Closed is a 503 with the same kind of body.
  */
-import type { RouteRateLimit } from "../model/types.ts";
+import type { RouteRateLimit } from "../model/index.ts";
 import type { ItemResult } from "./limiter.ts";
 
 /** `RateLimit-Policy` of a limit; constant per configuration, so computed once (see enforce.ts). */

@@ -8,7 +8,7 @@
  * Values a client chooses freely (header, claim, path) are hashed: bounded length, no secrets (API keys)
  * stored in Redis, and no brace or separator can change which slot or bucket a key lands in.
  */
-import type { RateLimitKey, RouteRateLimit } from "../model/types.ts";
+import type { RateLimitKey, RouteRateLimit } from "../model/index.ts";
 
 /** What the request path tells the rate limiter; built by the proxy for each limited request. */
 export interface RateLimitContext {

@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { testLimit } from "../../test/helpers/ratelimit-model.ts";
 import { type RedisServer, startRedis } from "../../test/helpers/redis.ts";
-import type { GatewayModel } from "../model/types.ts";
+import type { GatewayModel } from "../model/index.ts";
 import { GatewayMetrics } from "../observability/metrics.ts";
 import type { ObjectStatus } from "../status/types.ts";
 import { RateLimitRuntime } from "./runtime.ts";

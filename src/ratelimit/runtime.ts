@@ -6,7 +6,7 @@
  * a Redis outage shows on the RateLimitPolicy objects within a health tick, not only at the next config
  * change. The same set drives `gatehouse_ratelimit_degraded{policy}`.
  */
-import type { GatewayModel } from "../model/types.ts";
+import type { GatewayModel } from "../model/index.ts";
 import type { GatewayMetrics } from "../observability/metrics.ts";
 import type { ObjectStatus } from "../status/types.ts";
 import { createLimiter } from "./create.ts";

@@ -5,7 +5,7 @@ import type {
   Problem,
   TLSCertificate,
   VirtualHost,
-} from "../model/types.ts";
+} from "../model/index.ts";
 import type { Ingress } from "../sources/schema/networking.ts";
 import type { ResourceSnapshot } from "../sources/snapshot.ts";
 import type { ObjectStatus } from "../status/types.ts";

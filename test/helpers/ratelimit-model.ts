@@ -1,4 +1,4 @@
-import type { RateLimitRule, RouteRateLimit } from "../../src/model/types.ts";
+import type { RateLimitRule, RouteRateLimit } from "../../src/model/index.ts";
 
 /** A RouteRateLimit for tests: one client-IP rule unless rules are given, defaults elsewhere. */
 export function testLimit(

@@ -4,7 +4,7 @@
  * compiler does not know makes the chain carry an `error`: the route then answers 500 and logs it,
  * because silently skipping a filter (say, an auth header edit) could be worse than failing.
  */
-import type { Backend, Filter } from "../../model/types.ts";
+import type { Backend, Filter } from "../../model/index.ts";
 import type { CompiledBackend } from "../table.ts";
 import { compileCORS } from "./cors.ts";
 import type { CompiledFilter, FilterChain, RequestFilter, ResponseFilter } from "./filter-types.ts";

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import type { CORSFilter } from "../../model/types.ts";
+import type { CORSFilter } from "../../model/index.ts";
 import { compileCORS } from "./cors.ts";
 import type { RequestContext } from "./filter-types.ts";
 

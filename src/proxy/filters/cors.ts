@@ -5,7 +5,7 @@
  * Expose-Headers on their response. With credentials, `*` may not be sent literally, so the request's
  * origin, method and headers are echoed instead (Fetch standard §3.2.5).
  */
-import type { CORSFilter } from "../../model/types.ts";
+import type { CORSFilter } from "../../model/index.ts";
 import type { CompiledFilter } from "./filter-types.ts";
 
 export function compileCORS(f: CORSFilter): CompiledFilter {

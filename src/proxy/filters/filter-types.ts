@@ -3,7 +3,7 @@
  * Kept apart from chain.ts, which builds chains from every filter kind, so that a filter and the
  * table can name these types without importing the chain builder (and it them).
  */
-import type { Filter } from "../../model/types.ts";
+import type { Filter } from "../../model/index.ts";
 
 /** What request filters read and change; one per forwarded request. */
 export interface RequestContext {

@@ -1,5 +1,5 @@
 /** `set`, then `add`, then `remove`, as one function over a Headers object. */
-import type { HeaderEdits } from "../../model/types.ts";
+import type { HeaderEdits } from "../../model/index.ts";
 
 export function compileHeaderEdits(edits: HeaderEdits): (headers: Headers) => void {
   const set = edits.set.map((h) => [h.name, h.value] as const);

@@ -3,7 +3,7 @@
  * the forwarder sends `ctx.host`, so a `set` of `host` updates that (a `remove` of it is ignored:
  * HTTP/1.1 requires one).
  */
-import type { RequestHeaderModifierFilter } from "../../model/types.ts";
+import type { RequestHeaderModifierFilter } from "../../model/index.ts";
 import type { CompiledFilter } from "./filter-types.ts";
 import { compileHeaderEdits } from "./header-edits.ts";
 

@@ -4,7 +4,7 @@
  * main request. Requests with a body are not mirrored: teeing a stream would buffer it without bound
  * whenever the mirror is slower than the real upstream.
  */
-import type { Backend, RequestMirrorFilter } from "../../model/types.ts";
+import type { Backend, RequestMirrorFilter } from "../../model/index.ts";
 import { logger } from "../../observability/logger.ts";
 import { type CompiledBackend, nextEndpoint } from "../table.ts";
 import type { CompiledFilter } from "./filter-types.ts";

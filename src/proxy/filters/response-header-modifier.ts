@@ -1,5 +1,5 @@
 /** Gateway API ResponseHeaderModifier on every response the route sends (upstream or generated). */
-import type { ResponseHeaderModifierFilter } from "../../model/types.ts";
+import type { ResponseHeaderModifierFilter } from "../../model/index.ts";
 import type { CompiledFilter } from "./filter-types.ts";
 import { compileHeaderEdits } from "./header-edits.ts";
 

@@ -2,7 +2,7 @@
  * Gateway API URLRewrite: the Host and/or path sent upstream. The client's original Host stays in
  * X-Forwarded-Host. ReplacePrefixMatch uses the route's matched prefix (see path-modifier.ts).
  */
-import type { URLRewriteFilter } from "../../model/types.ts";
+import type { URLRewriteFilter } from "../../model/index.ts";
 import { compilePathModifier, modifyPath } from "../request/path-modifier.ts";
 import type { CompiledFilter } from "./filter-types.ts";
 

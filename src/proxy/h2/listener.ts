@@ -21,7 +21,7 @@ import {
 } from "node:http2";
 import type { Duplex } from "node:stream";
 import type { TLSSocket } from "node:tls";
-import type { TLSCertificate } from "../../model/types.ts";
+import type { TLSCertificate } from "../../model/index.ts";
 import { logger } from "../../observability/logger.ts";
 import type { ListenerApp } from "../listeners/app.ts";
 import { normaliseHost } from "../match/host.ts";

@@ -6,7 +6,7 @@
  * carries the same protocol and cipher policy as the Bun.serve listeners.
  */
 import { createSecureContext, type SecureContext } from "node:tls";
-import type { TLSCertificate } from "../../model/types.ts";
+import type { TLSCertificate } from "../../model/index.ts";
 import { modernCiphers } from "../listeners/tls.ts";
 
 export interface SniTable {

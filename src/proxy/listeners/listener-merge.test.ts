@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import type { Listener } from "../../model/types.ts";
+import type { Listener } from "../../model/index.ts";
 import { compile } from "../compile.ts";
 import { findVirtualHost } from "../match/host.ts";
 import { listener, match, model, route, vhost } from "../testing/model.ts";

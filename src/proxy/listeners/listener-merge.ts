@@ -12,7 +12,7 @@
  * Translation also gives every listener hostname a virtual host (empty when no route covers it), so a
  * host of a specific listener never falls through to a broader one.
  */
-import type { TLSCertificate } from "../../model/types.ts";
+import type { TLSCertificate } from "../../model/index.ts";
 import type { CompiledVirtualHost, ListenerTable, VirtualHostIndex } from "../table.ts";
 
 type Warn = (msg: string) => void;

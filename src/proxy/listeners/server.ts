@@ -11,7 +11,7 @@
  * their tables swapped, and drained with the others.
  */
 import type { ServerWebSocket } from "bun";
-import type { GatewayModel } from "../../model/types.ts";
+import type { GatewayModel } from "../../model/index.ts";
 import { limitedLog } from "../../observability/log-limit.ts";
 import { logger } from "../../observability/logger.ts";
 import { compile } from "../compile.ts";

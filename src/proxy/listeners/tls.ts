@@ -14,7 +14,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { TLSOptions } from "bun";
-import type { TLSCertificate } from "../../model/types.ts";
+import type { TLSCertificate } from "../../model/index.ts";
 
 /** Mozilla "intermediate" TLS 1.2 suites: forward secrecy and AEAD only. */
 export const modernCiphers = [

@@ -4,7 +4,7 @@
  * leading slash) against random paths built from the same segments, so near-misses are common.
  */
 import { describe, expect, test } from "bun:test";
-import type { Route, RouteMatch } from "../../model/types.ts";
+import type { Route, RouteMatch } from "../../model/index.ts";
 import { compile } from "../compile.ts";
 import { type CompiledVirtualHost, PATH_EXACT, PATH_PREFIX, PATH_REGEX } from "../table.ts";
 import { listener, match, model, route, vhost } from "../testing/model.ts";

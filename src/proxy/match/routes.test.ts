@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import type { Route } from "../../model/types.ts";
+import type { Route } from "../../model/index.ts";
 import { compile } from "../compile.ts";
 import { listener, match, model, route, vhost } from "../testing/model.ts";
 import { findRoute, prefixMatches } from "./routes.ts";

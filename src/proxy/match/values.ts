@@ -2,7 +2,7 @@
  * Header and query-parameter conditions. Regular expressions are compiled once, anchored, by our own
  * linear-time engine (regex/regex.ts): no pattern the translator accepts can stall the event loop.
  */
-import type { HeaderMatch, QueryParamMatch } from "../../model/types.ts";
+import type { HeaderMatch, QueryParamMatch } from "../../model/index.ts";
 import { compileRegex, type ValueRegex } from "./regex/regex.ts";
 
 export interface ValueMatcher {

@@ -4,7 +4,7 @@
  * nothing), swapping tables of the ones that stay, and draining the ones that go (connections in
  * flight run to their end; `stop(true)` cuts them).
  */
-import type { GatewayModel } from "../../model/types.ts";
+import type { GatewayModel } from "../../model/index.ts";
 import { logger } from "../../observability/logger.ts";
 import { PassthroughServer } from "./listener.ts";
 import { compilePassthrough } from "./table.ts";

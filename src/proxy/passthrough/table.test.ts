@@ -1,5 +1,5 @@
 import { expect, test } from "bun:test";
-import type { GatewayModel, PassthroughListener, SNIRoute } from "../../model/types.ts";
+import type { GatewayModel, PassthroughListener, SNIRoute } from "../../model/index.ts";
 import { compilePassthrough, routeFor } from "./table.ts";
 
 const source = { kind: "TLSRoute", namespace: "t", name: "r" };

@@ -3,7 +3,7 @@
  * port), each with an SNI index, and each route with its backend picker. A table is immutable once
  * built except for its pickers' round-robin positions; `apply` swaps in a new one.
  */
-import type { Backend, GatewayModel, PassthroughListener, SNIRoute } from "../../model/types.ts";
+import type { Backend, GatewayModel, PassthroughListener, SNIRoute } from "../../model/index.ts";
 import { weightedPicker } from "../request/balancer.ts";
 
 /** Where one connection goes: an endpoint, or `refused` (an invalid backendRef's share, or nothing). */

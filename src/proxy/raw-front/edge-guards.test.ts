@@ -10,7 +10,7 @@ import { connect } from "node:net";
 import type { Server } from "bun";
 import { AuthEnforcer } from "../../auth/enforce.ts";
 import { signToken, type TestKey, testKey } from "../../auth/testing/keys.ts";
-import type { RouteAuth, RouteRateLimit } from "../../model/types.ts";
+import type { RouteAuth, RouteRateLimit } from "../../model/index.ts";
 import { RateLimitEnforcer } from "../../ratelimit/enforce.ts";
 import { LocalLimiter } from "../../ratelimit/local.ts";
 import { compile } from "../compile.ts";

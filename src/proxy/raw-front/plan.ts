@@ -7,7 +7,7 @@
  * preflights skip authentication, which guards.ts decides). Decided once per compiled route (a reload
  * compiles new route objects, so the cache never goes stale).
  */
-import type { Filter } from "../../model/types.ts";
+import type { Filter } from "../../model/index.ts";
 import { needsGuards } from "../request/guards.ts";
 import type { CompiledRoute } from "../table.ts";
 

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import type { RetryPolicy, RouteTimeouts } from "../../model/types.ts";
+import type { RetryPolicy, RouteTimeouts } from "../../model/index.ts";
 import type { CompiledRoute } from "../table.ts";
 import { limit, outlastsIdle } from "./forward.ts";
 

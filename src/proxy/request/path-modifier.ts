@@ -4,7 +4,7 @@
  * `/` between the new prefix and the rest (`/foo` + `/xyz/` on `/foo/bar` → `/xyz/bar`; `/foo` + `/` on
  * `/foo` → `/`).
  */
-import type { PathModifier } from "../../model/types.ts";
+import type { PathModifier } from "../../model/index.ts";
 import type { CompiledPathModifier } from "../table.ts";
 
 export function compilePathModifier(m: PathModifier): CompiledPathModifier {

@@ -5,7 +5,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { connect } from "node:tls";
-import type { TLSCertificate } from "../../model/types.ts";
+import type { TLSCertificate } from "../../model/index.ts";
 
 /** A certificate for `name` (CN and DNS SAN). */
 export function selfSigned(name: string): TLSCertificate {

@@ -12,7 +12,7 @@ import type {
   RouteAction,
   RouteMatch,
   VirtualHost,
-} from "../../model/types.ts";
+} from "../../model/index.ts";
 
 export const testSource = { kind: "HTTPRoute", namespace: "test", name: "test" } as const;
 

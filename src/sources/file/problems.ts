@@ -2,7 +2,7 @@
  * A folder load's errors as `Problem`s, so `gatehouse translate` and the golden tests print what could
  * not be loaded in the same YAML `problems` list as what could not be translated, instead of beside it.
  */
-import type { Problem } from "../../model/types.ts";
+import type { Problem } from "../../model/index.ts";
 import type { FolderLoad, SourceError } from "./assemble.ts";
 import { clusterScopedKinds } from "./documents.ts";
 

@@ -1,5 +1,5 @@
 import type { ServeConfig } from "../../config/config.ts";
-import type { GatewayModel, Problem } from "../../model/types.ts";
+import type { GatewayModel, Problem } from "../../model/index.ts";
 import type { ObjectStatus } from "../../status/types.ts";
 import { StatusWriter } from "../../status/writer.ts";
 import { selectIngresses } from "../../translate/ingress/ingress-class.ts";

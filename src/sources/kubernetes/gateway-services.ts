@@ -5,7 +5,7 @@
  * selector picks the gateway pods), mapping each listener port to its internal port. That Service's
  * address is the Gateway's `status.addresses`.
  */
-import type { GatewayModel } from "../../model/types.ts";
+import type { GatewayModel } from "../../model/index.ts";
 import { logger } from "../../observability/logger.ts";
 import { OnePassAtATime } from "../../status/one-pass.ts";
 import type { Gateway } from "../schema/gateway.ts";

@@ -4,7 +4,7 @@
  * for the kinds whose status we own, a condition saying why the object is not served — built from the
  * raw object, as far as its spec can still be read.
  */
-import type { Problem } from "../../model/types.ts";
+import type { Problem } from "../../model/index.ts";
 import { condition, generationOf } from "../../status/conditions.ts";
 import { gatewayGroup, RouteReason } from "../../status/reasons.ts";
 import type { ObjectStatus } from "../../status/types.ts";

@@ -1,4 +1,4 @@
-import type { Backend, BackendProtocol, Problem } from "../../model/types.ts";
+import type { Backend, BackendProtocol, Problem } from "../../model/index.ts";
 import type { Service } from "../../sources/schema/core.ts";
 import { selectEndpoints } from "./endpoints.ts";
 import { backendId } from "./names.ts";

@@ -1,4 +1,4 @@
-import type { Endpoint } from "../../model/types.ts";
+import type { Endpoint } from "../../model/index.ts";
 import type { EndpointSlice } from "../../sources/schema/core.ts";
 import { arrayOf } from "./objects.ts";
 import { compareStrings } from "./sort.ts";

@@ -3,7 +3,7 @@
  * object and position they came from, so a log line, a metric label or a golden diff can point at the
  * YAML that produced them.
  */
-import type { SourceRef } from "../../model/types.ts";
+import type { SourceRef } from "../../model/index.ts";
 
 /** What the default listeners, and problems about the gateway's own options, come from. */
 export const DEFAULT_LISTENER_SOURCE: SourceRef = { kind: "Gatehouse", namespace: "", name: "default" };

@@ -1,4 +1,4 @@
-import type { SourceRef } from "../../model/types.ts";
+import type { SourceRef } from "../../model/index.ts";
 
 /** The metadata fields translation reads; everything is optional because input is never trusted. */
 export interface ObjectLike {

@@ -1,4 +1,4 @@
-import type { Problem, SourceRef } from "../../model/types.ts";
+import type { Problem, SourceRef } from "../../model/index.ts";
 
 export function problem(
   object: SourceRef,

@@ -1,4 +1,4 @@
-import type { PathMatch } from "../../model/types.ts";
+import type { PathMatch } from "../../model/index.ts";
 
 /** What decides between two objects: age first, then namespace/name. */
 export interface SourceOrder {

@@ -5,7 +5,7 @@ import type {
   Problem,
   Route,
   VirtualHost,
-} from "../../model/types.ts";
+} from "../../model/index.ts";
 import type { Secret } from "../../sources/schema/core.ts";
 import type { Gateway } from "../../sources/schema/gateway.ts";
 import type { ResourceSnapshot } from "../../sources/snapshot.ts";

@@ -1,4 +1,4 @@
-import type { TLSCertificate } from "../../model/types.ts";
+import type { TLSCertificate } from "../../model/index.ts";
 import type { Secret } from "../../sources/schema/core.ts";
 import type { GatewayListener, ReferenceGrant } from "../../sources/schema/gateway.ts";
 import { gatewayGroup, ListenerReason } from "../../status/reasons.ts";

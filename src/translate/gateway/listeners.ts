@@ -1,4 +1,4 @@
-import type { ListenerTLS } from "../../model/types.ts";
+import type { ListenerTLS } from "../../model/index.ts";
 import type { Secret } from "../../sources/schema/core.ts";
 import type { Gateway, GatewayListener, ReferenceGrant } from "../../sources/schema/gateway.ts";
 import { gatewayGroup, ListenerReason } from "../../status/reasons.ts";

@@ -1,4 +1,4 @@
-import type { SourceRef } from "../../model/types.ts";
+import type { SourceRef } from "../../model/index.ts";
 import type { Gateway, ParentReference } from "../../sources/schema/gateway.ts";
 import { gatewayGroup, RouteReason } from "../../status/reasons.ts";
 import type { HostPattern } from "../common/host-patterns.ts";

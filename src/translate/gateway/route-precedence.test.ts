@@ -1,5 +1,5 @@
 import { expect, test } from "bun:test";
-import type { RouteMatch } from "../../model/types.ts";
+import type { RouteMatch } from "../../model/index.ts";
 import { compareGatewayRoutes, type GatewayRouteOrder } from "./route-precedence.ts";
 
 const m = (path: RouteMatch["path"], extra: Partial<RouteMatch> = {}): RouteMatch => ({

@@ -1,4 +1,4 @@
-import type { RouteMatch } from "../../model/types.ts";
+import type { RouteMatch } from "../../model/index.ts";
 import { compareSourceAge, compareStrings, type SourceOrder } from "../common/sort.ts";
 
 /** What decides an HTTPRoute match's place among all routes of one virtual host. */

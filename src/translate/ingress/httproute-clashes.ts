@@ -1,4 +1,4 @@
-import type { Listener, Problem, Route, SourceRef, VirtualHost } from "../../model/types.ts";
+import type { Listener, Problem, Route, SourceRef, VirtualHost } from "../../model/index.ts";
 import { condition } from "../../status/conditions.ts";
 import type { ObjectStatus } from "../../status/types.ts";
 import { problem } from "../common/problems.ts";

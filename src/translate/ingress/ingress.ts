@@ -1,4 +1,4 @@
-import type { Problem, SourceRef } from "../../model/types.ts";
+import type { Problem, SourceRef } from "../../model/index.ts";
 import type { Ingress, IngressBackend } from "../../sources/schema/networking.ts";
 import type { ServicePortSelector } from "../common/backends.ts";
 import { type HostPattern, parseIngressHost } from "../common/host-patterns.ts";

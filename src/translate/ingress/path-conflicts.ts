@@ -1,4 +1,4 @@
-import type { Problem, SourceRef } from "../../model/types.ts";
+import type { Problem, SourceRef } from "../../model/index.ts";
 import type { HostPattern } from "../common/host-patterns.ts";
 import { problem } from "../common/problems.ts";
 import { compareSourceAge, type RouteOrder } from "../common/sort.ts";

@@ -1,4 +1,4 @@
-import type { PathMatch } from "../../model/types.ts";
+import type { PathMatch } from "../../model/index.ts";
 
 export type PathParse =
   | { readonly ok: true; readonly path: PathMatch }

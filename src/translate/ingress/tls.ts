@@ -13,7 +13,7 @@
  * - A Secret that cannot be served (missing, wrong type, bad PEM, key mismatch, expired) is an error
  *   Problem naming the Ingress and the Secret; its hosts get the default certificate and no ssl-redirect.
  */
-import type { Listener, Problem, SourceRef, TLSCertificate, VirtualHost } from "../../model/types.ts";
+import type { Listener, Problem, SourceRef, TLSCertificate, VirtualHost } from "../../model/index.ts";
 import type { Secret } from "../../sources/schema/core.ts";
 import type { Ingress } from "../../sources/schema/networking.ts";
 import { parseIngressHost } from "../common/host-patterns.ts";

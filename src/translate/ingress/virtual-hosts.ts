@@ -1,4 +1,4 @@
-import type { Backend, Problem, Route, VirtualHost } from "../../model/types.ts";
+import type { Backend, Problem, Route, VirtualHost } from "../../model/index.ts";
 import { type BackendIssue, type BackendLookup, lookupServiceBackend } from "../common/backends.ts";
 import type { HostPattern } from "../common/host-patterns.ts";
 import { internalProblem, problem } from "../common/problems.ts";

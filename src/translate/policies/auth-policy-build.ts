@@ -11,7 +11,7 @@ import type {
   RouteAuth,
   SourceRef,
   TokenSource,
-} from "../../model/types.ts";
+} from "../../model/index.ts";
 import type { Secret } from "../../sources/schema/core.ts";
 import {
   type AuthPolicySpec,

@@ -6,7 +6,7 @@
  * (its routes answer 401), and an annotation naming a policy that does not exist makes the Ingress's
  * routes answer 401 too.
  */
-import type { GatewayModel, Problem, RouteAuth } from "../../model/types.ts";
+import type { GatewayModel, Problem, RouteAuth } from "../../model/index.ts";
 import type { AuthPolicy, PolicyTargetRef } from "../../sources/schema/auth-policy.ts";
 import { policyGroup } from "../../sources/schema/auth-policy.ts";
 import type { Secret } from "../../sources/schema/core.ts";

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import type { Listener, Route } from "../../model/types.ts";
+import type { Listener, Route } from "../../model/index.ts";
 import {
   type AttachablePolicy,
   attachPolicies,

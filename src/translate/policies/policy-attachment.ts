@@ -7,7 +7,7 @@
  * namespace/name) and the others are Conflicted there. Pure: input is the snapshot's objects and the
  * built model; output is the choice per placed route and one outcome per (policy, target).
  */
-import type { GatewayModel, Listener, Route, SourceRef } from "../../model/types.ts";
+import type { GatewayModel, Listener, Route, SourceRef } from "../../model/index.ts";
 import type { PolicyTargetRef } from "../../sources/schema/auth-policy.ts";
 import type { ResourceSnapshot } from "../../sources/snapshot.ts";
 import { gatewayGroup } from "../../status/reasons.ts";

@@ -2,7 +2,7 @@
  * The `.status` of a GEP-713 policy: one PolicyAncestorStatus per target with an `Accepted` condition
  * (reasons Accepted, Conflicted, Invalid, TargetNotFound). Generic over the policy kind.
  */
-import type { Problem, SourceRef } from "../../model/types.ts";
+import type { Problem, SourceRef } from "../../model/index.ts";
 import { condition } from "../../status/conditions.ts";
 import type { ObjectStatus } from "../../status/types.ts";
 import { problem } from "../common/problems.ts";

@@ -5,7 +5,7 @@
  * An invalid policy is reported (`Invalid`) and does not attach, so a less specific valid policy still
  * applies; a RateLimitPolicy targeting an Ingress takes precedence over that Ingress's annotations.
  */
-import type { GatewayModel, Problem, Route, RouteRateLimit, SourceRef } from "../../model/types.ts";
+import type { GatewayModel, Problem, Route, RouteRateLimit, SourceRef } from "../../model/index.ts";
 import { policyGroup } from "../../sources/schema/auth-policy.ts";
 import type { RateLimitPolicy } from "../../sources/schema/policies.ts";
 import type { ResourceSnapshot } from "../../sources/snapshot.ts";

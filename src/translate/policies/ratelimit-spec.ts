@@ -3,7 +3,7 @@
  * checks types, so a wrong policy still gets an `Invalid` condition naming the field). Unknown fields are
  * errors: a misspelt `failuremode` must not silently leave the default in force.
  */
-import type { ClientIPSettings, RateLimitKey, RateLimitRule, RouteRateLimit } from "../../model/types.ts";
+import type { ClientIPSettings, RateLimitKey, RateLimitRule, RouteRateLimit } from "../../model/index.ts";
 import { parseCidr } from "../../ratelimit/client-ip.ts";
 
 /** Everything of a RouteRateLimit a policy decides; the route adds source, names and bucket. */

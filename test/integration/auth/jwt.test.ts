@@ -9,7 +9,7 @@ import { createHmac } from "node:crypto";
 import { exportSPKI, SignJWT } from "jose";
 import { AuthEnforcer, type AuthOutcome } from "../../../src/auth/enforce.ts";
 import { JWKSServer, signToken, type TestKey, testKey } from "../../../src/auth/testing/keys.ts";
-import type { Route } from "../../../src/model/types.ts";
+import type { Route } from "../../../src/model/index.ts";
 import { GatewayMetrics } from "../../../src/observability/metrics.ts";
 import { translate } from "../../../src/translate/translate.ts";
 import { loadCase } from "../../golden/load.ts";

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createServer, type Server } from "node:http";
 import Provider from "oidc-provider";
 import { AuthEnforcer } from "../../../src/auth/enforce.ts";
-import type { Route } from "../../../src/model/types.ts";
+import type { Route } from "../../../src/model/index.ts";
 import { translate } from "../../../src/translate/translate.ts";
 import { loadCase } from "../../golden/load.ts";
 

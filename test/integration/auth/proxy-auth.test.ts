@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { AuthEnforcer } from "../../../src/auth/enforce.ts";
 import { JWKSServer, signToken, type TestKey, testKey } from "../../../src/auth/testing/keys.ts";
-import type { RouteAuth } from "../../../src/model/types.ts";
+import type { RouteAuth } from "../../../src/model/index.ts";
 import { GatewayServer } from "../../../src/proxy/listeners/server.ts";
 import {
   backend,

@@ -9,7 +9,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { RunningGateway } from "../../../src/cli/serve.ts";
-import type { Problem } from "../../../src/model/types.ts";
+import type { Problem } from "../../../src/model/index.ts";
 import { setLogSink } from "../../../src/observability/logger.ts";
 import { type EchoServer, startEchoServer } from "../../helpers/echo-server.ts";
 import { KubeApiServer, type Obj } from "../../helpers/kube-api-server.ts";

@@ -5,7 +5,7 @@
  * retries (HTTPRouteRetry's cases).
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import type { Listener, Route } from "../../../src/model/types.ts";
+import type { Listener, Route } from "../../../src/model/index.ts";
 import { setLogSink } from "../../../src/observability/logger.ts";
 import { GatewayServer } from "../../../src/proxy/listeners/server.ts";
 import { peerCommonName, selfSigned } from "../../../src/proxy/testing/certs.ts";

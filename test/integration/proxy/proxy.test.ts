@@ -3,7 +3,7 @@
  * real Bun upstreams. Host and route selection, actions, error statuses and balancing.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import type { Route } from "../../../src/model/types.ts";
+import type { Route } from "../../../src/model/index.ts";
 import { setLogSink } from "../../../src/observability/logger.ts";
 import { GatewayServer } from "../../../src/proxy/listeners/server.ts";
 import {

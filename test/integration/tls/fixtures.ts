@@ -5,7 +5,7 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { TLSCertificate } from "../../../src/model/types.ts";
+import type { TLSCertificate } from "../../../src/model/index.ts";
 
 /**
  * A self-signed certificate for `name` valid only on 1 January 2020. `openssl req -x509` cannot backdate

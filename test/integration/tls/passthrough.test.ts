@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { connect } from "node:tls";
-import type { GatewayModel, PassthroughListener } from "../../../src/model/types.ts";
+import type { GatewayModel, PassthroughListener } from "../../../src/model/index.ts";
 import { setLogSink } from "../../../src/observability/logger.ts";
 import { GatewayServer } from "../../../src/proxy/listeners/server.ts";
 import { selfSigned } from "../../../src/proxy/testing/certs.ts";

@@ -1,4 +1,4 @@
-import type { Backend, Filter, WeightedBackend } from "../../../model/types.ts";
+import type { Backend, Filter, WeightedBackend } from "../../../model/index.ts";
 import type { ReferenceGrant } from "../../../sources/schema/gateway.ts";
 import { gatewayGroup, RouteReason, type RouteRefFailure } from "../../../status/reasons.ts";
 import { lookupServiceBackend } from "../../common/backends.ts";

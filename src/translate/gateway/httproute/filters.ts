@@ -1,4 +1,4 @@
-import type { Backend, Filter, HeaderEdits, PathModifier, RedirectAction } from "../../../model/types.ts";
+import type { Backend, Filter, HeaderEdits, PathModifier, RedirectAction } from "../../../model/index.ts";
 import type { HTTPRouteFilter } from "../../../sources/schema/gateway.ts";
 import { RouteReason } from "../../../status/reasons.ts";
 import { arrayOf } from "../../common/objects.ts";

@@ -1,4 +1,4 @@
-import type { Backend, SourceRef } from "../../../model/types.ts";
+import type { Backend, SourceRef } from "../../../model/index.ts";
 import type { HTTPRoute, ReferenceGrant } from "../../../sources/schema/gateway.ts";
 import { RouteReason } from "../../../status/reasons.ts";
 import type { HostPattern } from "../../common/host-patterns.ts";

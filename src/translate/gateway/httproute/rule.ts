@@ -10,7 +10,7 @@ import type {
   RouteTimeouts,
   SourceRef,
   WeightedBackend,
-} from "../../../model/types.ts";
+} from "../../../model/index.ts";
 import type { HTTPRouteMatch, HTTPRouteRule } from "../../../sources/schema/gateway.ts";
 import { RouteReason } from "../../../status/reasons.ts";
 import { parseDuration } from "../../common/durations.ts";

@@ -1,4 +1,4 @@
-import type { Backend, PassthroughListener, Problem, SNIRoute } from "../../../model/types.ts";
+import type { Backend, PassthroughListener, Problem, SNIRoute } from "../../../model/index.ts";
 import type { Gateway, ReferenceGrant } from "../../../sources/schema/gateway.ts";
 import type { ResourceSnapshot } from "../../../sources/snapshot.ts";
 import { generationOf } from "../../../status/conditions.ts";

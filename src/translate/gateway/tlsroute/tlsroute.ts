@@ -1,4 +1,4 @@
-import type { Backend, SNIBackend, SourceRef } from "../../../model/types.ts";
+import type { Backend, SNIBackend, SourceRef } from "../../../model/index.ts";
 import type { ReferenceGrant } from "../../../sources/schema/gateway.ts";
 import type { TLSRoute } from "../../../sources/schema/tlsroute.ts";
 import { RouteReason } from "../../../status/reasons.ts";

@@ -9,7 +9,7 @@
  * if Redis fails, each replica limits at its share (failure mode Local). A bad value is a warning and
  * that annotation is ignored.
  */
-import type { Problem, RateLimitRule, SourceRef } from "../../../model/types.ts";
+import type { Problem, RateLimitRule, SourceRef } from "../../../model/index.ts";
 import type { Ingress } from "../../../sources/schema/networking.ts";
 import { annotationOf } from "../../common/objects.ts";
 import { problem } from "../../common/problems.ts";

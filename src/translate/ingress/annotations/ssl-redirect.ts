@@ -8,7 +8,7 @@
  * It runs last, on the finished model: in ingress-nginx the redirect happens in the rewrite phase, before
  * authentication and rate limiting, so a redirected route carries neither (nor filters).
  */
-import type { GatewayModel, Listener, Problem, Route } from "../../../model/types.ts";
+import type { GatewayModel, Listener, Problem, Route } from "../../../model/index.ts";
 import type { Ingress } from "../../../sources/schema/networking.ts";
 import { DEFAULT_HTTP_LISTENER } from "../../common/names.ts";
 import { annotationOf, sourceRef } from "../../common/objects.ts";

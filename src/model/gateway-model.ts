@@ -1,0 +1,21 @@
+/**
+ * The one route model. Every source (Ingress, Gateway API, later policies) is translated into these
+ * types, and the data plane compiles them into a RouteTable. Plain readonly data only: no classes,
+ * RegExp objects or functions, so a model can be dumped as YAML, diffed in golden tests and compared.
+ */
+import type { Backend, Listener } from "./http-routes.ts";
+import type { PassthroughListener } from "./passthrough.ts";
+
+/** The whole configuration the data plane serves. */
+export interface GatewayModel {
+  /** Every listener to open, each with the virtual hosts it serves. */
+  readonly listeners: readonly Listener[];
+  /** Every upstream the routes point at, keyed by `Backend.id`. Routes refer to backends by id so that
+   * endpoint churn changes one entry, not every route. */
+  readonly backends: Readonly<Record<string, Backend>>;
+  /**
+   * Listeners that route whole TLS connections by the ClientHello's SNI without terminating them.
+   * Absent (rather than empty) when there are none, so models without TLSRoutes dump as before.
+   */
+  readonly passthroughListeners?: readonly PassthroughListener[];
+}
