@@ -1,29 +1,14 @@
-import type {
-  Backend,
-  GatewayModel,
-  Listener,
-  Problem,
-  TLSCertificate,
-  VirtualHost,
-} from "../model/index.ts";
-import type { Ingress } from "../sources/schema/networking.ts";
+import type { Backend, GatewayModel, Listener, Problem, TLSCertificate } from "../model/index.ts";
 import type { ResourceSnapshot } from "../sources/snapshot.ts";
 import type { ObjectStatus } from "../status/types.ts";
-import { DEFAULT_HTTP_LISTENER, DEFAULT_LISTENER_SOURCE } from "./common/names.ts";
-import { arrayOf, sourceRef } from "./common/objects.ts";
+import { DEFAULT_LISTENER_SOURCE } from "./common/names.ts";
 import { internalProblem, sortProblems } from "./common/problems.ts";
 import { indexSnapshot } from "./common/snapshot-index.ts";
 import { compareStrings } from "./common/sort.ts";
 import { type GatewayAPITranslation, translateGatewayAPI } from "./gateway/gateway.ts";
 import { applySSLRedirects, sslRedirectPlan } from "./ingress/annotations/ssl-redirect.ts";
-import { hostsWithRootPrefix, placeDefaultBackends } from "./ingress/default-backend.ts";
 import { dropIngressClashes, markIngressOverrides } from "./ingress/httproute-clashes.ts";
-import type { IngressTranslation } from "./ingress/ingress.ts";
-import { selectIngresses } from "./ingress/ingress-class.ts";
-import { translateIngressKept } from "./ingress/memo.ts";
-import { dropConflicts } from "./ingress/path-conflicts.ts";
-import { type IngressTLS, ingressHTTPSListener, translateIngressTLS } from "./ingress/tls.ts";
-import { buildVirtualHosts } from "./ingress/virtual-hosts.ts";
+import { translateIngresses } from "./ingress/ingresses.ts";
 import { applyAuthPolicies } from "./policies/auth-policy.ts";
 import { applyRateLimitPolicies } from "./policies/ratelimit-policy.ts";
 
@@ -81,25 +66,24 @@ export interface TranslateResult {
 /**
  * The snapshot as a route model. Pure (no clock, network or logging), deterministic (output does not
  * depend on input order) and total: it never throws; a broken object becomes Problems and the others go
- * on. The order of the steps is fixed:
- * 1. select the Ingresses of our class (ingress-class.ts), sorted by namespace/name;
- * 2. each Ingress alone: hosts, paths and backends validated into route candidates (ingress.ts);
- * 3. rule conflicts across all Ingresses: same host, path type and path, oldest wins (ingress/path-conflicts.ts);
- * 4. default backends placed where no rule serves `Prefix /`, then their conflicts (default-backend.ts);
- * 5. backends resolved through Services and EndpointSlices, routes grouped into virtual hosts and
- *    sorted by precedence (virtual-hosts.ts, backends.ts, sort.ts);
- * 6. the default HTTP listener, always present so the gateway listens even with no routes;
- * 7. the Gateway API: GatewayClasses, Gateways, HTTPRoutes into listeners and statuses (gateway.ts);
- *    where a Gateway listener shares the default listener's address and port, an HTTPRoute claiming an
- *    Ingress path's host and path wins (ingress/httproute-clashes.ts). Gateway listeners follow the default one.
- * 8. AuthPolicies (and the Ingress annotation naming one) put `auth` on the routes they win for, by
- *    GEP-713 attachment (auth-policy.ts, policy-attachment.ts); their statuses follow the HTTPRoutes'.
- * 9. RateLimitPolicies (and ingress-nginx `limit-*` annotations) put `rateLimit` on routes the same way
- *    (ratelimit-policy.ts); their statuses follow the AuthPolicies'.
- * 5b. Ingress `spec.tls`: certificates of the default HTTPS listener, which serves the same virtual hosts
- *    (ingress/tls.ts); it follows the default HTTP listener in the model.
- * 10. ingress-nginx ssl-redirect: redirecting Ingress routes of the HTTP listener become 308s to https
- *    (ingress/annotations/ssl-redirect.ts), last, so the redirect comes before authentication and rate limits.
+ * on. The stages, in this order:
+ * 1. Ingresses: every Ingress of our class as the default HTTP listener and, with `spec.tls`, the
+ *    default HTTPS listener (translateIngresses, ingress/ingresses.ts, which lists its own steps);
+ * 2. the Gateway API: GatewayClasses, Gateways, HTTPRoutes and TLSRoutes into listeners and statuses
+ *    (translateGatewayAPI, gateway/gateway.ts);
+ * 3. where a Gateway listener shares a default listener's address and port, an HTTPRoute claiming an
+ *    Ingress path's host and path wins (ingress/httproute-clashes.ts);
+ * 4. the model: the default listeners first, then the Gateway listeners (with the gateway's default
+ *    certificate), every backend, the passthrough listeners;
+ * 5. AuthPolicies (and the Ingress annotation naming one) put `auth` on the routes they win for, by
+ *    GEP-713 attachment (policies/auth-policy.ts, policies/policy-attachment.ts);
+ * 6. RateLimitPolicies (and ingress-nginx `limit-*` annotations) put `rateLimit` on routes the same way
+ *    (policies/ratelimit-policy.ts);
+ * 7. ingress-nginx ssl-redirect: redirecting Ingress routes of the HTTP listener become 308s to https
+ *    (ingress/annotations/ssl-redirect.ts), last, so the redirect comes before authentication and rate
+ *    limits.
+ * Statuses: the Gateway API objects' (with the Ingress overrides of stage 3), then the AuthPolicies',
+ * then the RateLimitPolicies'.
  */
 export function translate(snapshot: ResourceSnapshot, options?: Partial<TranslateOptions>): TranslateResult {
   // Each object is translated inside its own try, so a bug triggered by one object costs only that
@@ -109,50 +93,42 @@ export function translate(snapshot: ResourceSnapshot, options?: Partial<Translat
 }
 
 function translateSnapshot(snapshot: ResourceSnapshot, opts: TranslateOptions): TranslateResult {
-  const problems: Problem[] = [];
   const index = indexSnapshot(snapshot);
-  const ingresses = selectIngresses(arrayOf(snapshot?.ingresses), arrayOf(snapshot?.ingressClasses), opts);
-  const translations: IngressTranslation[] = [];
-  for (const ingress of ingresses) {
-    try {
-      const t = translateIngressKept(ingress);
-      translations.push(t);
-      problems.push(...t.problems);
-    } catch (err) {
-      problems.push(internalProblem(sourceRef("Ingress", ingress ?? {}), err));
-    }
-  }
-  // Input order must not matter: later steps keep the order they are given.
-  translations.sort(
-    (a, b) => compareStrings(a.ref.namespace, b.ref.namespace) || compareStrings(a.ref.name, b.ref.name),
-  );
-  const rules = dropConflicts(translations.flatMap((t) => t.routes));
-  const defaults = dropConflicts(placeDefaultBackends(translations, hostsWithRootPrefix(rules.kept)));
-  const built = buildVirtualHosts([...rules.kept, ...defaults.kept], index);
-  problems.push(...rules.problems, ...defaults.problems, ...built.problems);
-  const tls = ingressTLS(ingresses, snapshot, opts);
-  const https = ingressHTTPSListener(tls, opts.httpsPort, DEFAULT_LISTENER_SOURCE, built.virtualHosts);
+  // 1. Ingresses
+  const ing = translateIngresses(snapshot, index, opts);
+  // 2. Gateway API
   const gw = gatewayAPI(snapshot, index, opts);
-  const clash = dropIngressClashes(httpListener(opts, built.virtualHosts), gw.listeners);
-  const httpsClash = https ? dropIngressClashes(https, gw.listeners) : undefined;
-  problems.push(...tls.problems, ...gw.problems, ...clash.problems, ...(httpsClash?.problems ?? []));
+  // 3. Ingress/HTTPRoute clashes on the default listeners
+  const clash = dropIngressClashes(ing.http, gw.listeners);
+  const httpsClash = ing.https ? dropIngressClashes(ing.https, gw.listeners) : undefined;
+  // 4. the model
   const model = {
     listeners: [
       clash.listener,
       ...(httpsClash ? [httpsClash.listener] : []),
-      ...withDefaultCertificate(gw.listeners, tls.defaultCertificate),
+      ...withDefaultCertificate(gw.listeners, ing.tls.defaultCertificate),
     ],
-    backends: mergeBackends(built.backends, gw.backends),
+    backends: mergeBackends(ing.backends, gw.backends),
     // Only when there are any, so a model without TLSRoutes reads (and dumps) as it always did.
     ...(gw.passthroughListeners.length > 0 ? { passthroughListeners: gw.passthroughListeners } : {}),
   };
+  // 5. AuthPolicies
   const auth = applyAuthPolicies(model, snapshot, opts.gatewayController);
+  // 6. RateLimitPolicies
   const limits = applyRateLimitPolicies(auth.model, snapshot, opts.gatewayController);
-  const redirects = sslRedirectPlan(ingresses, tls.tlsHosts, opts.httpsPort, opts.sslRedirect);
-  problems.push(...auth.problems, ...limits.problems, ...redirects.problems);
+  // 7. ssl-redirect
+  const redirects = sslRedirectPlan(ing.ingresses, ing.tls.tlsHosts, opts.httpsPort, opts.sslRedirect);
   return {
     model: applySSLRedirects(limits.model, redirects.plan),
-    problems: sortProblems(problems),
+    problems: sortProblems([
+      ...ing.problems,
+      ...gw.problems,
+      ...clash.problems,
+      ...(httpsClash?.problems ?? []),
+      ...auth.problems,
+      ...limits.problems,
+      ...redirects.problems,
+    ]),
     statuses: [
       ...markIngressOverrides(gw.statuses, mergeOverrides(clash.overrides, httpsClash?.overrides)),
       ...auth.statuses,
@@ -194,20 +170,6 @@ function gatewayAPI(
   }
 }
 
-/** The Ingress TLS half; a bug there costs TLS only (the hosts stay on HTTP). */
-function ingressTLS(
-  ingresses: readonly Ingress[],
-  snapshot: ResourceSnapshot,
-  opts: TranslateOptions,
-): IngressTLS {
-  try {
-    return translateIngressTLS(ingresses, arrayOf(snapshot?.secrets), opts);
-  } catch (err) {
-    const problems = [internalProblem(DEFAULT_LISTENER_SOURCE, err)];
-    return { certificates: [], wanted: false, tlsHosts: [], problems };
-  }
-}
-
 /** Ingress backends and Gateway API backends in one map, keys sorted (equal ids are the same Service port). */
 function mergeBackends(
   ingress: Record<string, Backend>,
@@ -218,17 +180,6 @@ function mergeBackends(
   const out: Record<string, Backend> = {};
   for (const id of [...all.keys()].sort(compareStrings)) out[id] = all.get(id) as Backend;
   return out;
-}
-
-function httpListener(opts: TranslateOptions, virtualHosts: VirtualHost[]): Listener {
-  return {
-    name: DEFAULT_HTTP_LISTENER,
-    address: "",
-    port: opts.httpPort,
-    protocol: "HTTP",
-    source: DEFAULT_LISTENER_SOURCE,
-    virtualHosts,
-  };
 }
 
 /** Options given, with defaults for the missing ones; an explicit `undefined` also takes the default. */

@@ -19,7 +19,7 @@ import { arrayOf, nameOf, namespaceOf, sourceRef } from "../common/objects.ts";
 import { internalProblem, problem } from "../common/problems.ts";
 import type { SnapshotIndex } from "../common/snapshot-index.ts";
 import { compareStrings, type SourceOrder } from "../common/sort.ts";
-import { assignAddresses, type GatewayAddress } from "./gateway-addresses.ts";
+import { assignAddresses, type GatewayAddress } from "./addresses.ts";
 import type { HTTPRouteTranslation } from "./httproute/httproute.ts";
 import { translateHTTPRouteKept } from "./httproute/memo.ts";
 import type { RuleEntry } from "./httproute/rule.ts";

@@ -2,7 +2,7 @@
  * AuthPolicies onto the built model: each placed route gets the `auth` of the policy that wins GEP-713
  * attachment for it (policy-attachment.ts), and each policy gets its ancestor status. An Ingress may also
  * name a policy of its namespace with the annotation `gatehouse.dev/auth-policy`; that counts as a
- * targetRef to the Ingress. Everything that goes wrong fails closed: an invalid policy still attaches
+ * targetRef to the Ingress (ingress/annotations/auth-policy.ts). Everything that goes wrong fails closed: an invalid policy still attaches
  * (its routes answer 401), and an annotation naming a policy that does not exist makes the Ingress's
  * routes answer 401 too.
  */
@@ -13,9 +13,10 @@ import type { Secret } from "../../sources/schema/core.ts";
 import type { ResourceSnapshot } from "../../sources/snapshot.ts";
 import { generationOf } from "../../status/conditions.ts";
 import type { ObjectStatus } from "../../status/types.ts";
-import { annotationOf, arrayOf, creationMillis, nameOf, namespaceOf, sourceRef } from "../common/objects.ts";
+import { arrayOf, creationMillis, nameOf, namespaceOf, sourceRef } from "../common/objects.ts";
 import { internalProblem, problem } from "../common/problems.ts";
 import { compareStrings } from "../common/sort.ts";
+import { authPolicyAnnotations, missingAuthPolicyMessage } from "../ingress/annotations/auth-policy.ts";
 import { buildRouteAuth } from "./auth-policy-build.ts";
 import {
   type AttachablePolicy,
@@ -25,9 +26,6 @@ import {
   policyTargets,
 } from "./policy-attachment.ts";
 import { type PolicyStatusInput, policyProblems, policyStatus } from "./policy-status.ts";
-
-/** Ingress annotation naming an AuthPolicy in the Ingress's namespace. */
-export const authPolicyAnnotation = "gatehouse.dev/auth-policy";
 
 export interface AuthPolicyTranslation {
   readonly model: GatewayModel;
@@ -55,17 +53,13 @@ export function applyAuthPolicies(
     if (p?.metadata) byKey.set(`${namespaceOf(p)}/${nameOf(p)}`, { policy: p, extra: [] });
   // Ingresses whose annotation names a policy that does not exist: fail closed.
   const missing = new Map<string, { name: string; message: string }>();
-  for (const ing of arrayOf(snapshot?.ingresses)) {
-    if (!ing?.metadata) continue;
-    const named = annotationOf(ing, authPolicyAnnotation)?.trim();
-    if (!named) continue;
-    const found = byKey.get(`${namespaceOf(ing)}/${named}`);
-    if (found) found.extra.push({ group: ingressGroup, kind: "Ingress", name: nameOf(ing) });
+  for (const a of authPolicyAnnotations(arrayOf(snapshot?.ingresses))) {
+    const found = byKey.get(`${a.ingress.namespace}/${a.policy}`);
+    if (found) found.extra.push({ group: ingressGroup, kind: "Ingress", name: a.ingress.name });
     else {
-      const ref = sourceRef("Ingress", ing);
-      const message = `annotation ${authPolicyAnnotation}: AuthPolicy ${ref.namespace}/${named} not found; the Ingress's routes answer 401 until it exists`;
-      missing.set(`${ref.namespace}/${ref.name}`, { name: named, message });
-      problems.push(problem(ref, "AuthPolicyNotFound", message));
+      const message = missingAuthPolicyMessage(a);
+      missing.set(`${a.ingress.namespace}/${a.ingress.name}`, { name: a.policy, message });
+      problems.push(problem(a.ingress, "AuthPolicyNotFound", message));
     }
   }
   const built: BuiltPolicy[] = [];

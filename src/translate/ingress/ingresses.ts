@@ -1,0 +1,109 @@
+/**
+ * Every Ingress of our class as the two default listeners: the Ingress half of translate, beside
+ * translateGatewayAPI (gateway/gateway.ts). The order of the steps is fixed:
+ * 1. select the Ingresses of our class (ingress-class.ts);
+ * 2. each Ingress alone: hosts, paths and backends validated into route candidates (ingress.ts, kept
+ *    between translates by memo.ts), a bug in one costing only that one;
+ * 3. rule conflicts across all Ingresses: same host, path type and path, oldest wins (path-conflicts.ts);
+ * 4. default backends placed where no rule serves `Prefix /`, then their conflicts (default-backend.ts);
+ * 5. backends resolved through Services and EndpointSlices, routes grouped into virtual hosts and
+ *    sorted by precedence (virtual-hosts.ts, common/backends.ts, common/sort.ts);
+ * 6. the default HTTP listener, always present so the gateway listens even with no routes;
+ * 7. `spec.tls`: the certificates of the default HTTPS listener, which serves the same virtual hosts
+ *    (tls.ts).
+ */
+import type { Backend, Listener, Problem, VirtualHost } from "../../model/index.ts";
+import type { Ingress } from "../../sources/schema/networking.ts";
+import type { ResourceSnapshot } from "../../sources/snapshot.ts";
+import { DEFAULT_HTTP_LISTENER, DEFAULT_LISTENER_SOURCE } from "../common/names.ts";
+import { arrayOf, sourceRef } from "../common/objects.ts";
+import { internalProblem } from "../common/problems.ts";
+import type { SnapshotIndex } from "../common/snapshot-index.ts";
+import { compareStrings } from "../common/sort.ts";
+import { hostsWithRootPrefix, placeDefaultBackends } from "./default-backend.ts";
+import type { IngressTranslation } from "./ingress.ts";
+import { type ClassSelection, selectIngresses } from "./ingress-class.ts";
+import { translateIngressKept } from "./memo.ts";
+import { dropConflicts } from "./path-conflicts.ts";
+import { type IngressTLS, type IngressTLSOptions, ingressHTTPSListener, translateIngressTLS } from "./tls.ts";
+import { buildVirtualHosts } from "./virtual-hosts.ts";
+
+export interface IngressesOptions extends ClassSelection, IngressTLSOptions {
+  /** Port of the default HTTP listener (`--http-port`). */
+  readonly httpPort: number;
+}
+
+export interface IngressesTranslation {
+  /** The Ingresses of our class, sorted by namespace/name (ssl-redirect reads their annotations). */
+  readonly ingresses: readonly Ingress[];
+  /** The default HTTP listener. */
+  readonly http: Listener;
+  /** The default HTTPS listener; absent when no Ingress asks for TLS with a usable certificate. */
+  readonly https: Listener | undefined;
+  readonly tls: IngressTLS;
+  /** Every backend a route points at, keys sorted. */
+  readonly backends: Record<string, Backend>;
+  /** Each Ingress's own problems, then conflicts, default backends, backends and TLS, in that order. */
+  readonly problems: readonly Problem[];
+}
+
+export function translateIngresses(
+  snapshot: ResourceSnapshot,
+  index: SnapshotIndex,
+  opts: IngressesOptions,
+): IngressesTranslation {
+  const problems: Problem[] = [];
+  const ingresses = selectIngresses(arrayOf(snapshot?.ingresses), arrayOf(snapshot?.ingressClasses), opts);
+  const translations: IngressTranslation[] = [];
+  for (const ingress of ingresses) {
+    try {
+      const t = translateIngressKept(ingress);
+      translations.push(t);
+      problems.push(...t.problems);
+    } catch (err) {
+      problems.push(internalProblem(sourceRef("Ingress", ingress ?? {}), err));
+    }
+  }
+  // Input order must not matter: later steps keep the order they are given.
+  translations.sort(
+    (a, b) => compareStrings(a.ref.namespace, b.ref.namespace) || compareStrings(a.ref.name, b.ref.name),
+  );
+  const rules = dropConflicts(translations.flatMap((t) => t.routes));
+  const defaults = dropConflicts(placeDefaultBackends(translations, hostsWithRootPrefix(rules.kept)));
+  const built = buildVirtualHosts([...rules.kept, ...defaults.kept], index);
+  const tls = ingressTLS(ingresses, snapshot, opts);
+  problems.push(...rules.problems, ...defaults.problems, ...built.problems, ...tls.problems);
+  return {
+    ingresses,
+    http: httpListener(opts.httpPort, built.virtualHosts),
+    https: ingressHTTPSListener(tls, opts.httpsPort, DEFAULT_LISTENER_SOURCE, built.virtualHosts),
+    tls,
+    backends: built.backends,
+    problems,
+  };
+}
+
+/** The Ingress TLS half; a bug there costs TLS only (the hosts stay on HTTP). */
+function ingressTLS(
+  ingresses: readonly Ingress[],
+  snapshot: ResourceSnapshot,
+  opts: IngressTLSOptions,
+): IngressTLS {
+  try {
+    return translateIngressTLS(ingresses, arrayOf(snapshot?.secrets), opts);
+  } catch (err) {
+    const problems = [internalProblem(DEFAULT_LISTENER_SOURCE, err)];
+    return { certificates: [], wanted: false, tlsHosts: [], problems };
+  }
+}
+
+function httpListener(port: number, virtualHosts: VirtualHost[]): Listener {
+  return {
+    name: DEFAULT_HTTP_LISTENER,
+    address: "",
+    port,
+    protocol: "HTTP",
+    source: DEFAULT_LISTENER_SOURCE,
+    virtualHosts,
+  };
+}
