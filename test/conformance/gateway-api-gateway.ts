@@ -8,6 +8,7 @@ import type { ObjectStatus } from "../../src/status/types.ts";
 import { freePort } from "../helpers/ports.ts";
 import { splitRef } from "./gateway-api-data.ts";
 import { gatewayController } from "./gateway-api-manifests.ts";
+import type { Front } from "./report.ts";
 
 /** Loopback addresses the Gateways bind (Linux routes all of 127/8 to lo). */
 export const addressPool = "127.0.1.0/24";
@@ -18,7 +19,7 @@ export const addressPool = "127.0.1.0/24";
  * `GATEHOUSE_HTTP2=true` in the environment turns it on for every test (the node:http2 listeners against
  * the whole suite).
  */
-export async function startGatewayOn(folder: string, http2 = false): Promise<RunningGateway> {
+export async function startGatewayOn(folder: string, front: Front, http2 = false): Promise<RunningGateway> {
   const config = parseServeConfig(
     [
       "--dir",
@@ -40,6 +41,8 @@ export async function startGatewayOn(folder: string, http2 = false): Promise<Run
       "10",
       "--workers",
       "1",
+      "--front",
+      front,
       "--http2",
       String(http2 || process.env.GATEHOUSE_HTTP2 === "true"),
     ],

@@ -29,7 +29,7 @@ import {
 } from "./gateway-api-manifests.ts";
 import { applyMutation } from "./gateway-api-mutations.ts";
 import { runStatusCheck } from "./gateway-api-status.ts";
-import type { CaseResult } from "./report.ts";
+import type { CaseResult, Front } from "./report.ts";
 
 export interface GatewayApiOptions {
   /** Run only these tests (by name). */
@@ -39,6 +39,8 @@ export interface GatewayApiOptions {
   /** The same for cases listed in expected-failures.ts: short, so known failures cost little time. */
   readonly expectedFailureDeadlineMs: number;
   readonly retryMs: number;
+  /** What serves the plain-HTTP listeners. */
+  readonly front: Front;
 }
 
 interface Shared {
@@ -76,7 +78,8 @@ export async function runGatewayApiSuite(
 
 async function runTest(shared: Shared, test: TestData): Promise<CaseResult[]> {
   const results: CaseResult[] = [];
-  const record = (name: string, detail: string) => results.push(result(shared.xfails, test, name, detail));
+  const record = (name: string, detail: string) =>
+    results.push(result(shared.xfails, test, name, detail, shared.options.front));
   let objects = await folderObjects(shared, test);
   const privileged = listenerPorts(objects).filter((p) => p < 1024);
   if (privileged.length && process.getuid?.() !== 0) {
@@ -91,6 +94,7 @@ async function runTest(shared: Shared, test: TestData): Promise<CaseResult[]> {
     try {
       gw = await startGatewayOn(
         folder,
+        shared.options.front,
         test.cases.some((c) => c.target.protocol === "H2"),
       );
     } catch (err) {
@@ -171,7 +175,7 @@ async function runCases(shared: Shared, test: TestData, gw: RunningGateway, case
       return;
     }
     const trusted = shared.secrets.find((s) => s.ref === c.target.trustedServerCertificate);
-    const listed = xfailFor(shared.xfails, test, caseName(c)) !== undefined;
+    const listed = xfailFor(shared.xfails, test, caseName(c), shared.options.front) !== undefined;
     const ctx = {
       dial: { address, target: c.target, timeoutMs: 10_000, ...(trusted ? { ca: trusted.certPem } : {}) },
       fleet: shared.fleet,
@@ -224,9 +228,13 @@ function checkName(check: StatusCheck): string {
   return `status ${check.check} ${subject.join(" ")}${phaseSuffix(check.phase)}`;
 }
 
-function xfailFor(xfails: readonly ExpectedFailure[], test: TestData, name: string) {
+function xfailFor(xfails: readonly ExpectedFailure[], test: TestData, name: string, front: Front) {
   return xfails.find(
-    (x) => x.suite === "gateway-api" && x.test === test.name && name.includes(x.caseContains),
+    (x) =>
+      x.suite === "gateway-api" &&
+      x.test === test.name &&
+      name.includes(x.caseContains) &&
+      (x.front === undefined || x.front === front),
   );
 }
 
@@ -235,8 +243,9 @@ function result(
   test: TestData,
   name: string,
   detail: string,
+  front: Front,
 ): CaseResult {
-  const xfail = xfailFor(xfails, test, name);
+  const xfail = xfailFor(xfails, test, name, front);
   const outcome = detail === "" ? (xfail ? "xpass" : "pass") : xfail ? "xfail" : "fail";
   const shown =
     outcome === "xfail"
@@ -246,6 +255,7 @@ function result(
         : detail;
   return {
     suite: "gateway-api",
+    front,
     test: test.name,
     name,
     outcome,

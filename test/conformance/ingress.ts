@@ -14,7 +14,7 @@ import { freePort } from "../helpers/ports.ts";
 import { type RawResponse, rawRequest } from "../helpers/raw-http.ts";
 import type { ExpectedFailure } from "./expected-failures.ts";
 import { checkTlsExpectations, conformanceTlsSecret, servedCertificate } from "./ingress-tls.ts";
-import type { CaseResult } from "./report.ts";
+import type { CaseResult, Front } from "./report.ts";
 
 const namespace = "ingress-conformance";
 const ourClass = "conformance";
@@ -48,11 +48,12 @@ interface Feature {
 export async function runIngressSuite(
   dir: string,
   xfails: readonly ExpectedFailure[],
+  front: Front,
 ): Promise<CaseResult[]> {
   const cases = JSON.parse(await readFile(join(dir, "cases.json"), "utf8")) as { features: Feature[] };
   if (!Array.isArray(cases.features) || cases.features.length === 0) throw new Error(`${dir}: no features`);
   const results: CaseResult[] = [];
-  for (const feature of cases.features) results.push(...(await runFeature(dir, feature, xfails)));
+  for (const feature of cases.features) results.push(...(await runFeature(dir, feature, xfails, front)));
   return results;
 }
 
@@ -60,6 +61,7 @@ async function runFeature(
   dir: string,
   feature: Feature,
   xfails: readonly ExpectedFailure[],
+  front: Front,
 ): Promise<CaseResult[]> {
   const test = feature.file.replace(/^features\//, "").replace(/\.feature$/, "");
   const folder = await mkdtemp(join(tmpdir(), `gatehouse-conf-${test}-`));
@@ -90,7 +92,7 @@ async function runFeature(
     const ports = { http: await freePort(), https: await freePort() };
     const config = parseServeConfig(
       ["--dir", folder, "--bind", "127.0.0.1", "--http-port", String(ports.http), "--admin-port", "0"].concat(
-        ["--https-port", String(ports.https)],
+        ["--https-port", String(ports.https), "--front", front],
       ),
       {
         GATEHOUSE_INGRESS_CLASS: ourClass,
@@ -110,7 +112,11 @@ async function runFeature(
         detail = `error: ${(err as Error).message}`;
       }
       const xfail = xfails.find(
-        (x) => x.suite === "ingress" && x.test === test && name.includes(x.caseContains),
+        (x) =>
+          x.suite === "ingress" &&
+          x.test === test &&
+          name.includes(x.caseContains) &&
+          (x.front === undefined || x.front === front),
       );
       const outcome = detail === "" ? (xfail ? "xpass" : "pass") : xfail ? "xfail" : "fail";
       const shown =
@@ -119,7 +125,7 @@ async function runFeature(
           : outcome === "xpass"
             ? "passes now: remove it from expected-failures.ts"
             : detail;
-      results.push({ suite: "ingress", test, name, outcome, detail: shown });
+      results.push({ suite: "ingress", front, test, name, outcome, detail: shown });
     }
   } finally {
     await gateway?.stop();

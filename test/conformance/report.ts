@@ -1,6 +1,11 @@
+/** What serves plain-HTTP listeners in a run: the raw HTTP/1.1 front or Bun.serve (`--front`). */
+export type Front = "raw" | "bun";
+
 /** One conformance case's outcome. */
 export interface CaseResult {
   readonly suite: string;
+  /** The front the gateway ran with. */
+  readonly front: Front;
   readonly test: string;
   readonly name: string;
   /** `pass`; `fail`; `xfail` (failed, listed as expected); `xpass` (listed as expected, but passed). */
@@ -21,7 +26,7 @@ export function printReport(
   const mark = { pass: "PASS ", fail: "FAIL ", xfail: "XFAIL", xpass: "XPASS" } as const;
   let currentTest = "";
   for (const r of results) {
-    const key = `${r.suite}/${r.test}`;
+    const key = `${r.suite}/${r.test} [${r.front} front]`;
     if (key !== currentTest) {
       out(`\n${key}`);
       currentTest = key;
@@ -30,16 +35,16 @@ export function printReport(
   }
   const bySuite = new Map<string, Record<CaseResult["outcome"], number>>();
   for (const r of results) {
-    const k = r.level ? `${r.suite} (${r.level})` : r.suite;
+    const k = `${r.level ? `${r.suite} (${r.level})` : r.suite} [${r.front}]`;
     const t = bySuite.get(k) ?? { pass: 0, fail: 0, xfail: 0, xpass: 0 };
     t[r.outcome]++;
     bySuite.set(k, t);
   }
-  out("\nsuite                      pass  fail  xfail  xpass  total");
+  out("\nsuite [front]                    pass  fail  xfail  xpass  total");
   for (const [k, t] of bySuite) {
     const total = t.pass + t.fail + t.xfail + t.xpass;
     out(
-      `${k.padEnd(26)} ${String(t.pass).padStart(4)}  ${String(t.fail).padStart(4)}  ${String(t.xfail).padStart(5)}  ${String(t.xpass).padStart(5)}  ${String(total).padStart(5)}`,
+      `${k.padEnd(32)} ${String(t.pass).padStart(4)}  ${String(t.fail).padStart(4)}  ${String(t.xfail).padStart(5)}  ${String(t.xpass).padStart(5)}  ${String(total).padStart(5)}`,
     );
   }
   printFeatureTable(results, out);
@@ -48,7 +53,8 @@ export function printReport(
 
 /**
  * Per feature (from the data's `features`): how its cases fared, and how many of its tests pass outright
- * (every case pass). A test counts toward each feature it lists, so columns do not add up across rows.
+ * (every case pass, on every front run). A test counts toward each feature it lists, so columns do not
+ * add up across rows; with both fronts every case counts twice.
  */
 export function printFeatureTable(
   results: readonly CaseResult[],

@@ -3,8 +3,11 @@
  * Data comes from `$GATEHOUSE_CONFORMANCE_DIR` or `../shared/conformance` beside the repo; missing data is
  * an error (exit 2), never a pass. Exit code 1 when any case fails (or an expected failure passes).
  *
- *   bun run conformance [--suite ingress|gateway-api] [--test NAME[,NAME…]]
+ *   bun run conformance [--suite ingress|gateway-api] [--front raw|bun|both] [--test NAME[,NAME…]]
  *
+ * Every suite runs once per front (`--front`, or `GATEHOUSE_CONFORMANCE_FRONT`; default both: the raw
+ * HTTP/1.1 front and Bun.serve serve the plain-HTTP listeners in turn), and the table names the front
+ * of each row.
  * `--test` (or `GATEHOUSE_CONFORMANCE_TEST`) runs only those Gateway API tests, and implies
  * `--suite gateway-api`. `GATEHOUSE_CONFORMANCE_CASE_TIMEOUT_MS` (default 5000) bounds how long one
  * Gateway API request case may take to converge; `GATEHOUSE_CONFORMANCE_RETRY_MS` (150) is the pause
@@ -16,11 +19,11 @@ import { parseArgs } from "node:util";
 import { expectedFailures } from "./expected-failures.ts";
 import { runGatewayApiSuite } from "./gateway-api.ts";
 import { runIngressSuite } from "./ingress.ts";
-import { type CaseResult, printReport } from "./report.ts";
+import { type CaseResult, type Front, printReport } from "./report.ts";
 
 const { values: args } = parseArgs({
   args: Bun.argv.slice(2),
-  options: { suite: { type: "string" }, test: { type: "string" } },
+  options: { suite: { type: "string" }, test: { type: "string" }, front: { type: "string" } },
   strict: true,
 });
 const only = (args.test ?? process.env.GATEHOUSE_CONFORMANCE_TEST ?? "")
@@ -32,6 +35,13 @@ if (!["all", "ingress", "gateway-api"].includes(suite)) {
   console.error(`--suite must be ingress or gateway-api, not ${suite}`);
   process.exit(2);
 }
+
+const frontArg = args.front ?? process.env.GATEHOUSE_CONFORMANCE_FRONT ?? "both";
+if (!["raw", "bun", "both"].includes(frontArg)) {
+  console.error(`--front must be raw, bun or both, not ${frontArg}`);
+  process.exit(2);
+}
+const fronts: readonly Front[] = frontArg === "both" ? ["raw", "bun"] : [frontArg as Front];
 
 const root = resolve(
   process.env.GATEHOUSE_CONFORMANCE_DIR ?? join(import.meta.dir, "../../../shared/conformance"),
@@ -55,21 +65,24 @@ const envMs = (name: string, fallback: number) => {
 
 const started = performance.now();
 const results: CaseResult[] = [];
-if (suite !== "gateway-api") results.push(...(await runIngressSuite(ingressDir, expectedFailures)));
-if (suite !== "ingress") {
-  try {
-    results.push(
-      ...(await runGatewayApiSuite(gatewayApiDir, expectedFailures, {
-        ...(only.length ? { only } : {}),
-        caseDeadlineMs: envMs("GATEHOUSE_CONFORMANCE_CASE_TIMEOUT_MS", 5000),
-        expectedFailureDeadlineMs: 1000,
-        retryMs: envMs("GATEHOUSE_CONFORMANCE_RETRY_MS", 150),
-      })),
-    );
-  } catch (err) {
-    // Bad or incomplete data (or a missing tool such as openssl): not a result, an error.
-    console.error(`gateway-api suite could not run: ${(err as Error).message}`);
-    process.exit(2);
+for (const front of fronts) {
+  if (suite !== "gateway-api") results.push(...(await runIngressSuite(ingressDir, expectedFailures, front)));
+  if (suite !== "ingress") {
+    try {
+      results.push(
+        ...(await runGatewayApiSuite(gatewayApiDir, expectedFailures, {
+          ...(only.length ? { only } : {}),
+          caseDeadlineMs: envMs("GATEHOUSE_CONFORMANCE_CASE_TIMEOUT_MS", 5000),
+          expectedFailureDeadlineMs: 1000,
+          retryMs: envMs("GATEHOUSE_CONFORMANCE_RETRY_MS", 150),
+          front,
+        })),
+      );
+    } catch (err) {
+      // Bad or incomplete data (or a missing tool such as openssl): not a result, an error.
+      console.error(`gateway-api suite could not run: ${(err as Error).message}`);
+      process.exit(2);
+    }
   }
 }
 let failures = printReport(results);
@@ -80,7 +93,11 @@ if (!only.length) {
       (suite === "all" || suite === x.suite) &&
       !results.some(
         (r) =>
-          r.suite === x.suite && r.test === x.test && r.name.includes(x.caseContains) && r.outcome !== "pass",
+          r.suite === x.suite &&
+          r.test === x.test &&
+          r.name.includes(x.caseContains) &&
+          (x.front === undefined || x.front === r.front) &&
+          r.outcome !== "pass",
       ),
   );
   for (const x of stale)
