@@ -51,7 +51,7 @@ export class PassthroughServer {
   constructor(table: PassthroughTable, port: number, options: PassthroughOptions = {}) {
     this.table = table;
     this.helloTimeoutMs = options.helloTimeoutMs ?? 10_000;
-    // Bun.listen honours reusePort (fast/front.ts measured it) though its types omit it.
+    // Bun.listen honours reusePort (raw-front/front.ts measured it) though its types omit it.
     const listenOptions: TCPSocketListenOptions<Pipe> & { reusePort: boolean } = {
       hostname: table.address,
       port,

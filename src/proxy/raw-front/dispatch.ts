@@ -17,7 +17,7 @@ import { generatedResponse } from "./http1/head-to-client.ts";
 import type { RequestHead } from "./http1/request-head.ts";
 import { routingTarget } from "./http1/target-path.ts";
 import { isFastRoute } from "./plan.ts";
-import { SlowExchange } from "./relayed-exchange.ts";
+import { RelayedExchange } from "./relayed-exchange.ts";
 
 /**
  * Header conditions and guards read the parsed head through this (values of repeated fields joined as
@@ -73,7 +73,7 @@ export function dispatch(conn: ClientSide, head: RequestHead): Exchange | undefi
       return new GuardedExchange(conn, head, target, route, choice, info, result);
     }
   }
-  return new SlowExchange(conn, head, conn.internalEndpoint);
+  return new RelayedExchange(conn, head, conn.internalEndpoint);
 }
 
 function answer(

@@ -5,7 +5,7 @@
  * the listener's own Bun.serve app, which listens on a unix socket in a private directory (mode 0700)
  * and is the same app a Bun front would run: one route table (`state`), one feature set. A connection
  * that opens with the HTTP/2 preface (h2c prior knowledge) is served by an in-process node:http2
- * server running that same app (h2/cleartext.ts), created on the first such connection.
+ * server running that same app (h2/h2c-server.ts), created on the first such connection.
  *
  * Stop: `stop(false)` stops accepting, closes idle client connections at once and busy ones after
  * their current response, then stops the internal server; `stop(true)` cuts everything.

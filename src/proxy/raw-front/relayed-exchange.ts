@@ -24,7 +24,7 @@ const DROP: ReadonlySet<string> = new Set([
   RELAYED_CLIENT_HEADER,
 ]);
 
-export class SlowExchange extends UpstreamExchange {
+export class RelayedExchange extends UpstreamExchange {
   constructor(
     conn: ClientSide,
     head: RequestHead,

@@ -63,7 +63,7 @@ const byNsName = <T extends { metadata?: { name?: string; namespace?: string } }
 /**
  * The Gateway API half of translation, in a fixed order:
  * 1. our GatewayClasses (`spec.controllerName` = our controller) and the Gateways naming them;
- * 2. each Gateway's listeners validated (listeners.ts) and its address chosen (gateway-addresses.ts);
+ * 2. each Gateway's listeners validated (listeners.ts) and its address chosen (addresses.ts);
  * 3. each HTTPRoute translated alone (httproute.ts), then attached to our Gateways (route-attachment.ts);
  *    then each TLSRoute likewise, onto TLS Passthrough listeners only (tlsroute/placement.ts);
  * 4. accepted attachments placed on virtual hosts named by hostname intersection, sorted by precedence;

@@ -5,7 +5,7 @@
  * response body piped through in its own framing, parsed only to know where it ends. The upstream
  * connection goes back to the pool only when the response was read completely, the request body was
  * all sent, and both sides agreed on keep-alive. Subclasses say where the request goes and what its
- * head is: FastExchange (a route's backend) and SlowExchange (the internal Bun.serve listener).
+ * head is: FastExchange (a route's backend) and RelayedExchange (the internal Bun.serve listener).
  *
  * Time limits and retries follow forward.ts: `attemptMs` per attempt until response headers,
  * `deadline` over all attempts, retries only without a body; 502 when the upstream cannot be reached
