@@ -3,9 +3,9 @@
  * Gateway's listener port P is served on P + offset, redirects keep P; the leader creates one Service per
  * Gateway beside the fleet's Service (same selector, P → P + offset), updates it when the listeners
  * change, takes the Gateway's address from it, and deletes it with the Gateway; every call is granted
- * by deploy/'s RBAC.
+ * by deploy/'s RBAC. Run on both fronts: the Gateway's HTTP listener serves plain HTTP.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, expect, test } from "bun:test";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -13,6 +13,7 @@ import type { RunningGateway } from "../../../src/cli/serve.ts";
 import { setLogSink } from "../../../src/observability/logger.ts";
 import { clusterPermissions, leasePermissions } from "../../../src/sources/kubernetes/permissions.ts";
 import { type EchoServer, startEchoServer } from "../../helpers/echo-server.ts";
+import { forEachFront } from "../../helpers/fronts.ts";
 import { ApiError, KubeApiServer, type Obj } from "../../helpers/kube-api-server.ts";
 import { gatewayClass, httpRoute, ns, probe, service, slice, within } from "../../helpers/kube-fixtures.ts";
 import { freePort } from "../../helpers/ports.ts";
@@ -21,12 +22,6 @@ import { startTestGateway } from "../../helpers/test-gateway.ts";
 const fleetNs = "gatehouse-system";
 const listenerPort = 8081;
 const managed = "gatehouse-gw-demo-edge";
-let api: KubeApiServer;
-let web: EchoServer;
-let gw: RunningGateway;
-let dir: string;
-let internal: number;
-let restore: ((line: string) => void) | undefined;
 
 function edge(ports: readonly number[]): Obj {
   return {
@@ -40,69 +35,78 @@ function edge(ports: readonly number[]): Obj {
   };
 }
 
-const managedService = (): Obj | undefined => {
-  try {
-    return api.get("Service", fleetNs, managed);
-  } catch (err) {
-    if (err instanceof ApiError && err.code === 404) return undefined;
-    throw err;
-  }
-};
+forEachFront("one Service per Gateway, listener ports on internal ports", (front) => {
+  let api: KubeApiServer;
+  let web: EchoServer;
+  let gw: RunningGateway;
+  let dir: string;
+  let internal: number;
+  let restore: ((line: string) => void) | undefined;
 
-beforeAll(async () => {
-  restore = setLogSink(() => {});
-  api = await KubeApiServer.start({ bookmarkIntervalMs: 200 });
-  web = startEchoServer({ service: "web", namespace: ns });
-  dir = await mkdtemp(join(tmpdir(), "gatehouse-kube-gwsvc-"));
-  internal = await freePort();
-  api.create(service("web"));
-  api.create(slice("web", [web.port]));
-  api.create({
-    apiVersion: "v1",
-    kind: "Service",
-    metadata: { name: "gatehouse", namespace: fleetNs },
-    spec: {
-      type: "LoadBalancer",
-      selector: { "app.kubernetes.io/name": "gatehouse" },
-      ports: [{ port: 80 }],
-    },
-  });
-  api.create(gatewayClass());
-  api.create(edge([listenerPort]));
-  api.create(httpRoute("edge", "edge", "edge.test", "web"));
-  const moved = httpRoute("moved", "edge", "edge.test", "web");
-  moved.spec.rules = [
-    {
-      matches: [{ path: { type: "PathPrefix", value: "/old" } }],
-      filters: [
-        {
-          type: "RequestRedirect",
-          requestRedirect: { path: { type: "ReplaceFullPath", replaceFullPath: "/new" } },
-        },
+  const managedService = (): Obj | undefined => {
+    try {
+      return api.get("Service", fleetNs, managed);
+    } catch (err) {
+      if (err instanceof ApiError && err.code === 404) return undefined;
+      throw err;
+    }
+  };
+
+  beforeAll(async () => {
+    restore = setLogSink(() => {});
+    api = await KubeApiServer.start({ bookmarkIntervalMs: 200 });
+    web = startEchoServer({ service: "web", namespace: ns });
+    dir = await mkdtemp(join(tmpdir(), "gatehouse-kube-gwsvc-"));
+    internal = await freePort();
+    api.create(service("web"));
+    api.create(slice("web", [web.port]));
+    api.create({
+      apiVersion: "v1",
+      kind: "Service",
+      metadata: { name: "gatehouse", namespace: fleetNs },
+      spec: {
+        type: "LoadBalancer",
+        selector: { "app.kubernetes.io/name": "gatehouse" },
+        ports: [{ port: 80 }],
+      },
+    });
+    api.create(gatewayClass());
+    api.create(edge([listenerPort]));
+    api.create(httpRoute("edge", "edge", "edge.test", "web"));
+    const moved = httpRoute("moved", "edge", "edge.test", "web");
+    moved.spec.rules = [
+      {
+        matches: [{ path: { type: "PathPrefix", value: "/old" } }],
+        filters: [
+          {
+            type: "RequestRedirect",
+            requestRedirect: { path: { type: "ReplaceFullPath", replaceFullPath: "/new" } },
+          },
+        ],
+      },
+    ];
+    api.create(moved);
+    const kubeconfig = await api.writeKubeconfig(join(dir, "kubeconfig"));
+    ({ gw } = await startTestGateway(
+      ["--kube", "--kubeconfig", kubeconfig],
+      [
+        "--front",
+        front,
+        ...["--gateway-port-offset", String(internal - listenerPort), "--gateway-services", "LoadBalancer"],
+        ...["--publish-service", `${fleetNs}/gatehouse`, "--leader-election-namespace", fleetNs],
+        ...["--lease-duration-ms", "2000"],
       ],
-    },
-  ];
-  api.create(moved);
-  const kubeconfig = await api.writeKubeconfig(join(dir, "kubeconfig"));
-  ({ gw } = await startTestGateway(
-    ["--kube", "--kubeconfig", kubeconfig],
-    [
-      ...["--gateway-port-offset", String(internal - listenerPort), "--gateway-services", "LoadBalancer"],
-      ...["--publish-service", `${fleetNs}/gatehouse`, "--leader-election-namespace", fleetNs],
-      ...["--lease-duration-ms", "2000"],
-    ],
-  ));
-});
+    ));
+  });
 
-afterAll(async () => {
-  await gw?.stop();
-  await api?.stop();
-  await web?.stop();
-  if (dir) await rm(dir, { recursive: true, force: true });
-  if (restore) setLogSink(restore);
-});
+  afterAll(async () => {
+    await gw?.stop();
+    await api?.stop();
+    await web?.stop();
+    if (dir) await rm(dir, { recursive: true, force: true });
+    if (restore) setLogSink(restore);
+  });
 
-describe("one Service per Gateway, listener ports on internal ports", () => {
   test("a Gateway gets its Service: listener port → internal port, the fleet's selector", async () => {
     await within(5000, () => managedService() !== undefined);
     const svc = managedService() as Obj;

@@ -2,15 +2,17 @@
  * `gatehouse serve --kube` in-process against the wire-compatible test API server, driven through the real
  * @kubernetes/client-node with a kubeconfig: objects created, changed and deleted reach the live proxy
  * within 100 ms; a cut watch, a compaction (410 Gone), an API server that answers 500 or hangs, and a
- * restart of the API server never interrupt serving; status is written back.
+ * restart of the API server never interrupt serving; status is written back. Run on both fronts: every
+ * request goes to a plain-HTTP listener (the Ingress HTTP port, a Gateway HTTP listener).
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, expect, test } from "bun:test";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { RunningGateway } from "../../../src/cli/serve.ts";
 import { setLogSink } from "../../../src/observability/logger.ts";
 import { type EchoServer, startEchoServer } from "../../helpers/echo-server.ts";
+import { forEachFront } from "../../helpers/fronts.ts";
 import { KubeApiServer } from "../../helpers/kube-api-server.ts";
 import {
   gateway,
@@ -26,64 +28,67 @@ import {
 import { freePort } from "../../helpers/ports.ts";
 import { startTestGateway } from "../../helpers/test-gateway.ts";
 
-let api: KubeApiServer;
-let web: EchoServer;
-let other: EchoServer;
-let gw: RunningGateway;
-let port: number;
-let dir: string;
-const logs: string[] = [];
-let restore: ((line: string) => void) | undefined;
-const latencies: number[] = [];
+forEachFront("gatehouse serve --kube", (front) => {
+  let api: KubeApiServer;
+  let web: EchoServer;
+  let other: EchoServer;
+  let gw: RunningGateway;
+  let port: number;
+  let dir: string;
+  const logs: string[] = [];
+  let restore: ((line: string) => void) | undefined;
+  const latencies: number[] = [];
 
-beforeAll(async () => {
-  restore = setLogSink((line) => logs.push(line));
-  api = await KubeApiServer.start({ bookmarkIntervalMs: 200 });
-  web = startEchoServer({ service: "web", namespace: ns });
-  other = startEchoServer({ service: "other", namespace: ns });
-  dir = await mkdtemp(join(tmpdir(), "gatehouse-kube-"));
-  const kubeconfig = await api.writeKubeconfig(join(dir, "kubeconfig"));
-  api.create(service("web"));
-  api.create(slice("web", [web.port]));
-  api.create(service("other"));
-  api.create(slice("other", [other.port]));
-  api.create(ingress("web", "web.test", "/", "web"));
-  ({ gw, port } = await startTestGateway(
-    ["--kube", "--kubeconfig", kubeconfig],
-    [
-      "--leader-election-namespace",
-      "gatehouse-system",
-      "--lease-duration-ms",
-      "2000",
-      "--status-address",
-      "203.0.113.7",
-    ],
-  ));
-});
+  beforeAll(async () => {
+    restore = setLogSink((line) => logs.push(line));
+    api = await KubeApiServer.start({ bookmarkIntervalMs: 200 });
+    web = startEchoServer({ service: "web", namespace: ns });
+    other = startEchoServer({ service: "other", namespace: ns });
+    dir = await mkdtemp(join(tmpdir(), "gatehouse-kube-"));
+    const kubeconfig = await api.writeKubeconfig(join(dir, "kubeconfig"));
+    api.create(service("web"));
+    api.create(slice("web", [web.port]));
+    api.create(service("other"));
+    api.create(slice("other", [other.port]));
+    api.create(ingress("web", "web.test", "/", "web"));
+    ({ gw, port } = await startTestGateway(
+      ["--kube", "--kubeconfig", kubeconfig],
+      [
+        "--front",
+        front,
+        "--leader-election-namespace",
+        "gatehouse-system",
+        "--lease-duration-ms",
+        "2000",
+        "--status-address",
+        "203.0.113.7",
+      ],
+    ));
+  });
 
-afterAll(async () => {
-  await gw?.stop();
-  await api?.stop();
-  await web?.stop();
-  await other?.stop();
-  if (dir) await rm(dir, { recursive: true, force: true });
-  if (restore) setLogSink(restore);
-  if (latencies.length) {
-    const sorted = [...latencies].sort((a, b) => a - b);
-    const pct = (p: number) => sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]?.toFixed(1);
-    process.stderr.write(
-      `kube propagation latency (API write → proxy serves), n=${sorted.length}: p50 ${pct(0.5)} ms, max ${pct(1)} ms\n`,
-    );
+  afterAll(async () => {
+    await gw?.stop();
+    await api?.stop();
+    await web?.stop();
+    await other?.stop();
+    if (dir) await rm(dir, { recursive: true, force: true });
+    if (restore) setLogSink(restore);
+    if (latencies.length) {
+      const sorted = [...latencies].sort((a, b) => a - b);
+      const pct = (p: number) =>
+        sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]?.toFixed(1);
+      process.stderr.write(
+        `kube propagation latency [${front} front] (API write → proxy serves), n=${sorted.length}: p50 ${pct(0.5)} ms, max ${pct(1)} ms\n`,
+      );
+    }
+  });
+
+  /** Apply a change and measure until the proxy reflects it; fails beyond 100 ms. */
+  async function propagates(change: () => void, ok: () => Promise<boolean>): Promise<void> {
+    change();
+    latencies.push(await within(100, ok));
   }
-});
 
-/** Apply a change and measure until the proxy reflects it; fails beyond 100 ms. */
-async function propagates(change: () => void, ok: () => Promise<boolean>): Promise<void> {
-  change();
-  latencies.push(await within(100, ok));
-}
-
-describe("gatehouse serve --kube", () => {
   test("serves what the first sync found; ready", async () => {
     expect(await probe(port, "web.test")).toEqual({ status: 200, service: "web" });
     expect((await fetch(`http://127.0.0.1:${gw.admin.port}/readyz`)).status).toBe(200);
@@ -211,24 +216,24 @@ describe("gatehouse serve --kube", () => {
     await within(10_000, async () => (await probe(port, "cut.test")).status === 404);
     expect((await load.stop()).failed).toBe(0);
   });
-});
 
-/** Requests in a loop until stopped; counts answers that were not 200. */
-function keepProbing(host: string): { stop(): Promise<{ ok: number; failed: number }> } {
-  let running = true;
-  const counts = { ok: 0, failed: 0 };
-  const loop = (async () => {
-    while (running) {
-      if ((await probe(port, host)).status === 200) counts.ok++;
-      else counts.failed++;
-      await Bun.sleep(5);
-    }
-  })();
-  return {
-    async stop() {
-      running = false;
-      await loop;
-      return counts;
-    },
-  };
-}
+  /** Requests in a loop until stopped; counts answers that were not 200. */
+  function keepProbing(host: string): { stop(): Promise<{ ok: number; failed: number }> } {
+    let running = true;
+    const counts = { ok: 0, failed: 0 };
+    const loop = (async () => {
+      while (running) {
+        if ((await probe(port, host)).status === 200) counts.ok++;
+        else counts.failed++;
+        await Bun.sleep(5);
+      }
+    })();
+    return {
+      async stop() {
+        running = false;
+        await loop;
+        return counts;
+      },
+    };
+  }
+});

@@ -1,3 +1,4 @@
+// Single front: manifests and the API calls a gateway makes (list/watch, Leases, status); no request reaches a listener.
 /**
  * deploy/ as a user applies it: every manifest parses; the ClusterRole and the leader-election Role
  * grant exactly what the code declares it uses (src/sources/kubernetes/permissions.ts) — no more, no

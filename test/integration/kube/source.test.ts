@@ -1,3 +1,4 @@
+// Single front: the Kubernetes source alone (informers, Secrets); no gateway and no listener is started.
 /**
  * The Kubernetes source on its own (the real informers through @kubernetes/client-node) against the test
  * API server: the wait for a referenced Secret is bounded; only referenced Secrets keep their data in

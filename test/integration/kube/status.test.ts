@@ -2,9 +2,10 @@
  * Status written back by `gatehouse serve --kube` for what translation never sees, and under contention:
  * objects that fail validation are left out, listed in `/debug/problems`, and, where the kind has a
  * status we own (Gateway, HTTPRoute, our policies), get a condition saying why; a status patch that
- * meets a concurrent status update (a real 409 from the API server) is re-read and written again.
+ * meets a concurrent status update (a real 409 from the API server) is re-read and written again. Run on
+ * both fronts: a fixed route is checked by a request to the Gateway's HTTP listener.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, expect, test } from "bun:test";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -12,6 +13,7 @@ import type { RunningGateway } from "../../../src/cli/serve.ts";
 import type { Problem } from "../../../src/model/index.ts";
 import { setLogSink } from "../../../src/observability/logger.ts";
 import { type EchoServer, startEchoServer } from "../../helpers/echo-server.ts";
+import { forEachFront } from "../../helpers/fronts.ts";
 import { KubeApiServer, type Obj } from "../../helpers/kube-api-server.ts";
 import {
   gateway,
@@ -27,45 +29,45 @@ import {
 import { freePort } from "../../helpers/ports.ts";
 import { startTestGateway } from "../../helpers/test-gateway.ts";
 
-let api: KubeApiServer;
-let web: EchoServer;
-let gw: RunningGateway;
-let dir: string;
-let listenerPort: number;
-let restore: ((line: string) => void) | undefined;
+forEachFront("status for invalid objects and under conflict", (front) => {
+  let api: KubeApiServer;
+  let web: EchoServer;
+  let gw: RunningGateway;
+  let dir: string;
+  let listenerPort: number;
+  let restore: ((line: string) => void) | undefined;
 
-beforeAll(async () => {
-  restore = setLogSink(() => {});
-  api = await KubeApiServer.start({ bookmarkIntervalMs: 200 });
-  web = startEchoServer({ service: "web", namespace: ns });
-  dir = await mkdtemp(join(tmpdir(), "gatehouse-kube-status-"));
-  listenerPort = await freePort();
-  api.create(service("web"));
-  api.create(slice("web", [web.port]));
-  api.create(gatewayClass());
-  api.create(gateway("gw", listenerPort));
-  const kubeconfig = await api.writeKubeconfig(join(dir, "kubeconfig"));
-  ({ gw } = await startTestGateway(
-    ["--kube", "--kubeconfig", kubeconfig],
-    ["--leader-election-namespace", "gatehouse-system", "--lease-duration-ms", "2000"],
-  ));
-});
+  beforeAll(async () => {
+    restore = setLogSink(() => {});
+    api = await KubeApiServer.start({ bookmarkIntervalMs: 200 });
+    web = startEchoServer({ service: "web", namespace: ns });
+    dir = await mkdtemp(join(tmpdir(), "gatehouse-kube-status-"));
+    listenerPort = await freePort();
+    api.create(service("web"));
+    api.create(slice("web", [web.port]));
+    api.create(gatewayClass());
+    api.create(gateway("gw", listenerPort));
+    const kubeconfig = await api.writeKubeconfig(join(dir, "kubeconfig"));
+    ({ gw } = await startTestGateway(
+      ["--kube", "--kubeconfig", kubeconfig],
+      ["--front", front, "--leader-election-namespace", "gatehouse-system", "--lease-duration-ms", "2000"],
+    ));
+  });
 
-afterAll(async () => {
-  await gw?.stop();
-  await api?.stop();
-  await web?.stop();
-  if (dir) await rm(dir, { recursive: true, force: true });
-  if (restore) setLogSink(restore);
-});
+  afterAll(async () => {
+    await gw?.stop();
+    await api?.stop();
+    await web?.stop();
+    if (dir) await rm(dir, { recursive: true, force: true });
+    if (restore) setLogSink(restore);
+  });
 
-// biome-ignore lint/suspicious/noExplicitAny: a condition as the API returned it
-const condition = (conditions: Obj[] | undefined, type: string): any =>
-  conditions?.find((c) => c.type === type);
-const problems = async (): Promise<Problem[]> =>
-  (await fetch(`http://127.0.0.1:${gw.admin.port}/debug/problems`)).json() as Promise<Problem[]>;
+  // biome-ignore lint/suspicious/noExplicitAny: a condition as the API returned it
+  const condition = (conditions: Obj[] | undefined, type: string): any =>
+    conditions?.find((c) => c.type === type);
+  const problems = async (): Promise<Problem[]> =>
+    (await fetch(`http://127.0.0.1:${gw.admin.port}/debug/problems`)).json() as Promise<Problem[]>;
 
-describe("status for invalid objects and under conflict", () => {
   test("an invalid Gateway, HTTPRoute, AuthPolicy and Ingress: problems, and conditions where a status exists", async () => {
     const route = httpRoute("bad-route", "gw", "bad.test", "web");
     route.spec.rules = "every request"; // not a list

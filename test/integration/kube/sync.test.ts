@@ -1,3 +1,4 @@
+// Single front: readiness (admin port), Secrets and status, checked by TLS handshakes on HTTPS listeners only.
 /**
  * `gatehouse serve --kube` start-up and TLS Secrets against the test API server: `/readyz` answers 503
  * until every kind was listed (one list held back); the first snapshot waits for the referenced Secrets

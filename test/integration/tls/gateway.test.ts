@@ -1,3 +1,4 @@
+// Single front: HTTPS listeners only, which are served the same way whatever `--front` says.
 /**
  * Bad certificate input on Gateway HTTPS listeners, through the whole pipeline (folder → translate →
  * GatewayServer), with HTTPS listeners on Bun.serve and on node:http2: a Secret that is missing, of the

@@ -1,3 +1,4 @@
+// Single front: node:http2 HTTPS listeners only, which are served the same way whatever the front.
 /**
  * Lifecycle of the node:http2 HTTPS listener (`http2: true`) inside GatewayServer: a stop lets HTTP/2
  * streams and HTTP/1.1 requests in flight finish (GOAWAY, then close), refuses new connections, and

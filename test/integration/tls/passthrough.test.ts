@@ -1,3 +1,4 @@
+// Single front: TLS passthrough listeners are raw sockets routed by SNI whatever the front (`front` below is moot).
 /**
  * TLS passthrough over real sockets: two TLS backends (Bun.serve, each with its own certificate) behind
  * one passthrough listener of a GatewayServer. The client's SNI picks the backend, the client sees that

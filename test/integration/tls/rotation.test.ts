@@ -1,3 +1,4 @@
+// Single front: HTTPS traffic only (certificate rotation), served the same way whatever `--front` says.
 /**
  * Certificate rotation under load, through the whole pipeline: the Secret's file changes while clients
  * keep sending HTTPS requests on new connections (one request each) and on keep-alive connections.
