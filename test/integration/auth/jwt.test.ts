@@ -128,6 +128,7 @@ const get = (host: string, headers: Record<string, string> = {}) =>
 const claims = { iss: "", aud: "api", sub: "alice" };
 const bearer = (t: string) => ({ authorization: `Bearer ${t}` });
 
+// One run only: the gateway is a Bun.serve stand-in for the proxy hook, not a Gatehouse listener.
 describe("enforcer behind a Bun.serve stand-in", () => {
   test("no token: 401 with a bare Bearer challenge (RFC 6750 §3.1)", async () => {
     const res = await get("api.test");

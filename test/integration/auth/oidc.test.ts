@@ -179,6 +179,7 @@ class Browser {
   }
 }
 
+// One run only: the gateway is a Bun.serve stand-in for the proxy hook, not a Gatehouse listener.
 describe("OIDC browser flow against oidc-provider", () => {
   const browser = new Browser();
 

@@ -1,7 +1,8 @@
 /**
  * Authentication in the real request path: a GatewayServer with an AuthEnforcer, a JWKS server with a
  * real ES256 key, and an upstream that shows what it received. Routes without a policy stay open; routes
- * with one refuse what the policy refuses and pass claims upstream, never a client's forged copy.
+ * with one refuse what the policy refuses and pass claims upstream, never a client's forged copy. Run on
+ * both fronts.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { AuthEnforcer } from "../../../src/auth/enforce.ts";
@@ -18,126 +19,129 @@ import {
   vhost,
 } from "../../../src/proxy/testing/model.ts";
 import { startUpstream, type TestUpstream } from "../../../src/proxy/testing/upstream.ts";
+import { forEachFront } from "../../helpers/fronts.ts";
 
-let key: TestKey;
-let jwks: JWKSServer;
-let upstream: TestUpstream;
-let enforcer: AuthEnforcer;
-let proxy: GatewayServer;
-let base: string;
+forEachFront("GatewayServer with an AuthEnforcer", (front) => {
+  let key: TestKey;
+  let jwks: JWKSServer;
+  let upstream: TestUpstream;
+  let enforcer: AuthEnforcer;
+  let proxy: GatewayServer;
+  let base: string;
 
-function policy(issuer: string, jwksUrl: string): RouteAuth {
-  return {
-    policy: { kind: "AuthPolicy", namespace: "test", name: "jwt" },
-    jwt: {
-      providers: [
-        {
-          name: "main",
-          issuer,
-          audiences: ["api"],
-          audienceCheck: true,
-          keys: { type: "RemoteJWKS", url: jwksUrl },
-          algorithms: ["ES256"],
-          clockSkewSeconds: 30,
-        },
-      ],
-      tokenSources: [{ type: "Header", name: "authorization", prefix: "Bearer " }],
-    },
-    authorization: { requiredScopes: ["read"], requiredClaims: [] },
-    claimToHeaders: [{ claim: "sub", header: "x-user" }],
-  };
-}
+  function policy(issuer: string, jwksUrl: string): RouteAuth {
+    return {
+      policy: { kind: "AuthPolicy", namespace: "test", name: "jwt" },
+      jwt: {
+        providers: [
+          {
+            name: "main",
+            issuer,
+            audiences: ["api"],
+            audienceCheck: true,
+            keys: { type: "RemoteJWKS", url: jwksUrl },
+            algorithms: ["ES256"],
+            clockSkewSeconds: 30,
+          },
+        ],
+        tokenSources: [{ type: "Header", name: "authorization", prefix: "Bearer " }],
+      },
+      authorization: { requiredScopes: ["read"], requiredClaims: [] },
+      claimToHeaders: [{ claim: "sub", header: "x-user" }],
+    };
+  }
 
-beforeAll(async () => {
-  key = await testKey("ES256", "k1");
-  jwks = new JWKSServer([key]);
-  upstream = startUpstream("app");
-  enforcer = new AuthEnforcer();
-  proxy = new GatewayServer({ bind: "127.0.0.1", guards: { auth: enforcer } });
-  const m = model(
-    [
-      listener([
-        vhost("app.test", [
-          route("private", match("/private"), forwardTo("app"), {
-            auth: policy(jwks.url, `${jwks.url}/jwks`),
-          }),
-          route("public", match("/"), forwardTo("app")),
+  beforeAll(async () => {
+    key = await testKey("ES256", "k1");
+    jwks = new JWKSServer([key]);
+    upstream = startUpstream("app");
+    enforcer = new AuthEnforcer();
+    proxy = new GatewayServer({ bind: "127.0.0.1", guards: { auth: enforcer }, front });
+    const m = model(
+      [
+        listener([
+          vhost("app.test", [
+            route("private", match("/private"), forwardTo("app"), {
+              auth: policy(jwks.url, `${jwks.url}/jwks`),
+            }),
+            route("public", match("/"), forwardTo("app")),
+          ]),
         ]),
-      ]),
-    ],
-    [backend("app", [upstream.port])],
-  );
-  enforcer.update(m);
-  await enforcer.ready();
-  await proxy.apply(m);
-  base = `http://127.0.0.1:${proxy.ports()[0]?.port}`;
-});
-
-afterAll(async () => {
-  await proxy?.stop();
-  enforcer?.close();
-  await upstream?.stop();
-  jwks?.stop();
-});
-
-const get = (path: string, headers: Record<string, string> = {}) =>
-  fetch(`${base}${path}`, { headers: { host: "app.test", ...headers } });
-
-describe("auth in the request path", () => {
-  test("a route without a policy is open", async () => {
-    expect((await get("/hello")).status).toBe(200);
+      ],
+      [backend("app", [upstream.port])],
+    );
+    enforcer.update(m);
+    await enforcer.ready();
+    await proxy.apply(m);
+    base = `http://127.0.0.1:${proxy.ports()[0]?.port}`;
   });
 
-  test("no token: 401 with WWW-Authenticate, and nothing reaches the upstream", async () => {
-    const before = upstream.requests.length;
-    const res = await get("/private/x");
-    expect(res.status).toBe(401);
-    expect(res.headers.get("www-authenticate")).toStartWith("Bearer");
-    expect(upstream.requests.length).toBe(before);
+  afterAll(async () => {
+    await proxy?.stop();
+    enforcer?.close();
+    await upstream?.stop();
+    jwks?.stop();
   });
 
-  test("valid token: forwarded with the claim header, the client's forged one removed", async () => {
-    const token = await signToken(key, { iss: jwks.url, aud: "api", sub: "alice", scope: "read write" });
-    const res = await get("/private/x", { authorization: `Bearer ${token}`, "x-user": "mallory" });
-    expect(res.status).toBe(200);
-    const seen = upstream.requests.at(-1);
-    expect(seen?.headers["x-user"]).toBe("alice");
-  });
+  const get = (path: string, headers: Record<string, string> = {}) =>
+    fetch(`${base}${path}`, { headers: { host: "app.test", ...headers } });
 
-  test("valid token without the required scope: 403", async () => {
-    const token = await signToken(key, { iss: jwks.url, aud: "api", sub: "bob", scope: "write" });
-    expect((await get("/private/x", { authorization: `Bearer ${token}` })).status).toBe(403);
-  });
-
-  test("a token from another issuer: 401", async () => {
-    const token = await signToken(key, {
-      iss: "https://evil.example",
-      aud: "api",
-      sub: "eve",
-      scope: "read",
+  describe("auth in the request path", () => {
+    test("a route without a policy is open", async () => {
+      expect((await get("/hello")).status).toBe(200);
     });
-    expect((await get("/private/x", { authorization: `Bearer ${token}` })).status).toBe(401);
-  });
 
-  test("a route asking for auth on a server without an enforcer fails closed", async () => {
-    const bare = new GatewayServer({ bind: "127.0.0.1" });
-    try {
-      await bare.apply(
-        model(
-          [
-            listener([
-              vhost("app.test", [route("p", match("/"), forwardTo("app"), { auth: policy("x", "y") })]),
-            ]),
-          ],
-          [backend("app", [upstream.port])],
-        ),
-      );
-      const res = await fetch(`http://127.0.0.1:${bare.ports()[0]?.port}/`, {
-        headers: { host: "app.test" },
+    test("no token: 401 with WWW-Authenticate, and nothing reaches the upstream", async () => {
+      const before = upstream.requests.length;
+      const res = await get("/private/x");
+      expect(res.status).toBe(401);
+      expect(res.headers.get("www-authenticate")).toStartWith("Bearer");
+      expect(upstream.requests.length).toBe(before);
+    });
+
+    test("valid token: forwarded with the claim header, the client's forged one removed", async () => {
+      const token = await signToken(key, { iss: jwks.url, aud: "api", sub: "alice", scope: "read write" });
+      const res = await get("/private/x", { authorization: `Bearer ${token}`, "x-user": "mallory" });
+      expect(res.status).toBe(200);
+      const seen = upstream.requests.at(-1);
+      expect(seen?.headers["x-user"]).toBe("alice");
+    });
+
+    test("valid token without the required scope: 403", async () => {
+      const token = await signToken(key, { iss: jwks.url, aud: "api", sub: "bob", scope: "write" });
+      expect((await get("/private/x", { authorization: `Bearer ${token}` })).status).toBe(403);
+    });
+
+    test("a token from another issuer: 401", async () => {
+      const token = await signToken(key, {
+        iss: "https://evil.example",
+        aud: "api",
+        sub: "eve",
+        scope: "read",
       });
-      expect(res.status).toBe(500);
-    } finally {
-      await bare.stop();
-    }
+      expect((await get("/private/x", { authorization: `Bearer ${token}` })).status).toBe(401);
+    });
+
+    test("a route asking for auth on a server without an enforcer fails closed", async () => {
+      const bare = new GatewayServer({ bind: "127.0.0.1", front });
+      try {
+        await bare.apply(
+          model(
+            [
+              listener([
+                vhost("app.test", [route("p", match("/"), forwardTo("app"), { auth: policy("x", "y") })]),
+              ]),
+            ],
+            [backend("app", [upstream.port])],
+          ),
+        );
+        const res = await fetch(`http://127.0.0.1:${bare.ports()[0]?.port}/`, {
+          headers: { host: "app.test" },
+        });
+        expect(res.status).toBe(500);
+      } finally {
+        await bare.stop();
+      }
+    });
   });
 });

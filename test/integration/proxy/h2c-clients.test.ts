@@ -4,7 +4,7 @@
  * upstream. The client's address must be the real one (its own source address, 127.0.0.2 here), the
  * preface may arrive in pieces, and a connection that breaks the protocol is closed alone.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, expect, test } from "bun:test";
 import { type ClientHttp2Session, connect as h2connect } from "node:http2";
 import { type Socket, connect as tcpConnect } from "node:net";
 import type { Server } from "bun";
@@ -19,6 +19,7 @@ import {
   route,
   vhost,
 } from "../../../src/proxy/testing/model.ts";
+import { forEachFront } from "../../helpers/fronts.ts";
 
 interface Echoed {
   method: string;
@@ -106,7 +107,7 @@ function rawExchange(parts: (string | Buffer)[], gapMs = 20): Promise<Buffer> {
 }
 
 // Both fronts: the raw one hands h2c connections to node:http2, Bun.serve speaks it itself (`http2`).
-describe.each(["raw", "bun"] as const)("%s front", (front) => {
+forEachFront("clients speaking h2c with prior knowledge", (front) => {
   let gw: GatewayServer;
 
   beforeAll(async () => {

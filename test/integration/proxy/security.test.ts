@@ -1,7 +1,7 @@
 /**
  * Request targets and Host headers an attacker would send, written byte for byte on raw TCP (fetch
  * would normalise them first). The rule under test: a request reaches only what its normalised path
- * and host reach, and what cannot be normalised safely is refused with 400.
+ * and host reach, and what cannot be normalised safely is refused with 400. Run on both fronts.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { setLogSink } from "../../../src/observability/logger.ts";
@@ -16,145 +16,143 @@ import {
   vhost,
 } from "../../../src/proxy/testing/model.ts";
 import { startUpstream, type TestUpstream } from "../../../src/proxy/testing/upstream.ts";
+import { forEachFront } from "../../helpers/fronts.ts";
 import { wireExchange, wireGet } from "../../helpers/raw-http.ts";
 
-// Both fronts: the raw-socket one (plain routes) and Bun.serve (HTTPS listeners, `--front bun`).
-for (const front of ["raw", "bun"] as const) {
-  describe(`front: ${front}`, () => {
-    let pub: TestUpstream;
-    let gw: GatewayServer;
-    let port: number;
-    let restoreSink: ((line: string) => void) | undefined;
+forEachFront("hostile request targets and Host headers", (front) => {
+  let pub: TestUpstream;
+  let gw: GatewayServer;
+  let port: number;
+  let restoreSink: ((line: string) => void) | undefined;
 
-    const say = (body: string) => ({ kind: "DirectResponse", status: 200, body }) as const;
+  const say = (body: string) => ({ kind: "DirectResponse", status: 200, body }) as const;
 
-    beforeAll(async () => {
-      restoreSink = setLogSink(() => {});
-      pub = startUpstream("public");
-      gw = new GatewayServer({ bind: "127.0.0.1", front });
-      await gw.apply(
-        model(
-          [
-            listener([
-              vhost("app.example", [
-                route("public", match("/public"), forwardTo("public")),
-                route("admin", match("/admin", "Exact"), say("admin-only")),
-              ]),
-              vhost("evil.example", [route("evil", match("/"), say("evil"))]),
-              vhost("*", [route("catch-all", match("/"), say("catch-all"))]),
+  beforeAll(async () => {
+    restoreSink = setLogSink(() => {});
+    pub = startUpstream("public");
+    gw = new GatewayServer({ bind: "127.0.0.1", front });
+    await gw.apply(
+      model(
+        [
+          listener([
+            vhost("app.example", [
+              route("public", match("/public"), forwardTo("public")),
+              route("admin", match("/admin", "Exact"), say("admin-only")),
             ]),
-          ],
-          [backend("public", [pub.port])],
-        ),
-      );
-      port = gw.ports()[0]?.port ?? 0;
+            vhost("evil.example", [route("evil", match("/"), say("evil"))]),
+            vhost("*", [route("catch-all", match("/"), say("catch-all"))]),
+          ]),
+        ],
+        [backend("public", [pub.port])],
+      ),
+    );
+    port = gw.ports()[0]?.port ?? 0;
+  });
+
+  afterAll(async () => {
+    await gw.stop();
+    await pub.stop();
+    if (restoreSink) setLogSink(restoreSink);
+  });
+
+  describe("path traversal reaches only what the normalised path reaches", () => {
+    for (const target of [
+      "/public/../admin",
+      "/public/%2e%2e/admin",
+      "/public/%2E%2E/admin",
+      "/public/.%2e/admin",
+      "/public/./../admin",
+      "/public/x/../../admin",
+      "/public\\..\\admin",
+    ]) {
+      test(target, async () => {
+        const before = pub.requests.length;
+        const res = await wireGet(port, target, "app.example");
+        expect([res.status, res.body]).toEqual([200, "admin-only"]);
+        expect(pub.requests.length).toBe(before);
+      });
+    }
+
+    test("the upstream receives the normalised path, never the dot segments", async () => {
+      const res = await wireGet(port, "/public/a/../b/./c", "app.example");
+      expect(JSON.parse(res.body).path).toBe("/public/b/c");
     });
 
-    afterAll(async () => {
-      await gw.stop();
-      await pub.stop();
-      if (restoreSink) setLogSink(restoreSink);
-    });
-
-    describe("path traversal reaches only what the normalised path reaches", () => {
-      for (const target of [
-        "/public/../admin",
-        "/public/%2e%2e/admin",
-        "/public/%2E%2E/admin",
-        "/public/.%2e/admin",
-        "/public/./../admin",
-        "/public/x/../../admin",
-        "/public\\..\\admin",
-      ]) {
-        test(target, async () => {
-          const before = pub.requests.length;
-          const res = await wireGet(port, target, "app.example");
-          expect([res.status, res.body]).toEqual([200, "admin-only"]);
-          expect(pub.requests.length).toBe(before);
-        });
+    test("doubled slashes are merged before matching, and forwarded merged", async () => {
+      for (const target of ["//admin", "///admin", "/%61dmin//"]) {
+        const res = await wireGet(port, target, "app.example");
+        if (target.endsWith("//")) expect(res.status).toBe(404);
+        else expect([target, res.body]).toEqual([target, "admin-only"]);
       }
-
-      test("the upstream receives the normalised path, never the dot segments", async () => {
-        const res = await wireGet(port, "/public/a/../b/./c", "app.example");
-        expect(JSON.parse(res.body).path).toBe("/public/b/c");
-      });
-
-      test("doubled slashes are merged before matching, and forwarded merged", async () => {
-        for (const target of ["//admin", "///admin", "/%61dmin//"]) {
-          const res = await wireGet(port, target, "app.example");
-          if (target.endsWith("//")) expect(res.status).toBe(404);
-          else expect([target, res.body]).toEqual([target, "admin-only"]);
-        }
-        const res = await wireGet(port, "/public//a///b?x=//y", "app.example");
-        expect(JSON.parse(res.body).path).toBe("/public/a/b?x=//y");
-      });
-
-      test("an encoded unreserved character cannot dodge a route", async () => {
-        const res = await wireGet(port, "/%61dmin", "app.example");
-        expect(res.body).toBe("admin-only");
-      });
+      const res = await wireGet(port, "/public//a///b?x=//y", "app.example");
+      expect(JSON.parse(res.body).path).toBe("/public/a/b?x=//y");
     });
 
-    describe("refused with 400", () => {
-      for (const target of [
-        "/public%2F..%2Fadmin",
-        "/public/..%2fadmin",
-        "/public%2fx",
-        "/public/a%5cb",
-        "/public/a%5Cb",
-        "/public/a%00b",
-        "/public/%zz",
-        "/public#frag",
-      ]) {
-        test(target, async () => {
-          const before = pub.requests.length;
-          const res = await wireGet(port, target, "app.example");
-          expect(res.status).toBe(400);
-          expect(pub.requests.length).toBe(before);
-        });
-      }
-    });
-
-    describe("Host decides, never the request target", () => {
-      test("absolute-form target: the URL's host is ignored, its path and query kept", async () => {
-        const res = await wireGet(port, "http://evil.example/public/x?q=1", "app.example");
-        expect(JSON.parse(res.body)).toMatchObject({ upstream: "public", path: "/public/x?q=1" });
-      });
-
-      test("absolute-form target cannot reach a host the Host header does not name", async () => {
-        const res = await wireGet(port, "http://evil.example/", "other.example");
-        expect(res.body).toBe("catch-all");
-      });
-
-      test("Host is case-insensitive, port and trailing dot ignored", async () => {
-        expect((await wireGet(port, "/admin", "APP.Example.:8080")).body).toBe("admin-only");
-      });
-
-      test("no Host (HTTP/1.0), an empty one, or two of them reach only the catch-all", async () => {
-        const h10 = await wireExchange(port, "GET /admin HTTP/1.0\r\n\r\n");
-        expect(h10.body).toBe("catch-all");
-        const empty = await wireExchange(port, "GET /admin HTTP/1.1\r\nHost:\r\nConnection: close\r\n\r\n");
-        expect(empty.body).toBe("catch-all");
-        const two = await wireExchange(
-          port,
-          "GET /admin HTTP/1.1\r\nHost: app.example\r\nHost: evil.example\r\nConnection: close\r\n\r\n",
-        );
-        expect(two.body).toBe("catch-all");
-      });
-
-      test("a Connection token that is not a field name is ignored, not an error", async () => {
-        const res = await wireExchange(
-          port,
-          "GET /public HTTP/1.1\r\nHost: app.example\r\nConnection: close, caf\u00e9, x-gone\r\nX-Gone: 1\r\n\r\n",
-        );
-        expect(res.status).toBe(200);
-        expect(JSON.parse(res.body).headers["x-gone"]).toBeUndefined();
-      });
-
-      test("a Host with a path or userinfo in it is not a host", async () => {
-        expect((await wireGet(port, "/admin", "app.example/x")).body).toBe("catch-all");
-        expect((await wireGet(port, "/admin", "x@app.example")).body).toBe("catch-all");
-      });
+    test("an encoded unreserved character cannot dodge a route", async () => {
+      const res = await wireGet(port, "/%61dmin", "app.example");
+      expect(res.body).toBe("admin-only");
     });
   });
-}
+
+  describe("refused with 400", () => {
+    for (const target of [
+      "/public%2F..%2Fadmin",
+      "/public/..%2fadmin",
+      "/public%2fx",
+      "/public/a%5cb",
+      "/public/a%5Cb",
+      "/public/a%00b",
+      "/public/%zz",
+      "/public#frag",
+    ]) {
+      test(target, async () => {
+        const before = pub.requests.length;
+        const res = await wireGet(port, target, "app.example");
+        expect(res.status).toBe(400);
+        expect(pub.requests.length).toBe(before);
+      });
+    }
+  });
+
+  describe("Host decides, never the request target", () => {
+    test("absolute-form target: the URL's host is ignored, its path and query kept", async () => {
+      const res = await wireGet(port, "http://evil.example/public/x?q=1", "app.example");
+      expect(JSON.parse(res.body)).toMatchObject({ upstream: "public", path: "/public/x?q=1" });
+    });
+
+    test("absolute-form target cannot reach a host the Host header does not name", async () => {
+      const res = await wireGet(port, "http://evil.example/", "other.example");
+      expect(res.body).toBe("catch-all");
+    });
+
+    test("Host is case-insensitive, port and trailing dot ignored", async () => {
+      expect((await wireGet(port, "/admin", "APP.Example.:8080")).body).toBe("admin-only");
+    });
+
+    test("no Host (HTTP/1.0), an empty one, or two of them reach only the catch-all", async () => {
+      const h10 = await wireExchange(port, "GET /admin HTTP/1.0\r\n\r\n");
+      expect(h10.body).toBe("catch-all");
+      const empty = await wireExchange(port, "GET /admin HTTP/1.1\r\nHost:\r\nConnection: close\r\n\r\n");
+      expect(empty.body).toBe("catch-all");
+      const two = await wireExchange(
+        port,
+        "GET /admin HTTP/1.1\r\nHost: app.example\r\nHost: evil.example\r\nConnection: close\r\n\r\n",
+      );
+      expect(two.body).toBe("catch-all");
+    });
+
+    test("a Connection token that is not a field name is ignored, not an error", async () => {
+      const res = await wireExchange(
+        port,
+        "GET /public HTTP/1.1\r\nHost: app.example\r\nConnection: close, caf\u00e9, x-gone\r\nX-Gone: 1\r\n\r\n",
+      );
+      expect(res.status).toBe(200);
+      expect(JSON.parse(res.body).headers["x-gone"]).toBeUndefined();
+    });
+
+    test("a Host with a path or userinfo in it is not a host", async () => {
+      expect((await wireGet(port, "/admin", "app.example/x")).body).toBe("catch-all");
+      expect((await wireGet(port, "/admin", "x@app.example")).body).toBe("catch-all");
+    });
+  });
+});
