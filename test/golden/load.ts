@@ -18,8 +18,17 @@ export interface LoadedCase {
 }
 
 /** A golden case file, read with `loadFiles`, the function behind `gatehouse translate -f`. */
-export async function loadCaseFile(path: string): Promise<LoadedCase> {
-  const load = await loadFiles([path]);
+export function loadCaseFile(path: string): Promise<LoadedCase> {
+  return loadCaseFiles([path]);
+}
+
+/**
+ * Golden case files read together, in the order given, as `gatehouse translate -f a.yaml -f b.yaml`
+ * reads them: a folder's shared objects (its `gatewayclass.yaml`) first, then the case's `.in.yaml`.
+ * Each file keeps its own document indices; the first object of a kind/namespace/name wins.
+ */
+export async function loadCaseFiles(paths: readonly string[]): Promise<LoadedCase> {
+  const load = await loadFiles(paths);
   return {
     snapshot: load.snapshot,
     problems: loadProblems(load).map((p) => ({ ...p, file: basename(p.file) })),
