@@ -3,7 +3,7 @@
  * The runner reports them as XFAIL and does not fail on them; if one starts passing, the runner fails
  * until it is removed from this list, so the list can only shrink honestly.
  */
-import type { Front } from "./report.ts";
+import type { Front } from "../helpers/fronts.ts";
 export interface ExpectedFailure {
   readonly suite: "ingress" | "gateway-api";
   /** Test or feature name as printed in the table. */

@@ -5,10 +5,10 @@
 import { type RunningGateway, startGateway } from "../../src/cli/serve.ts";
 import { parseServeConfig } from "../../src/config/config.ts";
 import type { ObjectStatus } from "../../src/status/types.ts";
+import type { Front } from "../helpers/fronts.ts";
 import { freePort } from "../helpers/ports.ts";
 import { splitRef } from "./gateway-api-data.ts";
 import { gatewayController } from "./gateway-api-manifests.ts";
-import type { Front } from "./report.ts";
 
 /** Loopback addresses the Gateways bind (Linux routes all of 127/8 to lo). */
 export const addressPool = "127.0.1.0/24";

@@ -8,6 +8,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { RunningGateway } from "../../src/cli/serve.ts";
+import type { Front } from "../helpers/fronts.ts";
 import type { ExpectedFailure } from "./expected-failures.ts";
 import { runCase } from "./gateway-api-cases.ts";
 import { makeTlsSecrets, type TlsSecret } from "./gateway-api-certs.ts";
@@ -29,7 +30,7 @@ import {
 } from "./gateway-api-manifests.ts";
 import { applyMutation } from "./gateway-api-mutations.ts";
 import { runStatusCheck } from "./gateway-api-status.ts";
-import type { CaseResult, Front } from "./report.ts";
+import type { CaseResult } from "./report.ts";
 
 export interface GatewayApiOptions {
   /** Run only these tests (by name). */

@@ -10,11 +10,12 @@ import { parse, stringify } from "yaml";
 import { type RunningGateway, startGateway } from "../../src/cli/serve.ts";
 import { parseServeConfig } from "../../src/config/config.ts";
 import { type EchoServer, startEchoServer } from "../helpers/echo-server.ts";
+import type { Front } from "../helpers/fronts.ts";
 import { freePort } from "../helpers/ports.ts";
 import { type RawResponse, rawRequest } from "../helpers/raw-http.ts";
 import type { ExpectedFailure } from "./expected-failures.ts";
 import { checkTlsExpectations, conformanceTlsSecret, servedCertificate } from "./ingress-tls.ts";
-import type { CaseResult, Front } from "./report.ts";
+import type { CaseResult } from "./report.ts";
 
 const namespace = "ingress-conformance";
 const ourClass = "conformance";

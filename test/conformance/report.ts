@@ -1,5 +1,4 @@
-/** What serves plain-HTTP listeners in a run: the raw HTTP/1.1 front or Bun.serve (`--front`). */
-export type Front = "raw" | "bun";
+import type { Front } from "../helpers/fronts.ts";
 
 /** One conformance case's outcome. */
 export interface CaseResult {

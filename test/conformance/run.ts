@@ -16,10 +16,11 @@
 import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
+import { FRONTS, type Front } from "../helpers/fronts.ts";
 import { expectedFailures } from "./expected-failures.ts";
 import { runGatewayApiSuite } from "./gateway-api.ts";
 import { runIngressSuite } from "./ingress.ts";
-import { type CaseResult, type Front, printReport } from "./report.ts";
+import { type CaseResult, printReport } from "./report.ts";
 
 const { values: args } = parseArgs({
   args: Bun.argv.slice(2),
@@ -41,7 +42,7 @@ if (!["raw", "bun", "both"].includes(frontArg)) {
   console.error(`--front must be raw, bun or both, not ${frontArg}`);
   process.exit(2);
 }
-const fronts: readonly Front[] = frontArg === "both" ? ["raw", "bun"] : [frontArg as Front];
+const fronts: readonly Front[] = frontArg === "both" ? FRONTS : [frontArg as Front];
 
 const root = resolve(
   process.env.GATEHOUSE_CONFORMANCE_DIR ?? join(import.meta.dir, "../../../shared/conformance"),

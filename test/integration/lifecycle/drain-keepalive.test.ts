@@ -1,7 +1,8 @@
 /**
  * SIGTERM while keep-alive clients send without pause, on a real process: through the drain delay every
  * request is answered, every response that started arrives whole (no accepted request is reset), and
- * once the listeners stop new connections are refused while a long request still finishes.
+ * once the listeners stop new connections are refused while a long request still finishes. Run on both
+ * fronts.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
@@ -10,6 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type EchoServer, startEchoServer } from "../../helpers/echo-server.ts";
 import { defaultBackendYaml } from "../../helpers/folder-fixtures.ts";
+import { forEachFront } from "../../helpers/fronts.ts";
 import { type GatewayProcess, startGatewayProcess } from "../../helpers/gateway-process.ts";
 
 let dir: string;
@@ -104,9 +106,8 @@ async function keepAliveClient(port: number, until: number): Promise<ClientLog> 
   return log;
 }
 
-test.each(["raw", "bun"])(
-  "keep-alive clients through SIGTERM (%s front): served during the delay, nothing cut, then refused",
-  async (front) => {
+forEachFront("drain with keep-alive clients", (front) => {
+  test("keep-alive clients through SIGTERM: served during the delay, nothing cut, then refused", async () => {
     const delayMs = 800;
     const gw = await startGatewayProcess(dir, [
       "--workers",
@@ -156,6 +157,5 @@ test.each(["raw", "bun"])(
     console.log(front, { ...all, answered: all.answered.length, inDelay: inDelay.length });
     expect(await long).toMatchObject({ status: 200 });
     expect(await gw.proc.exited).toBe(0);
-  },
-  20_000,
-);
+  }, 20_000);
+});

@@ -1,6 +1,7 @@
 /**
  * GatewayServer over time: table swaps under load, listeners opening and closing with the model,
- * graceful stop, a failed apply, and HTTPS listeners (SNI, certificate rotation on the same port).
+ * graceful stop, a failed apply (on both fronts), and HTTPS listeners (SNI, certificate rotation on the
+ * same port).
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -20,6 +21,7 @@ import {
   vhost,
 } from "../../../src/proxy/testing/model.ts";
 import { type Received, startUpstream, type TestUpstream } from "../../../src/proxy/testing/upstream.ts";
+import { type Front, forEachFront } from "../../helpers/fronts.ts";
 
 let a: TestUpstream;
 let b: TestUpstream;
@@ -37,8 +39,8 @@ afterAll(async () => {
   if (restoreSink) setLogSink(restoreSink);
 });
 
-function gateway(): GatewayServer {
-  const gw = new GatewayServer({ bind: "127.0.0.1" });
+function gateway(front?: Front): GatewayServer {
+  const gw = new GatewayServer({ bind: "127.0.0.1", front });
   servers.push(gw);
   return gw;
 }
@@ -55,103 +57,109 @@ async function upstreamOf(port: number, path = "/", init: RequestInit = {}): Pro
   return ((await res.json()) as Received).upstream;
 }
 
-test("a swap does not disturb a request in flight; new requests see the new table", async () => {
-  const gw = gateway();
-  await gw.apply(oneRoute("a"));
-  const port = gw.ports()[0]?.port ?? 0;
-  const slow = upstreamOf(port, "/slow/400");
-  await Bun.sleep(100);
-  await gw.apply(oneRoute("b"));
-  expect(gw.ports()[0]?.port).toBe(port);
-  expect(await upstreamOf(port)).toBe("b");
-  expect(await slow).toBe("a");
-});
+forEachFront("GatewayServer over time", (front) => {
+  test("a swap does not disturb a request in flight; new requests see the new table", async () => {
+    const gw = gateway(front);
+    await gw.apply(oneRoute("a"));
+    const port = gw.ports()[0]?.port ?? 0;
+    const slow = upstreamOf(port, "/slow/400");
+    await Bun.sleep(100);
+    await gw.apply(oneRoute("b"));
+    expect(gw.ports()[0]?.port).toBe(port);
+    expect(await upstreamOf(port)).toBe("b");
+    expect(await slow).toBe("a");
+  });
 
-test("swaps under concurrent load never fail a request", async () => {
-  const gw = gateway();
-  await gw.apply(oneRoute("a"));
-  const port = gw.ports()[0]?.port ?? 0;
-  let flips = 0;
-  const flipper = (async () => {
-    for (; flips < 20; flips++) {
-      await gw.apply(oneRoute(flips % 2 ? "a" : "b"));
-      await Bun.sleep(5);
-    }
-  })();
-  const results = await Promise.all(Array.from({ length: 100 }, () => upstreamOf(port, "/x")));
-  await flipper;
-  expect(results.every((u) => u === "a" || u === "b")).toBe(true);
-});
+  test("swaps under concurrent load never fail a request", async () => {
+    const gw = gateway(front);
+    await gw.apply(oneRoute("a"));
+    const port = gw.ports()[0]?.port ?? 0;
+    let flips = 0;
+    const flipper = (async () => {
+      for (; flips < 20; flips++) {
+        await gw.apply(oneRoute(flips % 2 ? "a" : "b"));
+        await Bun.sleep(5);
+      }
+    })();
+    const results = await Promise.all(Array.from({ length: 100 }, () => upstreamOf(port, "/x")));
+    await flipper;
+    expect(results.every((u) => u === "a" || u === "b")).toBe(true);
+  });
 
-test("listeners open and close with the model", async () => {
-  const gw = gateway();
-  const two = model(
-    [
-      listener([vhost("*", [route("a", match("/"), forwardTo("a"))])], { name: "one" }),
-      listener([vhost("*", [route("b", match("/"), forwardTo("b"))])], { name: "two", address: "127.0.0.2" }),
-    ],
-    [backend("a", [a.port]), backend("b", [b.port])],
-  );
-  await gw.apply(two);
-  const ports = gw.ports();
-  expect(ports.map((p) => p.listener).sort()).toEqual(["one", "two"]);
-  const second = ports.find((p) => p.listener === "two");
-  expect(second?.address).toBe("127.0.0.2");
-  expect(await upstreamOf(second?.port ?? 0).catch(() => "unreachable")).toBe("unreachable"); // 127.0.0.1
-  const res = await fetch(`http://127.0.0.2:${second?.port}/`);
-  expect(((await res.json()) as Received).upstream).toBe("b");
-
-  await gw.apply(oneRoute("a", { name: "one" }));
-  expect(gw.ports().map((p) => p.listener)).toEqual(["one"]);
-  await Bun.sleep(50);
-  expect(
-    await fetch(`http://127.0.0.2:${second?.port}/`).then(
-      () => "open",
-      () => "closed",
-    ),
-  ).toBe("closed");
-});
-
-test("a listener that cannot bind fails the apply and leaves the running config serving", async () => {
-  const gw = gateway();
-  await gw.apply(oneRoute("a"));
-  const port = gw.ports()[0]?.port ?? 0;
-  const blocker = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Response("blocker") });
-  try {
-    const clash = model(
+  test("listeners open and close with the model", async () => {
+    const gw = gateway(front);
+    const two = model(
       [
-        listener([vhost("*", [route("b", match("/"), forwardTo("b"))])]),
-        listener([vhost("*", [route("b2", match("/"), forwardTo("b"))])], {
-          name: "clash",
-          port: blocker.port,
+        listener([vhost("*", [route("a", match("/"), forwardTo("a"))])], { name: "one" }),
+        listener([vhost("*", [route("b", match("/"), forwardTo("b"))])], {
+          name: "two",
+          address: "127.0.0.2",
         }),
       ],
       [backend("a", [a.port]), backend("b", [b.port])],
     );
-    await expect(gw.apply(clash)).rejects.toThrow();
-    expect(await upstreamOf(port)).toBe("a");
-    expect(gw.ports().length).toBe(1);
-  } finally {
-    blocker.stop(true);
-  }
+    await gw.apply(two);
+    const ports = gw.ports();
+    expect(ports.map((p) => p.listener).sort()).toEqual(["one", "two"]);
+    const second = ports.find((p) => p.listener === "two");
+    expect(second?.address).toBe("127.0.0.2");
+    expect(await upstreamOf(second?.port ?? 0).catch(() => "unreachable")).toBe("unreachable"); // 127.0.0.1
+    const res = await fetch(`http://127.0.0.2:${second?.port}/`);
+    expect(((await res.json()) as Received).upstream).toBe("b");
+
+    await gw.apply(oneRoute("a", { name: "one" }));
+    expect(gw.ports().map((p) => p.listener)).toEqual(["one"]);
+    await Bun.sleep(50);
+    expect(
+      await fetch(`http://127.0.0.2:${second?.port}/`).then(
+        () => "open",
+        () => "closed",
+      ),
+    ).toBe("closed");
+  });
+
+  test("a listener that cannot bind fails the apply and leaves the running config serving", async () => {
+    const gw = gateway(front);
+    await gw.apply(oneRoute("a"));
+    const port = gw.ports()[0]?.port ?? 0;
+    const blocker = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Response("blocker") });
+    try {
+      const clash = model(
+        [
+          listener([vhost("*", [route("b", match("/"), forwardTo("b"))])]),
+          listener([vhost("*", [route("b2", match("/"), forwardTo("b"))])], {
+            name: "clash",
+            port: blocker.port,
+          }),
+        ],
+        [backend("a", [a.port]), backend("b", [b.port])],
+      );
+      await expect(gw.apply(clash)).rejects.toThrow();
+      expect(await upstreamOf(port)).toBe("a");
+      expect(gw.ports().length).toBe(1);
+    } finally {
+      blocker.stop(true);
+    }
+  });
+
+  test("stop lets a request in flight finish", async () => {
+    const gw = gateway(front);
+    await gw.apply(oneRoute("a"));
+    const port = gw.ports()[0]?.port ?? 0;
+    const slow = upstreamOf(port, "/slow/300");
+    await Bun.sleep(50);
+    await gw.stop();
+    expect(await slow).toBe("a");
+    expect(
+      await fetch(`http://127.0.0.1:${port}/`).then(
+        () => "open",
+        () => "closed",
+      ),
+    ).toBe("closed");
+  });
 });
 
-test("stop lets a request in flight finish", async () => {
-  const gw = gateway();
-  await gw.apply(oneRoute("a"));
-  const port = gw.ports()[0]?.port ?? 0;
-  const slow = upstreamOf(port, "/slow/300");
-  await Bun.sleep(50);
-  await gw.stop();
-  expect(await slow).toBe("a");
-  expect(
-    await fetch(`http://127.0.0.1:${port}/`).then(
-      () => "open",
-      () => "closed",
-    ),
-  ).toBe("closed");
-});
-
+// HTTPS listeners are Bun.serve whatever the front (--front picks only what serves plain HTTP): run once.
 describe("HTTPS", () => {
   let dir: string;
   const cert = (cn: string) => {

@@ -1,6 +1,7 @@
 /**
  * The whole pipeline in one process: a YAML folder → FolderSource → translate → GatewayServer, with real
- * echo backends. Covers reloads, bad input keeping the last good routes, and the admin endpoints.
+ * echo backends. Covers reloads, bad input keeping the last good routes, and the admin endpoints, on
+ * both fronts.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
@@ -9,15 +10,8 @@ import { join, resolve } from "node:path";
 import type { RunningGateway } from "../../../src/cli/serve.ts";
 import { setLogSink } from "../../../src/observability/logger.ts";
 import { type EchoServer, startEchoServer } from "../../helpers/echo-server.ts";
+import { forEachFront } from "../../helpers/fronts.ts";
 import { startTestGateway } from "../../helpers/test-gateway.ts";
-
-let dir: string;
-let web: EchoServer;
-let api: EchoServer;
-let gw: RunningGateway;
-let port: number;
-const logs: string[] = [];
-let restoreSink: ((line: string) => void) | undefined;
 
 function ingress(name: string, host: string, path: string, service: string, extra = ""): string {
   return `apiVersion: networking.k8s.io/v1
@@ -50,39 +44,50 @@ ports: [{ name: http, port: ${echoPort} }]
 `;
 }
 
-async function get(host: string, path: string): Promise<{ status: number; service?: string }> {
-  const res = await fetch(`http://127.0.0.1:${port}${path}`, { headers: { host } });
-  const text = await res.text();
-  const service = res.headers.get("content-type")?.includes("json") ? JSON.parse(text).service : undefined;
-  return { status: res.status, service };
-}
+forEachFront("gatehouse serve --dir", (front) => {
+  let dir: string;
+  let web: EchoServer;
+  let api: EchoServer;
+  let gw: RunningGateway;
+  let port: number;
+  const logs: string[] = [];
+  let restoreSink: ((line: string) => void) | undefined;
 
-/** Write a file and wait until the gateway applied the resulting snapshot. */
-async function writeAndApply(file: string, text: string): Promise<void> {
-  const applied = gw.nextApply();
-  await writeFile(join(dir, file), text);
-  await applied;
-}
+  async function get(host: string, path: string): Promise<{ status: number; service?: string }> {
+    const res = await fetch(`http://127.0.0.1:${port}${path}`, { headers: { host } });
+    const text = await res.text();
+    const service = res.headers.get("content-type")?.includes("json") ? JSON.parse(text).service : undefined;
+    return { status: res.status, service };
+  }
 
-beforeAll(async () => {
-  restoreSink = setLogSink((line) => logs.push(line));
-  web = startEchoServer({ service: "web", namespace: "demo" });
-  api = startEchoServer({ service: "api", namespace: "demo" });
-  dir = await mkdtemp(join(tmpdir(), "gatehouse-serve-"));
-  await writeFile(join(dir, "services.yaml"), `${service("web", web.port)}---\n${service("api", api.port)}`);
-  await writeFile(join(dir, "web.yaml"), ingress("web", "demo.test", "/", "web"));
-  ({ gw, port } = await startTestGateway(["--dir", dir], [], 20));
-});
+  /** Write a file and wait until the gateway applied the resulting snapshot. */
+  async function writeAndApply(file: string, text: string): Promise<void> {
+    const applied = gw.nextApply();
+    await writeFile(join(dir, file), text);
+    await applied;
+  }
 
-afterAll(async () => {
-  await gw?.stop();
-  await web?.stop();
-  await api?.stop();
-  if (dir) await rm(dir, { recursive: true, force: true });
-  if (restoreSink) setLogSink(restoreSink);
-});
+  beforeAll(async () => {
+    restoreSink = setLogSink((line) => logs.push(line));
+    web = startEchoServer({ service: "web", namespace: "demo" });
+    api = startEchoServer({ service: "api", namespace: "demo" });
+    dir = await mkdtemp(join(tmpdir(), "gatehouse-serve-"));
+    await writeFile(
+      join(dir, "services.yaml"),
+      `${service("web", web.port)}---\n${service("api", api.port)}`,
+    );
+    await writeFile(join(dir, "web.yaml"), ingress("web", "demo.test", "/", "web"));
+    ({ gw, port } = await startTestGateway(["--dir", dir], ["--front", front], 20));
+  });
 
-describe("gatehouse serve --dir", () => {
+  afterAll(async () => {
+    await gw?.stop();
+    await web?.stop();
+    await api?.stop();
+    if (dir) await rm(dir, { recursive: true, force: true });
+    if (restoreSink) setLogSink(restoreSink);
+  });
+
   test("serves the folder's routes; unknown host is 404", async () => {
     expect(await get("demo.test", "/anything")).toEqual({ status: 200, service: "web" });
     expect((await get("other.test", "/")).status).toBe(404);
@@ -122,8 +127,19 @@ describe("gatehouse serve --dir", () => {
   });
 });
 
+// Flag checks at startup: the process exits before any listener opens, so no front is involved.
 describe("gatehouse serve flags", () => {
   const main = join(resolve(import.meta.dir, "../../.."), "src/main.ts");
+  let dir: string;
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), "gatehouse-serve-flags-"));
+  });
+
+  afterAll(async () => {
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
   const serve = (ports: string[]) =>
     Bun.spawn([process.execPath, main, "serve", "--dir", dir, "--bind", "127.0.0.1", ...ports], {
       stdin: "ignore",

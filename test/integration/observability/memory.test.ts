@@ -7,7 +7,7 @@
  */
 
 import { heapStats } from "bun:jsc";
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, expect, test } from "bun:test";
 import { AccessLog } from "../../../src/observability/access-log.ts";
 import { GatewayMetrics } from "../../../src/observability/metrics.ts";
 import { MetricsAndAccessLog } from "../../../src/observability/request-observer.ts";
@@ -22,6 +22,7 @@ import {
   vhost,
 } from "../../../src/proxy/testing/model.ts";
 import { type EchoServer, startEchoServer } from "../../helpers/echo-server.ts";
+import { forEachFront } from "../../helpers/fronts.ts";
 
 let echo: EchoServer;
 
@@ -70,57 +71,55 @@ function heap(): { bytes: number; objects: number } {
   return { bytes: h.heapSize, objects: h.objectCount };
 }
 
-for (const front of ["raw", "bun"] as const) {
-  describe(`${front} front`, () => {
-    const metrics = new GatewayMetrics({ processMetrics: false });
-    let proxy: GatewayServer;
-    let base: string;
-    let logged = 0;
+forEachFront("metrics and heap under distinct requests", (front) => {
+  const metrics = new GatewayMetrics({ processMetrics: false });
+  let proxy: GatewayServer;
+  let base: string;
+  let logged = 0;
 
-    beforeAll(async () => {
-      // Every request is formatted into an access-log line too (then dropped): that must keep nothing.
-      const accessLog = new AccessLog(1, () => {
-        logged++;
-      });
-      const observer = new MetricsAndAccessLog(metrics, accessLog);
-      proxy = new GatewayServer({ bind: "127.0.0.1", front, observer });
-      const m = model(
-        [listener([vhost("*.mem.test", [route(routeName, match("/"), forwardTo("app"))])])],
-        [backend("app", [echo.port])],
-      );
-      await proxy.apply(m);
-      metrics.configApplied(true, 0.001, m, []);
-      base = `http://127.0.0.1:${proxy.ports()[0]?.port}`;
+  beforeAll(async () => {
+    // Every request is formatted into an access-log line too (then dropped): that must keep nothing.
+    const accessLog = new AccessLog(1, () => {
+      logged++;
     });
-
-    afterAll(async () => {
-      await proxy?.stop();
-    });
-
-    test("distinct paths, queries and hosts grow neither the metrics nor the heap", async () => {
-      await distinctRequests(base, 0, 3000);
-      const before = await scrape(metrics);
-      const heapBefore = heap();
-      const echoed = echo.requests;
-
-      const n = 30_000;
-      await distinctRequests(base, 1_000_000, n);
-      const after = await scrape(metrics);
-      const heapAfter = heap();
-
-      // All of them served: the routed half forwarded, the rest answered 404 by the proxy.
-      expect(logged).toBe(3000 + n);
-      expect(echo.requests - echoed).toBe(n / 2);
-      expect(after.series).toContain(`gatehouse_requests_total{route="${routeName}",code_class="2xx"}`);
-      expect(after.series).toContain('gatehouse_requests_total{route="(none)",code_class="4xx"}');
-      // The same series, and a body that differs only by the digits of the counts.
-      expect(after.series).toEqual(before.series);
-      expect(Math.abs(after.bytes - before.bytes)).toBeLessThan(200);
-      expect(metrics.routes.size).toBe(2);
-      // Measured flat (within ~50 kB, a few hundred objects). Keeping anything per request would be at
-      // least 30,000 objects; keeping the ~300-byte paths, ~9 MB.
-      expect(heapAfter.objects - heapBefore.objects).toBeLessThan(5000);
-      expect(heapAfter.bytes - heapBefore.bytes).toBeLessThan(2 * 1024 * 1024);
-    }, 20_000);
+    const observer = new MetricsAndAccessLog(metrics, accessLog);
+    proxy = new GatewayServer({ bind: "127.0.0.1", front, observer });
+    const m = model(
+      [listener([vhost("*.mem.test", [route(routeName, match("/"), forwardTo("app"))])])],
+      [backend("app", [echo.port])],
+    );
+    await proxy.apply(m);
+    metrics.configApplied(true, 0.001, m, []);
+    base = `http://127.0.0.1:${proxy.ports()[0]?.port}`;
   });
-}
+
+  afterAll(async () => {
+    await proxy?.stop();
+  });
+
+  test("distinct paths, queries and hosts grow neither the metrics nor the heap", async () => {
+    await distinctRequests(base, 0, 3000);
+    const before = await scrape(metrics);
+    const heapBefore = heap();
+    const echoed = echo.requests;
+
+    const n = 30_000;
+    await distinctRequests(base, 1_000_000, n);
+    const after = await scrape(metrics);
+    const heapAfter = heap();
+
+    // All of them served: the routed half forwarded, the rest answered 404 by the proxy.
+    expect(logged).toBe(3000 + n);
+    expect(echo.requests - echoed).toBe(n / 2);
+    expect(after.series).toContain(`gatehouse_requests_total{route="${routeName}",code_class="2xx"}`);
+    expect(after.series).toContain('gatehouse_requests_total{route="(none)",code_class="4xx"}');
+    // The same series, and a body that differs only by the digits of the counts.
+    expect(after.series).toEqual(before.series);
+    expect(Math.abs(after.bytes - before.bytes)).toBeLessThan(200);
+    expect(metrics.routes.size).toBe(2);
+    // Measured flat (within ~50 kB, a few hundred objects). Keeping anything per request would be at
+    // least 30,000 objects; keeping the ~300-byte paths, ~9 MB.
+    expect(heapAfter.objects - heapBefore.objects).toBeLessThan(5000);
+    expect(heapAfter.bytes - heapBefore.bytes).toBeLessThan(2 * 1024 * 1024);
+  }, 20_000);
+});

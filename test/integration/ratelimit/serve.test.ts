@@ -4,6 +4,7 @@
  * JWKS server. Covers the responses (429 problem+json, RateLimit headers, hidden headers), a forged
  * X-Forwarded-For from an untrusted peer, keys from verified JWT claims, dry run, bad policies that must
  * become conditions without stopping anything, and a route whose limit no enforcer can check (500).
+ * Run on both fronts.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
@@ -24,18 +25,10 @@ import {
 } from "../../../src/proxy/testing/model.ts";
 import type { ObjectStatus } from "../../../src/status/types.ts";
 import { type EchoServer, startEchoServer } from "../../helpers/echo-server.ts";
+import { forEachFront } from "../../helpers/fronts.ts";
 import { rateLimitManifests, rlHost } from "../../helpers/ratelimit-fleet.ts";
 import { testLimit } from "../../helpers/ratelimit-model.ts";
 import { startTestGateway } from "../../helpers/test-gateway.ts";
-
-let dir: string | undefined;
-let echo: EchoServer | undefined;
-let jwks: JWKSServer | undefined;
-let key: TestKey;
-let gw: RunningGateway | undefined;
-let base = "";
-const logs: string[] = [];
-let restoreSink: ((line: string) => void) | undefined;
 
 const badPolicy = (name: string, target: string, rules: string) => `---
 apiVersion: gatehouse.dev/v1alpha1
@@ -46,28 +39,45 @@ spec:
   rules: [${rules}]
 `;
 
-beforeAll(async () => {
-  key = await testKey("ES256", "k1");
-  jwks = new JWKSServer([key]);
-  echo = startEchoServer({ service: "web" });
-  dir = await mkdtemp(join(tmpdir(), "gatehouse-rl-serve-"));
-  const yaml = rateLimitManifests(echo.port, [
-    {
-      name: "untrusted",
-      path: "/untrusted",
-      policy: "  clientIP: { trustedProxies: [10.0.0.0/8] }\n  rules: [{ limit: 3, window: 10s }]",
-    },
-    {
-      name: "trusted",
-      path: "/trusted",
-      policy: "  clientIP: { trustedProxies: [127.0.0.1/32] }\n  rules: [{ limit: 3, window: 10s }]",
-    },
-    { name: "hidden", path: "/hidden", policy: "  hideHeaders: true\n  rules: [{ limit: 1, window: 1min }]" },
-    { name: "shadow", path: "/shadow", policy: "  shadow: true\n  rules: [{ limit: 1, window: 1min }]" },
-    { name: "user", path: "/user", policy: '  rules: [{ limit: 2, window: 1min, keys: ["claim:sub"] }]' },
-    { name: "plain", path: "/plain" },
-  ]);
-  const auth = `---
+forEachFront("rate limits served", (front) => {
+  let dir: string | undefined;
+  let echo: EchoServer | undefined;
+  let jwks: JWKSServer | undefined;
+  let key: TestKey;
+  let gw: RunningGateway | undefined;
+  let base = "";
+  const logs: string[] = [];
+  let restoreSink: ((line: string) => void) | undefined;
+  // The dry-run line is rate-limited per policy name for the whole process (enforce.ts's shadowLog, 10 s):
+  // a name per front, so the second front's suite is not silenced by the first's line.
+  const shadow = `shadow-${front}`;
+
+  beforeAll(async () => {
+    key = await testKey("ES256", "k1");
+    jwks = new JWKSServer([key]);
+    echo = startEchoServer({ service: "web" });
+    dir = await mkdtemp(join(tmpdir(), "gatehouse-rl-serve-"));
+    const yaml = rateLimitManifests(echo.port, [
+      {
+        name: "untrusted",
+        path: "/untrusted",
+        policy: "  clientIP: { trustedProxies: [10.0.0.0/8] }\n  rules: [{ limit: 3, window: 10s }]",
+      },
+      {
+        name: "trusted",
+        path: "/trusted",
+        policy: "  clientIP: { trustedProxies: [127.0.0.1/32] }\n  rules: [{ limit: 3, window: 10s }]",
+      },
+      {
+        name: "hidden",
+        path: "/hidden",
+        policy: "  hideHeaders: true\n  rules: [{ limit: 1, window: 1min }]",
+      },
+      { name: shadow, path: "/shadow", policy: "  shadow: true\n  rules: [{ limit: 1, window: 1min }]" },
+      { name: "user", path: "/user", policy: '  rules: [{ limit: 2, window: 1min, keys: ["claim:sub"] }]' },
+      { name: "plain", path: "/plain" },
+    ]);
+    const auth = `---
 apiVersion: gatehouse.dev/v1alpha1
 kind: AuthPolicy
 metadata: { name: user, namespace: rl }
@@ -76,143 +86,147 @@ spec:
   jwt:
     providers: [{ name: p, issuer: "${jwks.url}", audiences: [api], keys: { type: RemoteJWKS, uri: "${jwks.url}/jwks" } }]
 `;
-  const bad = [
-    badPolicy("zero", "plain", "{ limit: 0, window: 10s }"),
-    badPolicy("negative", "plain", "{ limit: -1, window: 10s }"),
-    badPolicy("unknown-key", "plain", '{ limit: 1, window: 10s, keys: ["cookie:session"] }'),
-    badPolicy("no-target", "missing", "{ limit: 1, window: 10s }"),
-  ];
-  await writeFile(join(dir, "all.yaml"), yaml + auth + bad.join(""));
-  restoreSink = setLogSink((line) => logs.push(line));
-  const t = await startTestGateway(["--dir", dir], ["--log-level", "warn", "--access-log-sample", "0"]);
-  gw = t.gw;
-  base = `http://127.0.0.1:${t.port}`;
-});
-
-afterAll(async () => {
-  await gw?.stop();
-  // `serve` sets the process-wide log level; later test files in this process expect the default.
-  setLogLevel((process.env.GATEHOUSE_LOG_LEVEL as LogLevel | undefined) ?? "info");
-  if (restoreSink) setLogSink(restoreSink);
-  await echo?.stop();
-  jwks?.stop();
-  if (dir) await rm(dir, { recursive: true, force: true });
-});
-
-async function get(path: string, headers: Record<string, string> = {}) {
-  const res = await fetch(base + path, { headers: { host: rlHost, ...headers } });
-  const body = await res.text();
-  return { status: res.status, headers: res.headers, body };
-}
-
-async function statuses(path: string, n: number, headers: (i: number) => Record<string, string>) {
-  const out: number[] = [];
-  for (let i = 0; i < n; i++) out.push((await get(path, headers(i))).status);
-  return out;
-}
-
-function policyStatus(name: string): { reason: string; status: string }[] {
-  const s = (gw?.state.statuses ?? []).find(
-    (x: ObjectStatus) => x.target.kind === "RateLimitPolicy" && x.target.name === name,
-  );
-  const ancestors = (s?.status.ancestors ?? []) as { conditions: { reason: string; status: string }[] }[];
-  return ancestors.flatMap((a) => a.conditions);
-}
-
-describe("rate limits in the request path (in-process store)", () => {
-  test("allowed responses carry RateLimit headers; the 429 is problem+json with Retry-After", async () => {
-    const first = await get("/untrusted/a");
-    expect(first.status).toBe(200);
-    expect(first.headers.get("ratelimit-policy")).toBe('"default";q=3;w=10');
-    expect(first.headers.get("ratelimit")).toMatch(/^"default";r=2;t=\d+$/);
-    await get("/untrusted/a");
-    await get("/untrusted/a");
-    const limited = await get("/untrusted/a");
-    expect(limited.status).toBe(429);
-    expect(limited.headers.get("content-type")).toBe("application/problem+json");
-    expect(Number(limited.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
-    expect(limited.headers.get("ratelimit")).toMatch(/^"default";r=0;t=\d+$/);
-    expect(JSON.parse(limited.body)).toMatchObject({ status: 429, title: "Too Many Requests" });
-  });
-
-  test("a forged X-Forwarded-For from an untrusted peer is limited by the real address", async () => {
-    // The bucket of 127.0.0.1 on /untrusted is already empty: no forged address gets a fresh one.
-    const forged = await statuses("/untrusted/b", 5, (i) => ({ "x-forwarded-for": `203.0.113.${i}` }));
-    expect(forged).toEqual([429, 429, 429, 429, 429]);
-    // The same requests from a trusted proxy are keyed by the client it names (so the test can fail).
-    const vouched = await statuses("/trusted", 8, (i) => ({ "x-forwarded-for": `203.0.113.${i}` }));
-    expect(vouched).toEqual([200, 200, 200, 200, 200, 200, 200, 200]);
-    const oneClient = await statuses("/trusted", 4, () => ({ "x-forwarded-for": "198.51.100.7" }));
-    expect(oneClient).toEqual([200, 200, 200, 429]);
-  });
-
-  test("hidden headers: none on 200, only Retry-After on 429", async () => {
-    const ok = await get("/hidden");
-    expect(ok.status).toBe(200);
-    expect(ok.headers.has("ratelimit")).toBe(false);
-    expect(ok.headers.has("ratelimit-policy")).toBe(false);
-    const limited = await get("/hidden");
-    expect(limited.status).toBe(429);
-    expect(limited.headers.has("retry-after")).toBe(true);
-    expect(limited.headers.has("ratelimit")).toBe(false);
-  });
-
-  test("dry run admits everything and only reports", async () => {
-    expect(await statuses("/shadow", 4, () => ({}))).toEqual([200, 200, 200, 200]);
-    expect((await get("/shadow")).headers.has("ratelimit")).toBe(false);
-    const text = await (gw as RunningGateway).metrics.text();
-    expect(text).toContain(
-      'gatehouse_ratelimit_decisions_total{policy="ratelimitpolicy/rl/shadow",decision="shadow"} 4',
+    const bad = [
+      badPolicy("zero", "plain", "{ limit: 0, window: 10s }"),
+      badPolicy("negative", "plain", "{ limit: -1, window: 10s }"),
+      badPolicy("unknown-key", "plain", '{ limit: 1, window: 10s, keys: ["cookie:session"] }'),
+      badPolicy("no-target", "missing", "{ limit: 1, window: 10s }"),
+    ];
+    await writeFile(join(dir, "all.yaml"), yaml + auth + bad.join(""));
+    restoreSink = setLogSink((line) => logs.push(line));
+    const t = await startTestGateway(
+      ["--dir", dir],
+      ["--front", front, "--log-level", "warn", "--access-log-sample", "0"],
     );
-    // Logged too, but once per policy per window, not once per request.
-    const lines = logs.filter((l) => l.includes("dry run") && l.includes("ratelimitpolicy/rl/shadow"));
-    expect(lines.length).toBe(1);
+    gw = t.gw;
+    base = `http://127.0.0.1:${t.port}`;
   });
 
-  test("key from a verified JWT claim: after auth, one bucket per subject", async () => {
-    expect((await get("/user")).status).toBe(401); // auth runs first
-    const token = (sub: string) => signToken(key, { iss: (jwks as JWKSServer).url, aud: "api", sub });
-    const alice = { authorization: `Bearer ${await token("alice")}` };
-    const bob = { authorization: `Bearer ${await token("bob")}` };
-    expect(await statuses("/user", 3, () => alice)).toEqual([200, 200, 429]);
-    expect(await statuses("/user", 2, () => bob)).toEqual([200, 200]);
+  afterAll(async () => {
+    await gw?.stop();
+    // `serve` sets the process-wide log level; later test files in this process expect the default.
+    setLogLevel((process.env.GATEHOUSE_LOG_LEVEL as LogLevel | undefined) ?? "info");
+    if (restoreSink) setLogSink(restoreSink);
+    await echo?.stop();
+    jwks?.stop();
+    if (dir) await rm(dir, { recursive: true, force: true });
   });
 
-  test("bad policies become conditions, attach nowhere, and nothing stops", async () => {
-    for (const name of ["zero", "negative", "unknown-key"])
-      expect(policyStatus(name)).toContainEqual(
-        expect.objectContaining({ status: "False", reason: "Invalid" }),
-      );
-    expect(policyStatus("no-target")).toContainEqual(
-      expect.objectContaining({ status: "False", reason: "TargetNotFound" }),
-    );
-    // Invalid policies do not limit /plain; no Degraded condition without a shared store.
-    expect(await statuses("/plain", 5, () => ({}))).toEqual([200, 200, 200, 200, 200]);
-    expect(policyStatus("trusted").map((c) => c.reason)).toEqual(["Accepted"]);
-  });
-});
-
-test("a route with a limit but no enforcer in the process fails closed (500)", async () => {
-  const upstream = startEchoServer({ service: "app" });
-  const proxy = new GatewayServer({ bind: "127.0.0.1", guards: {} });
-  try {
-    const m = model(
-      [
-        listener([
-          vhost("app.test", [
-            route("limited", match("/limited"), forwardTo("app"), { rateLimit: testLimit() }),
-            route("open", match("/"), forwardTo("app")),
-          ]),
-        ]),
-      ],
-      [backend("app", [upstream.port])],
-    );
-    await proxy.apply(m);
-    const at = `http://127.0.0.1:${proxy.ports()[0]?.port}`;
-    expect((await fetch(`${at}/limited`, { headers: { host: "app.test" } })).status).toBe(500);
-    expect((await fetch(`${at}/other`, { headers: { host: "app.test" } })).status).toBe(200);
-  } finally {
-    await proxy.stop();
-    await upstream.stop();
+  async function get(path: string, headers: Record<string, string> = {}) {
+    const res = await fetch(base + path, { headers: { host: rlHost, ...headers } });
+    const body = await res.text();
+    return { status: res.status, headers: res.headers, body };
   }
+
+  async function statuses(path: string, n: number, headers: (i: number) => Record<string, string>) {
+    const out: number[] = [];
+    for (let i = 0; i < n; i++) out.push((await get(path, headers(i))).status);
+    return out;
+  }
+
+  function policyStatus(name: string): { reason: string; status: string }[] {
+    const s = (gw?.state.statuses ?? []).find(
+      (x: ObjectStatus) => x.target.kind === "RateLimitPolicy" && x.target.name === name,
+    );
+    const ancestors = (s?.status.ancestors ?? []) as { conditions: { reason: string; status: string }[] }[];
+    return ancestors.flatMap((a) => a.conditions);
+  }
+
+  describe("rate limits in the request path (in-process store)", () => {
+    test("allowed responses carry RateLimit headers; the 429 is problem+json with Retry-After", async () => {
+      const first = await get("/untrusted/a");
+      expect(first.status).toBe(200);
+      expect(first.headers.get("ratelimit-policy")).toBe('"default";q=3;w=10');
+      expect(first.headers.get("ratelimit")).toMatch(/^"default";r=2;t=\d+$/);
+      await get("/untrusted/a");
+      await get("/untrusted/a");
+      const limited = await get("/untrusted/a");
+      expect(limited.status).toBe(429);
+      expect(limited.headers.get("content-type")).toBe("application/problem+json");
+      expect(Number(limited.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
+      expect(limited.headers.get("ratelimit")).toMatch(/^"default";r=0;t=\d+$/);
+      expect(JSON.parse(limited.body)).toMatchObject({ status: 429, title: "Too Many Requests" });
+    });
+
+    test("a forged X-Forwarded-For from an untrusted peer is limited by the real address", async () => {
+      // The bucket of 127.0.0.1 on /untrusted is already empty: no forged address gets a fresh one.
+      const forged = await statuses("/untrusted/b", 5, (i) => ({ "x-forwarded-for": `203.0.113.${i}` }));
+      expect(forged).toEqual([429, 429, 429, 429, 429]);
+      // The same requests from a trusted proxy are keyed by the client it names (so the test can fail).
+      const vouched = await statuses("/trusted", 8, (i) => ({ "x-forwarded-for": `203.0.113.${i}` }));
+      expect(vouched).toEqual([200, 200, 200, 200, 200, 200, 200, 200]);
+      const oneClient = await statuses("/trusted", 4, () => ({ "x-forwarded-for": "198.51.100.7" }));
+      expect(oneClient).toEqual([200, 200, 200, 429]);
+    });
+
+    test("hidden headers: none on 200, only Retry-After on 429", async () => {
+      const ok = await get("/hidden");
+      expect(ok.status).toBe(200);
+      expect(ok.headers.has("ratelimit")).toBe(false);
+      expect(ok.headers.has("ratelimit-policy")).toBe(false);
+      const limited = await get("/hidden");
+      expect(limited.status).toBe(429);
+      expect(limited.headers.has("retry-after")).toBe(true);
+      expect(limited.headers.has("ratelimit")).toBe(false);
+    });
+
+    test("dry run admits everything and only reports", async () => {
+      expect(await statuses("/shadow", 4, () => ({}))).toEqual([200, 200, 200, 200]);
+      expect((await get("/shadow")).headers.has("ratelimit")).toBe(false);
+      const text = await (gw as RunningGateway).metrics.text();
+      expect(text).toContain(
+        `gatehouse_ratelimit_decisions_total{policy="ratelimitpolicy/rl/${shadow}",decision="shadow"} 4`,
+      );
+      // Logged too, but once per policy per window, not once per request.
+      const lines = logs.filter((l) => l.includes("dry run") && l.includes(`ratelimitpolicy/rl/${shadow}`));
+      expect(lines.length).toBe(1);
+    });
+
+    test("key from a verified JWT claim: after auth, one bucket per subject", async () => {
+      expect((await get("/user")).status).toBe(401); // auth runs first
+      const token = (sub: string) => signToken(key, { iss: (jwks as JWKSServer).url, aud: "api", sub });
+      const alice = { authorization: `Bearer ${await token("alice")}` };
+      const bob = { authorization: `Bearer ${await token("bob")}` };
+      expect(await statuses("/user", 3, () => alice)).toEqual([200, 200, 429]);
+      expect(await statuses("/user", 2, () => bob)).toEqual([200, 200]);
+    });
+
+    test("bad policies become conditions, attach nowhere, and nothing stops", async () => {
+      for (const name of ["zero", "negative", "unknown-key"])
+        expect(policyStatus(name)).toContainEqual(
+          expect.objectContaining({ status: "False", reason: "Invalid" }),
+        );
+      expect(policyStatus("no-target")).toContainEqual(
+        expect.objectContaining({ status: "False", reason: "TargetNotFound" }),
+      );
+      // Invalid policies do not limit /plain; no Degraded condition without a shared store.
+      expect(await statuses("/plain", 5, () => ({}))).toEqual([200, 200, 200, 200, 200]);
+      expect(policyStatus("trusted").map((c) => c.reason)).toEqual(["Accepted"]);
+    });
+  });
+
+  test("a route with a limit but no enforcer in the process fails closed (500)", async () => {
+    const upstream = startEchoServer({ service: "app" });
+    const proxy = new GatewayServer({ bind: "127.0.0.1", front, guards: {} });
+    try {
+      const m = model(
+        [
+          listener([
+            vhost("app.test", [
+              route("limited", match("/limited"), forwardTo("app"), { rateLimit: testLimit() }),
+              route("open", match("/"), forwardTo("app")),
+            ]),
+          ]),
+        ],
+        [backend("app", [upstream.port])],
+      );
+      await proxy.apply(m);
+      const at = `http://127.0.0.1:${proxy.ports()[0]?.port}`;
+      expect((await fetch(`${at}/limited`, { headers: { host: "app.test" } })).status).toBe(500);
+      expect((await fetch(`${at}/other`, { headers: { host: "app.test" } })).status).toBe(200);
+    } finally {
+      await proxy.stop();
+      await upstream.stop();
+    }
+  });
 });

@@ -4,6 +4,7 @@
  * `redis-cli --cluster create`, and one master watched by one `redis-server --sentinel`. Checks asked in
  * one event-loop turn for clients on different nodes must each be decided (a batch that mixed hash
  * tags would fail with CROSSSLOT), limits hold per client, and leases work across nodes.
+ * One front only: the checks go straight to a RedisLimiter, no request crosses a listener.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
