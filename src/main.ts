@@ -24,10 +24,11 @@ Usage:
                   [--default-certificate NS/NAME] [--ssl-redirect true] [--http2 false]
                   [--access-log-sample 1] [--log-level info]
                   [--redis-url redis://HOST:6379] [--redis-timeout-ms 50]
-                  [--front raw|bun] [--admin-bind ADDR]
+                  [--front raw|bun] [--admin-bind ADDR] [--allow-unenforced-annotations]
   gatehouse translate -f FILE [-f FILE...] [--ingress-class NAME] [--http-port N] [--https-port N]
                       [--ingress-controller NAME] [--watch-ingress-without-class] [--ssl-redirect BOOL]
                       [--gateway-controller NAME] [--gateway-address-pool CIDR] [--default-certificate NS/NAME]
+                      [--allow-unenforced-annotations] [--strict]
 
 Every serve flag can also be set as GATEHOUSE_<FLAG_NAME>, e.g. GATEHOUSE_HTTP_PORT=8080.
 `;
@@ -68,9 +69,11 @@ async function main(argv: string[]): Promise<number> {
     // -f FILE (repeatable), and the serve flags that change translation, validated as serve does.
     const files: string[] = [];
     const flags: string[] = [];
+    let strict = false;
     for (let i = 0; i < rest.length; i++) {
       const arg = rest[i] as string;
-      if (arg === "-f" || arg === "--file") files.push(rest[++i] ?? "");
+      if (arg === "--strict") strict = true;
+      else if (arg === "-f" || arg === "--file") files.push(rest[++i] ?? "");
       else if (arg.startsWith("--file=")) files.push(arg.slice(7));
       else flags.push(arg);
     }
@@ -91,7 +94,7 @@ async function main(argv: string[]): Promise<number> {
       return 2;
     }
     // No certificate is generated here: a default certificate only matters to a serving process.
-    return runTranslate(files, translateOptionsOf(config, undefined, Date.now()));
+    return runTranslate(files, translateOptionsOf(config, undefined, Date.now()), strict);
   }
   process.stdout.write(usage);
   return command === undefined || command === "help" || command === "--help" ? 0 : 2;

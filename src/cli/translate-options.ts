@@ -14,6 +14,7 @@ export const translationFlags = [
   "ingress-class",
   "ingress-controller",
   "watch-ingress-without-class",
+  "allow-unenforced-annotations",
   "gateway-controller",
   "gateway-address-pool",
 ] as const;
@@ -33,6 +34,7 @@ export function translateOptionsOf(
     ingressClass: config["ingress-class"],
     ingressController: config["ingress-controller"],
     watchIngressWithoutClass: config["watch-ingress-without-class"],
+    allowUnenforcedAnnotations: config["allow-unenforced-annotations"],
     gatewayController: config["gateway-controller"],
     gatewayAddressPool: config["gateway-address-pool"],
   };

@@ -103,4 +103,40 @@ describe("gatehouse translate -f", () => {
     const refused = await translateCli("other.yaml", "--workers=2");
     expect(refused.code).toBe(2);
   });
+
+  describe("--strict", () => {
+    const clean = `${good}---
+apiVersion: v1
+kind: Service
+metadata: { name: web }
+spec: { ports: [{ port: 80 }] }
+`;
+    const annotated = clean.replace(
+      "metadata: { name: good }",
+      'metadata: { name: good, annotations: { "nginx.ingress.kubernetes.io/rewrite-target": "/" } }',
+    );
+
+    test("no problem at all: exit 0, as without it", async () => {
+      writeFileSync(join(dir, "clean.yaml"), clean);
+      const { out, stderr, code } = await translateCli("clean.yaml", "--strict");
+      expect([out.problems, stderr, code]).toEqual([[], "", 0]);
+    });
+
+    test("a warning (an annotation not honoured): exit 1 with --strict, 0 without", async () => {
+      writeFileSync(join(dir, "annotated.yaml"), annotated);
+      const strict = await translateCli("annotated.yaml", "--strict");
+      expect(strict.out.problems.map((p) => [p.reason, p.severity])).toEqual([
+        ["AnnotationNotHonoured", "warning"],
+      ]);
+      expect(strict.code).toBe(1);
+      expect(strict.stderr.trim()).toBe("gatehouse translate: 1 problem with --strict (see problems)");
+      const plain = await translateCli("annotated.yaml");
+      expect([plain.code, plain.stderr]).toEqual([0, ""]);
+    });
+
+    test("a whole file unusable stays exit 2", async () => {
+      writeFileSync(join(dir, "broken.yaml"), `${good}---\nkind: Ingress\nmetadata: { name: [oops\n`);
+      expect((await translateCli("broken.yaml", "--strict")).code).toBe(2);
+    });
+  });
 });

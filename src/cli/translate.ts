@@ -8,19 +8,31 @@ import { type TranslateOptions, translate } from "../translate/translate.ts";
  * are checked against the clock, so the output is what `serve` with the same flags would compute. Load problems (unreadable file, YAML syntax error, unknown field,
  * schema failure, duplicate) come first in `problems`, with file and document, then translation's.
  * Exit code: 0 when everything loaded (translation problems are output, not failures); 1 when some
- * object could not be loaded; 2 when a whole file could not be used (unreadable, not YAML). stderr gets one
- * summary line in the non-zero cases, so scripts piping stdout still see that something was refused.
+ * object could not be loaded, or with `strict` when there is any problem at all (a warning included, so a
+ * GitOps pipeline can refuse what Gatehouse would not serve as written); 2 when a whole file could not be
+ * used (unreadable, not YAML). stderr gets one summary line in the non-zero cases, so scripts piping
+ * stdout still see that something was refused.
  */
 export async function runTranslate(
   files: readonly string[],
   options: Partial<TranslateOptions>,
+  strict = false,
 ): Promise<number> {
   const load = await loadFiles(files);
   const result = translate(load.snapshot, options);
   const problems = [...loadProblems(load), ...result.problems];
   process.stdout.write(dumpTranslateResult({ ...result, problems }));
-  if (load.errors.length === 0) return 0;
-  const n = load.errors.length;
-  process.stderr.write(`gatehouse translate: ${n} load problem${n === 1 ? "" : "s"} (see problems)\n`);
-  return load.errors.some((e) => e.docIndex === -1) ? 2 : 1;
+  if (load.errors.length > 0) {
+    const n = load.errors.length;
+    process.stderr.write(`gatehouse translate: ${n} load problem${n === 1 ? "" : "s"} (see problems)\n`);
+    return load.errors.some((e) => e.docIndex === -1) ? 2 : 1;
+  }
+  if (strict && problems.length > 0) {
+    const n = problems.length;
+    process.stderr.write(
+      `gatehouse translate: ${n} problem${n === 1 ? "" : "s"} with --strict (see problems)\n`,
+    );
+    return 1;
+  }
+  return 0;
 }

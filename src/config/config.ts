@@ -57,6 +57,9 @@ const serveFlags = z
     "ingress-class": z.string().min(1).default("gatehouse"),
     "ingress-controller": z.string().min(1).default("gatehouse.dev/ingress-controller"),
     "watch-ingress-without-class": bool.default(false),
+    /** Serve Ingresses whose access-control annotations are not enforced (auth-*, source ranges, client
+     * certificates, WAF), open, instead of answering 403 on their paths; the warning stays. */
+    "allow-unenforced-annotations": bool.default(false),
     /** GatewayClasses with this `spec.controllerName` are ours. */
     "gateway-controller": z.string().min(1).default("gatehouse.dev/gateway-controller"),
     /** Standalone mode: each Gateway without spec.addresses binds its own address from this CIDR. */
@@ -108,7 +111,12 @@ export const serveConfigSchema = serveFlags
 
 export type ServeConfig = z.infer<typeof serveConfigSchema>;
 
-const booleanFlags = new Set(["kube", "watch-ingress-without-class", "read-only"]);
+const booleanFlags = new Set([
+  "kube",
+  "watch-ingress-without-class",
+  "allow-unenforced-annotations",
+  "read-only",
+]);
 
 /** The CLI options table derived from the schema, so flags and schema cannot drift apart. */
 function optionsTable() {

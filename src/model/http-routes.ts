@@ -224,8 +224,10 @@ export interface DirectResponseAction {
   readonly kind: "DirectResponse";
   /** HTTP status sent; the translator sets 500 for a rule with no backend weight above 0. */
   readonly status: number;
-  /** Plain-text body; absent: an empty body. */
+  /** The body; absent: an empty body. */
   readonly body?: string;
+  /** The body's media type; absent: `text/plain; charset=utf-8`. */
+  readonly contentType?: string;
 }
 
 /** A backend chosen by weight, with filters that apply only when it is picked. */

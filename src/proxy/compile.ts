@@ -11,6 +11,7 @@ import type { ValueRegex } from "./match/regex/regex.ts";
 import { compileAnchored, compileValueMatcher, type ValueMatcher } from "./match/values.ts";
 import { weightedPicker } from "./request/balancer.ts";
 import { compilePathModifier } from "./request/path-modifier.ts";
+import { PLAIN_TEXT } from "./request/responses.ts";
 import {
   type BackendChoice,
   type CompiledAction,
@@ -117,7 +118,13 @@ function compileRoute(r: Route, index: number, ctx: CompileContext): CompiledRou
   const broken = filters.error ?? prefixModifierProblem(r);
   if (broken !== undefined) {
     ctx.warn(`route ${r.name}: ${broken}; it answers 500`);
-    action = { kind: "DirectResponse", status: 500, body: "Internal Server Error\n", error: broken };
+    action = {
+      kind: "DirectResponse",
+      status: 500,
+      body: "Internal Server Error\n",
+      contentType: PLAIN_TEXT,
+      error: broken,
+    };
   }
   return {
     index,
@@ -192,10 +199,21 @@ function compileAction(r: Route, routeFilters: FilterChain, ctx: CompileContext)
         statusCode: a.statusCode,
       };
     case "DirectResponse":
-      return { kind: "DirectResponse", status: a.status, body: a.body ?? "" };
+      return {
+        kind: "DirectResponse",
+        status: a.status,
+        body: a.body ?? "",
+        contentType: a.contentType ?? PLAIN_TEXT,
+      };
     default: {
       const why = `unsupported action kind ${JSON.stringify((a as { kind?: unknown }).kind)}`;
-      return { kind: "DirectResponse", status: 500, body: "Internal Server Error\n", error: why };
+      return {
+        kind: "DirectResponse",
+        status: 500,
+        body: "Internal Server Error\n",
+        contentType: PLAIN_TEXT,
+        error: why,
+      };
     }
   }
 }

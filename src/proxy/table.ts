@@ -153,6 +153,8 @@ export interface CompiledDirect {
   readonly kind: "DirectResponse";
   readonly status: number;
   readonly body: string;
+  /** Media type of `body`. */
+  readonly contentType: string;
   /** Set when the route could not be compiled as written: logged on each hit. */
   readonly error?: string;
 }

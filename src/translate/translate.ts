@@ -32,6 +32,9 @@ export interface TranslateOptions {
   readonly ingressController: string;
   /** Serve Ingresses that name no class even when none of our IngressClasses is the default. */
   readonly watchIngressWithoutClass: boolean;
+  /** Serve Ingresses whose access-control annotations Gatehouse does not enforce, open, instead of
+   * answering 403 on their paths (`--allow-unenforced-annotations`; the warning stays). */
+  readonly allowUnenforcedAnnotations: boolean;
   /** The `spec.controllerName` of GatewayClasses that are ours. */
   readonly gatewayController: string;
   /** IPv4 CIDR (`--gateway-address-pool`, e.g. `127.0.1.0/24`) Gateways without `spec.addresses` get an
@@ -49,6 +52,7 @@ export const defaultTranslateOptions: TranslateOptions = {
   ingressClass: "gatehouse",
   ingressController: "gatehouse.dev/ingress-controller",
   watchIngressWithoutClass: false,
+  allowUnenforcedAnnotations: false,
   gatewayController: "gatehouse.dev/gateway-controller",
   gatewayAddressPool: undefined,
 };

@@ -90,7 +90,7 @@ function runAction(
       default: {
         if (a.error !== undefined)
           limitedLog("error", route.name, "route cannot be served", { route: route.name, error: a.error });
-        const res = textResponse(a.status, a.body, server);
+        const res = textResponse(a.status, a.body, server, a.contentType);
         runResponseFilters(route.filters, req, res.headers);
         return res;
       }

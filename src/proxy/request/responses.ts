@@ -1,9 +1,14 @@
 /** Small plain-text answers the gateway makes itself (errors, direct responses). */
-export function textResponse(status: number, body: string, serverHeader: string): Response {
-  return new Response(body, {
-    status,
-    headers: { "content-type": "text/plain; charset=utf-8", server: serverHeader },
-  });
+/** The media type of the plain-text answers the gateway writes itself. */
+export const PLAIN_TEXT = "text/plain; charset=utf-8";
+
+export function textResponse(
+  status: number,
+  body: string,
+  serverHeader: string,
+  contentType = PLAIN_TEXT,
+): Response {
+  return new Response(body, { status, headers: { "content-type": contentType, server: serverHeader } });
 }
 
 export const STATUS_TEXT: Readonly<Record<number, string>> = {

@@ -3,16 +3,19 @@
  * translateGatewayAPI (gateway/gateway.ts). The order of the steps is fixed:
  * 1. select the Ingresses of our class (ingress-class.ts);
  * 2. each Ingress alone: hosts, paths and backends validated into route candidates (ingress.ts, kept
- *    between translates by memo.ts), a bug in one costing only that one;
+ *    between translates by memo.ts), a bug in one costing only that one; its annotations audited
+ *    (annotations/audit.ts);
  * 3. rule conflicts across all Ingresses: same host, path type and path, oldest wins (path-conflicts.ts);
  * 4. default backends placed where no rule serves `Prefix /`, then their conflicts (default-backend.ts);
  * 5. backends resolved through Services and EndpointSlices, routes grouped into virtual hosts and
  *    sorted by precedence (virtual-hosts.ts, common/backends.ts, common/sort.ts);
- * 6. the default HTTP listener, always present so the gateway listens even with no routes;
- * 7. `spec.tls`: the certificates of the default HTTPS listener, which serves the same virtual hosts
+ * 6. the routes of Ingresses asking for access controls Gatehouse does not enforce answer 403
+ *    (annotations/audit.ts), unless the operator allows them open;
+ * 7. the default HTTP listener, always present so the gateway listens even with no routes;
+ * 8. `spec.tls`: the certificates of the default HTTPS listener, which serves the same virtual hosts
  *    (tls.ts).
  */
-import type { Backend, Listener, Problem, VirtualHost } from "../../model/index.ts";
+import type { Backend, Listener, Problem, RouteAction, VirtualHost } from "../../model/index.ts";
 import type { Ingress } from "../../sources/schema/networking.ts";
 import type { ResourceSnapshot } from "../../sources/snapshot.ts";
 import { DEFAULT_HTTP_LISTENER, DEFAULT_LISTENER_SOURCE } from "../common/names.ts";
@@ -20,6 +23,7 @@ import { arrayOf, sourceRef } from "../common/objects.ts";
 import { internalProblem } from "../common/problems.ts";
 import type { SnapshotIndex } from "../common/snapshot-index.ts";
 import { compareStrings } from "../common/sort.ts";
+import { auditAnnotations, failClosed, failClosedAction, unenforcedProblem } from "./annotations/audit.ts";
 import { hostsWithRootPrefix, placeDefaultBackends } from "./default-backend.ts";
 import type { IngressTranslation } from "./ingress.ts";
 import { type ClassSelection, selectIngresses } from "./ingress-class.ts";
@@ -31,6 +35,8 @@ import { buildVirtualHosts } from "./virtual-hosts.ts";
 export interface IngressesOptions extends ClassSelection, IngressTLSOptions {
   /** Port of the default HTTP listener (`--http-port`). */
   readonly httpPort: number;
+  /** Serve Ingresses whose access-control annotations are not enforced (`--allow-unenforced-annotations`). */
+  readonly allowUnenforcedAnnotations: boolean;
 }
 
 export interface IngressesTranslation {
@@ -55,11 +61,18 @@ export function translateIngresses(
   const problems: Problem[] = [];
   const ingresses = selectIngresses(arrayOf(snapshot?.ingresses), arrayOf(snapshot?.ingressClasses), opts);
   const translations: IngressTranslation[] = [];
+  const closed = new Map<string, RouteAction>();
   for (const ingress of ingresses) {
     try {
       const t = translateIngressKept(ingress);
       translations.push(t);
-      problems.push(...t.problems);
+      const audit = auditAnnotations(ingress, t.ref);
+      problems.push(...t.problems, ...audit.problems);
+      if (audit.unenforced.length > 0) {
+        problems.push(unenforcedProblem(t.ref, audit.unenforced, opts.allowUnenforcedAnnotations));
+        if (!opts.allowUnenforcedAnnotations)
+          closed.set(`${t.ref.namespace}/${t.ref.name}`, failClosedAction(t.ref, audit.unenforced));
+      }
     } catch (err) {
       problems.push(internalProblem(sourceRef("Ingress", ingress ?? {}), err));
     }
@@ -71,12 +84,13 @@ export function translateIngresses(
   const rules = dropConflicts(translations.flatMap((t) => t.routes));
   const defaults = dropConflicts(placeDefaultBackends(translations, hostsWithRootPrefix(rules.kept)));
   const built = buildVirtualHosts([...rules.kept, ...defaults.kept], index);
+  const virtualHosts = failClosed(built.virtualHosts, closed);
   const tls = ingressTLS(ingresses, snapshot, opts);
   problems.push(...rules.problems, ...defaults.problems, ...built.problems, ...tls.problems);
   return {
     ingresses,
-    http: httpListener(opts.httpPort, built.virtualHosts),
-    https: ingressHTTPSListener(tls, opts.httpsPort, DEFAULT_LISTENER_SOURCE, built.virtualHosts),
+    http: httpListener(opts.httpPort, virtualHosts),
+    https: ingressHTTPSListener(tls, opts.httpsPort, DEFAULT_LISTENER_SOURCE, virtualHosts),
     tls,
     backends: built.backends,
     problems,

@@ -14,8 +14,7 @@ import { DEFAULT_HTTP_LISTENER } from "../../common/names.ts";
 import { annotationOf, sourceRef } from "../../common/objects.ts";
 import { problem } from "../../common/problems.ts";
 import { namesCover } from "../../common/tls-secret.ts";
-
-const prefix = "nginx.ingress.kubernetes.io/";
+import { NGINX_PREFIX } from "./nginx-annotations.ts";
 
 export interface SSLRedirectPlan {
   /** HTTPS listener port the redirects point at. */
@@ -38,11 +37,11 @@ export function sslRedirectPlan(
   for (const ingress of ingresses) {
     const ref = sourceRef("Ingress", ingress);
     const flag = (name: string, fallback: boolean): boolean => {
-      const raw = annotationOf(ingress, prefix + name);
+      const raw = annotationOf(ingress, NGINX_PREFIX + name);
       if (raw === undefined) return fallback;
       const v = raw.trim().toLowerCase();
       if (v === "true" || v === "false") return v === "true";
-      const msg = `annotation ${prefix}${name}: "${raw}" must be "true" or "false"; ignored`;
+      const msg = `annotation ${NGINX_PREFIX}${name}: "${raw}" must be "true" or "false"; ignored`;
       problems.push(problem(ref, "InvalidAnnotation", msg, "warning"));
       return fallback;
     };
