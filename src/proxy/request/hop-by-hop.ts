@@ -2,7 +2,7 @@
  * Headers that describe one connection, not the message (RFC 9110 §7.6.1), removed in both directions:
  * the fixed list plus every header the Connection header names.
  */
-import { isToken } from "../raw-front/http1/chars.ts";
+import { isToken } from "../../model/http-syntax.ts";
 
 export const HOP_BY_HOP: readonly string[] = [
   "connection",

@@ -3,6 +3,7 @@
  * checks types, so a wrong policy still gets an `Invalid` condition naming the field). Unknown fields are
  * errors: a misspelt `failuremode` must not silently leave the default in force.
  */
+import { isToken } from "../../model/http-syntax.ts";
 import type { ClientIPSettings, RateLimitKey, RateLimitRule, RouteRateLimit } from "../../model/index.ts";
 import { parseCidr } from "../../ratelimit/client-ip.ts";
 
@@ -32,7 +33,6 @@ const failureModes: Record<string, RouteRateLimit["failureMode"]> = {
   local: "Local",
 };
 const ruleName = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
-const token = /^[A-Za-z0-9!#$%&'*+\-.^_`|~]+$/;
 const claimName = /^[A-Za-z0-9_:.\-/]+$/;
 
 /** `10s`, `1m` or `1min`, `1h`, `1d` or `1day` in seconds; undefined when malformed. */
@@ -56,7 +56,7 @@ export function parseKeySource(text: unknown): RateLimitKey | string {
   const kind = colon < 0 ? text : text.slice(0, colon);
   const name = colon < 0 ? "" : text.slice(colon + 1);
   if (kind === "header")
-    return token.test(name)
+    return isToken(name)
       ? { source: "Header", name: name.toLowerCase() }
       : `"${text}": header:<name> needs a valid header name`;
   if (kind === "claim")

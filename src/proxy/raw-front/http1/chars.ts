@@ -1,21 +1,7 @@
-/** Byte classes of RFC 9110 used by the raw-socket parsers, as a lookup table (no regexes per request). */
-
-const TCHAR = new Uint8Array(256);
-for (let c = 0; c < 128; c++) {
-  const ch = String.fromCharCode(c);
-  if (/[A-Za-z0-9!#$%&'*+\-.^_`|~]/.test(ch)) TCHAR[c] = 1;
-}
-
-/** RFC 9110 §5.6.2 `tchar`: the characters of a method, header name or other token. */
-export function isTchar(c: number): boolean {
-  return TCHAR[c] === 1;
-}
-
-/** A non-empty string of tchar: a method, a field name, a transfer coding. */
-export function isToken(s: string): boolean {
-  for (let i = 0; i < s.length; i++) if (!isTchar(s.charCodeAt(i))) return false;
-  return s.length > 0;
-}
+/**
+ * Byte helpers of the raw-socket parsers. The RFC 9110 token check they use (`isTchar`, `isToken`) lives in
+ * src/model/http-syntax.ts, which translate shares.
+ */
 
 /** `buf[from, to)` equals `lower` ignoring ASCII case (`lower` is lower-case): a field name compared
  * as bytes, no string made. */

@@ -6,7 +6,8 @@
  * Transfer-Encoding only as exactly `chunked`, never together with Content-Length, and Host
  * required on HTTP/1.1. The body boundary is then exact, which is what prevents request smuggling.
  */
-import { isTchar, isToken, nameIs } from "./chars.ts";
+import { isTchar, isToken } from "../../../model/http-syntax.ts";
+import { nameIs } from "./chars.ts";
 import { knownName, methodAt, NAME_HASH_BASIS, nameHashStep } from "./interned.ts";
 
 export const BODY_NONE = 0;

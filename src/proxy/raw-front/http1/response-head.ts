@@ -3,8 +3,9 @@
  * strictly as requests — an upstream head that could be read two ways is a 502, not passed on. Framing
  * decides where the response ends, so the upstream connection can be reused exactly then.
  */
+import { isTchar } from "../../../model/http-syntax.ts";
 import { HOP_BY_HOP } from "../../request/hop-by-hop.ts";
-import { isTchar, nameIs } from "./chars.ts";
+import { nameIs } from "./chars.ts";
 import { contentLengthAt, tokens } from "./request-head.ts";
 
 export const RES_NONE = 0;

@@ -1,3 +1,4 @@
+import { fieldValueProblem, isToken } from "../../../model/http-syntax.ts";
 import type { Backend, Filter, HeaderEdits, PathModifier, RedirectAction } from "../../../model/index.ts";
 import type { HTTPRouteFilter } from "../../../sources/schema/gateway.ts";
 import { RouteReason } from "../../../status/reasons.ts";
@@ -64,6 +65,9 @@ export function convertFilters(
         const config =
           f.type === "RequestHeaderModifier" ? f.requestHeaderModifier : f.responseHeaderModifier;
         if (!config) return bad(i, `type ${f.type} needs its configuration field`);
+        const key = f.type === "RequestHeaderModifier" ? "requestHeaderModifier" : "responseHeaderModifier";
+        const problem = headerEditsProblem(config);
+        if (problem) return bad(i, `${key}.${problem}`);
         out.filters.push({ kind: f.type, edits: headerEdits(config) });
         break;
       }
@@ -140,6 +144,35 @@ export function convertFilters(
     }
   }
   return redirect ? { ...out, redirect } : out;
+}
+
+/**
+ * The first name or value of a header modifier that cannot be sent (`set[0].name "example:1" is …`), or
+ * undefined. Names must be RFC 9110 tokens, values field values (`fieldValueProblem`): Bun's Headers
+ * throws on anything else, which would reset the connection of every request the rule serves.
+ */
+function headerEditsProblem(
+  config: NonNullable<HTTPRouteFilter["requestHeaderModifier"]>,
+): string | undefined {
+  const nameProblem = (name: string) =>
+    name === ""
+      ? "must not be empty"
+      : `${shown(name)} is not a valid header name (an RFC 9110 token: letters, digits and !#$%&'*+-.^_\`|~)`;
+  for (const list of ["set", "add"] as const) {
+    for (const [k, h] of arrayOf(config[list]).entries()) {
+      if (!isToken(h.name)) return `${list}[${k}].name ${nameProblem(h.name)}`;
+      const problem = fieldValueProblem(h.value);
+      if (problem) return `${list}[${k}].value ${shown(h.value)} ${problem}`;
+    }
+  }
+  for (const [k, name] of arrayOf(config.remove).entries())
+    if (!isToken(name)) return `remove[${k}] ${nameProblem(name)}`;
+  return undefined;
+}
+
+/** A name or value in a message: quoted, every control character escaped (JSON leaves DEL as it is). */
+function shown(s: string): string {
+  return JSON.stringify(s).replaceAll("\u007f", "\\u007f");
 }
 
 /** Lower-case names; for a name given twice in one list only the first counts (the spec's rule). */

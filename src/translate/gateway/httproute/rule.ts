@@ -1,3 +1,4 @@
+import { isToken } from "../../../model/http-syntax.ts";
 import type {
   Backend,
   HeaderMatch,
@@ -48,7 +49,6 @@ export const ruleLimits = {
 
 const methods = new Set(["GET", "HEAD", "POST", "PUT", "DELETE", "CONNECT", "OPTIONS", "TRACE", "PATCH"]);
 const pathChars = /^(?:[-A-Za-z0-9/._~!$&'()*+,;=:@]|%[0-9a-fA-F]{2})+$/;
-const token = /^[A-Za-z0-9!#$%&'*+\-.^_`|~]+$/;
 
 /**
  * One HTTPRoute rule as route entries, one per match (no matches = `PathPrefix /`). Anything invalid in
@@ -164,7 +164,7 @@ export function parseMatch(m: HTTPRouteMatch): RouteMatch | string {
 }
 
 function valueMatchProblem(v: { type?: string; name: string; value: string }): string | undefined {
-  if (!token.test(v.name)) return `name "${v.name}" is not a valid HTTP token`;
+  if (!isToken(v.name)) return `name "${v.name}" is not a valid HTTP token`;
   const type = v.type ?? "Exact";
   if (type === "Exact") return v.value === "" ? "value must not be empty" : undefined;
   if (type !== "RegularExpression") return `type "${type}" is not Exact or RegularExpression`;

@@ -1,0 +1,50 @@
+/**
+ * RFC 9110 syntax shared by both ends of the model: translate checks the header names and values it
+ * puts into the model with it (so the proxy never meets a field it cannot send), and the raw front's
+ * parsers read heads with it. Lookup tables, no regexes per request.
+ */
+
+const TCHAR = new Uint8Array(256);
+for (let c = 0; c < 128; c++) {
+  const ch = String.fromCharCode(c);
+  if (/[A-Za-z0-9!#$%&'*+\-.^_`|~]/.test(ch)) TCHAR[c] = 1;
+}
+
+/** RFC 9110 §5.6.2 `tchar`: the characters of a method, header name or other token. */
+export function isTchar(c: number): boolean {
+  return TCHAR[c] === 1;
+}
+
+/** A non-empty string of tchar: a method, a field name, a transfer coding. */
+export function isToken(s: string): boolean {
+  for (let i = 0; i < s.length; i++) if (!isTchar(s.charCodeAt(i))) return false;
+  return s.length > 0;
+}
+
+/** Names of the control characters a message names rather than prints. */
+const CONTROL_NAMES: Readonly<Record<number, string>> = { 0: "NUL", 10: "LF", 13: "CR", 127: "DEL" };
+
+/**
+ * Why `value` cannot be sent as a field value (RFC 9110 §5.5), or undefined when it can. Refused: a
+ * control character other than HTAB (NUL, CR and LF make Bun's Headers throw; the others and DEL Bun
+ * sends, but Bun's own server answers 400 and its fetch calls the response malformed), and a character
+ * above U+00FF (Headers throws: a field is bytes, and Gatehouse sends U+0080–U+00FF as one byte each,
+ * Latin-1, on both fronts). Leading and trailing whitespace is not refused: it is not part of the value
+ * (§5.5), and Headers strips it.
+ */
+export function fieldValueProblem(value: string): string | undefined {
+  for (let i = 0; i < value.length; i++) {
+    const c = value.charCodeAt(i);
+    if ((c < 0x20 && c !== 0x09) || c === 0x7f) {
+      const code = `U+${c.toString(16).toUpperCase().padStart(4, "0")}`;
+      const name = CONTROL_NAMES[c];
+      return `contains the control character ${name ? `${name} (${code})` : code}; a header value may hold no control character but tab`;
+    }
+    if (c > 0xff) {
+      const cp = value.codePointAt(i) as number;
+      const code = `U+${cp.toString(16).toUpperCase().padStart(4, "0")}`;
+      return `contains ${code}; a header value is bytes, and Gatehouse sends only characters up to U+00FF (one byte each, Latin-1)`;
+    }
+  }
+  return undefined;
+}
