@@ -11,7 +11,7 @@ import { MetricsAndAccessLog } from "../observability/request-observer.ts";
 import { GatewayServer } from "../proxy/listeners/server.ts";
 import { generatedDefaultCertificate } from "../proxy/listeners/tls.ts";
 import { RateLimitRuntime } from "../ratelimit/runtime.ts";
-import { type FolderLoad, FolderSource } from "../sources/file/index.ts";
+import { type FolderLoad, FolderSource, loadProblems } from "../sources/file/index.ts";
 import { ClusterRuntime } from "../sources/kubernetes/cluster.ts";
 import type { ResourceSnapshot } from "../sources/snapshot.ts";
 import type { ObjectStatus } from "../status/types.ts";
@@ -89,7 +89,7 @@ export async function startGateway(config: ServeConfig): Promise<RunningGateway>
   // Applies are serialised so a slow listener start cannot interleave with the next snapshot.
   let chain: Promise<void> = Promise.resolve();
 
-  const apply = (snapshot: ResourceSnapshot) => {
+  const apply = (snapshot: ResourceSnapshot, sourceProblems: readonly Problem[] = []) => {
     chain = chain.then(async () => {
       const started = performance.now();
       try {
@@ -102,14 +102,16 @@ export async function startGateway(config: ServeConfig): Promise<RunningGateway>
         auth.update(model);
         await proxy.apply(cluster ? cluster.served(model) : model); // in a cluster: internal ports
         state.model = model;
-        // In a cluster, objects that failed validation were left out before translation: listed too.
-        state.problems = cluster ? [...problems, ...cluster.problems()] : problems;
+        // Objects the source left out before translation (failed validation, or of a kind Gatehouse does
+        // not read) are listed too, and counted in the problems metric.
+        const all = [...problems, ...(cluster ? cluster.problems() : sourceProblems)];
+        state.problems = all;
         // Published now, and again when the rate limit store's or a key set's health changes (the
         // policies' Degraded conditions).
         applied = { model, statuses, snapshot };
         publishStatuses();
         if (!draining) state.ready = true;
-        metrics.configApplied(true, (performance.now() - started) / 1000, model, problems);
+        metrics.configApplied(true, (performance.now() - started) / 1000, model, all);
         log.info("config applied", {
           listeners: model.listeners.length,
           routes: model.listeners.reduce(
@@ -135,9 +137,12 @@ export async function startGateway(config: ServeConfig): Promise<RunningGateway>
   const cluster: ClusterRuntime | undefined = config.kube ? new ClusterRuntime(config, apply) : undefined;
   const source: { start(): Promise<unknown>; stop(): void | Promise<void> } = cluster
     ? { start: () => cluster.start(), stop: () => cluster.stop() }
-    : new FolderSource(config.dir as string, (load: FolderLoad) => apply(load.snapshot), {
-        debounceMs: config["debounce-ms"],
-      });
+    : new FolderSource(
+        config.dir as string,
+        // What the read could not load or skipped (the folder source logs it itself).
+        (load: FolderLoad) => apply(load.snapshot, loadProblems(load)),
+        { debounceMs: config["debounce-ms"] },
+      );
   try {
     await source.start();
   } catch (err) {

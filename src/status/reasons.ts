@@ -11,10 +11,12 @@ export const ConditionType = {
   ResolvedRefs: "ResolvedRefs",
   Conflicted: "Conflicted",
   PartiallyInvalid: "PartiallyInvalid",
+  OverlappingTLSConfig: "OverlappingTLSConfig",
 } as const;
 
 export const GatewayClassReason = {
   Accepted: "Accepted",
+  InvalidParameters: "InvalidParameters",
 } as const;
 
 export const GatewayReason = {
@@ -24,6 +26,10 @@ export const GatewayReason = {
   Programmed: "Programmed",
   Invalid: "Invalid",
   AddressNotAssigned: "AddressNotAssigned",
+  InvalidParameters: "InvalidParameters",
+  ResolvedRefs: "ResolvedRefs",
+  InvalidClientCertificateRef: "InvalidClientCertificateRef",
+  RefNotPermitted: "RefNotPermitted",
 } as const;
 
 export const ListenerReason = {
@@ -40,6 +46,7 @@ export const ListenerReason = {
   NoConflicts: "NoConflicts",
   HostnameConflict: "HostnameConflict",
   ProtocolConflict: "ProtocolConflict",
+  OverlappingHostnames: "OverlappingHostnames",
 } as const;
 
 export const RouteReason = {

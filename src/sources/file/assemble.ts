@@ -1,6 +1,6 @@
 import { knownKinds } from "../schema/index.ts";
 import { emptySnapshotFields, type ResourceSnapshot } from "../snapshot.ts";
-import type { Entry, FileParse } from "./documents.ts";
+import type { Entry, FileParse, SkippedDoc } from "./documents.ts";
 
 /** Something in the folder that is not (or not fully) served. */
 export interface SourceError {
@@ -14,10 +14,9 @@ export interface SourceError {
   readonly reason: string;
 }
 
-export interface SkippedObject {
+/** An object of a kind Gatehouse does not read (documents.ts `SkippedDoc`) and its file. */
+export interface SkippedObject extends SkippedDoc {
   readonly file: string;
-  readonly docIndex: number;
-  readonly kind: string;
 }
 
 /** The result of one read of the folder. */

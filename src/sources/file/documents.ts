@@ -32,7 +32,17 @@ export interface FileParse {
   readonly syntaxError?: string;
   readonly entries: readonly Entry[];
   readonly problems: readonly DocProblem[];
-  readonly skipped: readonly { readonly docIndex: number; readonly kind: string }[];
+  readonly skipped: readonly SkippedDoc[];
+}
+
+/** A document of a kind Gatehouse does not read, with what it says of itself. */
+export interface SkippedDoc {
+  readonly docIndex: number;
+  readonly kind: string;
+  readonly apiVersion?: string;
+  /** `metadata.namespace`, "" when absent (the kind's scope is unknown, so no default is assumed). */
+  readonly namespace: string;
+  readonly name: string;
 }
 
 /**
@@ -48,7 +58,7 @@ export function parseFileText(text: string): FileParse {
   }
   const entries: Entry[] = [];
   const problems: DocProblem[] = [];
-  const skipped: { docIndex: number; kind: string }[] = [];
+  const skipped: SkippedDoc[] = [];
   for (const [docIndex, doc] of docs.entries()) {
     if (doc.contents === null) continue;
     let raw: unknown;
@@ -73,7 +83,7 @@ export function parseFileText(text: string): FileParse {
       : [[raw, ""] as const];
     for (const [object, where] of objects) {
       const result = validate(object);
-      if ("skippedKind" in result) skipped.push({ docIndex, kind: result.skippedKind });
+      if ("skipped" in result) skipped.push({ docIndex, ...result.skipped });
       else if ("problem" in result)
         problems.push({ docIndex, ...result.problem, reason: where + result.problem.reason });
       else entries.push({ docIndex, ...result.entry });
@@ -87,13 +97,13 @@ const none = { entries: [], problems: [], skipped: [] } as const;
 type Validated =
   | { readonly entry: Omit<Entry, "docIndex"> }
   | { readonly problem: Omit<DocProblem, "docIndex"> }
-  | { readonly skippedKind: string };
+  | { readonly skipped: Omit<SkippedDoc, "docIndex"> };
 
 function validate(raw: unknown): Validated {
   if (!isObject(raw)) return { problem: { reason: "(root): not a Kubernetes object (expected a mapping)" } };
   const kind = raw.kind;
   if (typeof kind !== "string" || kind === "") return { problem: { reason: "kind: missing" } };
-  if (!isKnownKind(kind)) return { skippedKind: kind };
+  if (!isKnownKind(kind)) return { skipped: skippedIdentity(kind, raw) };
   const id = identity(kind, raw.metadata);
   const parsed = parseObject(raw);
   if (!parsed.ok) return { problem: { kind, ...id, reason: "reason" in parsed ? parsed.reason : "invalid" } };
@@ -104,6 +114,17 @@ function validate(raw: unknown): Validated {
       name: id.name ?? "",
       object: withDefaultNamespace(kind, parsed.object),
     },
+  };
+}
+
+function skippedIdentity(kind: string, raw: Record<string, unknown>): Omit<SkippedDoc, "docIndex"> {
+  const meta = isObject(raw.metadata) ? raw.metadata : {};
+  const str = (v: unknown) => (typeof v === "string" ? v : "");
+  return {
+    kind,
+    ...(typeof raw.apiVersion === "string" ? { apiVersion: raw.apiVersion } : {}),
+    namespace: str(meta.namespace),
+    name: str(meta.name),
   };
 }
 

@@ -1,6 +1,7 @@
 import { type FSWatcher, watch } from "node:fs";
 import { stat } from "node:fs/promises";
 import { CappedDebounce } from "../debounce.ts";
+import { FirstSeen } from "../skipped.ts";
 import type { FileMemory, FolderLoad } from "./assemble.ts";
 import { fileSourceLog as log, logLoad, type ParseCache, readFolder } from "./load.ts";
 import { folderFingerprint } from "./walk.ts";
@@ -32,6 +33,8 @@ export class FolderSource {
   readonly #usePolling: boolean;
   #memory: FileMemory = new Map();
   readonly #parsed: ParseCache = new Map();
+  /** Skipped Gateway API objects already logged (each is logged once while it stays). */
+  readonly #skippedSeen = new FirstSeen();
   #watcher: FSWatcher | undefined;
   #watchedIno: number | undefined;
   #poller: ReturnType<typeof setInterval> | undefined;
@@ -56,7 +59,7 @@ export class FolderSource {
     await this.#ensureWatching();
     const { load, memory } = await readFolder(this.#dir, new Map(), this.#parsed);
     this.#memory = memory;
-    logLoad(load);
+    logLoad(load, undefined, this.#skippedSeen);
     this.#onSnapshot(load);
     return load;
   }
@@ -85,7 +88,7 @@ export class FolderSource {
       const { load, memory } = await readFolder(this.#dir, this.#memory, this.#parsed);
       if (this.#stopped) return;
       this.#memory = memory;
-      logLoad(load);
+      logLoad(load, undefined, this.#skippedSeen);
       this.#onSnapshot(load);
     } catch (err) {
       log.error("cannot read the folder; the last configuration keeps serving", {

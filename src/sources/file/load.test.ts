@@ -3,7 +3,8 @@ import { mkdir, mkdtemp, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setLogSink } from "../../observability/logger.ts";
-import { loadFiles, loadFolder, type ParseCache, readFolder } from "./load.ts";
+import { FirstSeen } from "../skipped.ts";
+import { loadFiles, loadFolder, logLoad, type ParseCache, readFolder } from "./load.ts";
 
 const svc = (name: string, extra = "") =>
   `apiVersion: v1\nkind: Service\nmetadata: { name: ${name}${extra} }\nspec: { ports: [{ port: 80 }] }\n`;
@@ -74,6 +75,29 @@ describe("loadFolder", () => {
       ["Deployment", 1, "file-source"],
     ]);
     expect(names(load.snapshot.services)).toEqual(["default/web"]);
+  });
+
+  test("Gateway API kinds Gatehouse does not serve: named, warned once per object across loads", async () => {
+    const grpc = (n: string) =>
+      `apiVersion: gateway.networking.k8s.io/v1\nkind: GRPCRoute\nmetadata: { name: ${n}, namespace: shop }\n`;
+    await put("g.yaml", `${grpc("a")}---\n${grpc("b")}`);
+    const seen = new FirstSeen();
+    const first = (await readFolder(dir)).load;
+    expect(first.skippedKinds.map((s) => [s.kind, s.namespace, s.name, s.docIndex])).toEqual([
+      ["GRPCRoute", "shop", "a", 0],
+      ["GRPCRoute", "shop", "b", 1],
+    ]);
+    logLoad(first, undefined, seen);
+    logLoad((await readFolder(dir)).load, undefined, seen); // the same objects: no new line
+    await put("g.yaml", `${grpc("a")}---\n${grpc("c")}`);
+    logLoad((await readFolder(dir)).load, undefined, seen);
+    const warned = logs.filter((l) => String(l.msg).startsWith("GRPCRoute is a Gateway API kind"));
+    expect(warned.map((l) => [l.name, l.level, l.doc])).toEqual([
+      ["shop/a", "warn", 0],
+      ["shop/b", "warn", 1],
+      ["shop/c", "warn", 1],
+    ]);
+    expect(logs.filter((l) => String(l.msg).startsWith("skipped"))).toEqual([]);
   });
 
   test("an invalid object is reported with file, document index, kind, name and field path", async () => {

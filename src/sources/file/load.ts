@@ -1,12 +1,14 @@
 import { readFile, stat } from "node:fs/promises";
 import { sep } from "node:path";
 import { type Logger, logger } from "../../observability/logger.ts";
+import { type FirstSeen, isGatewayAPIVersion, skippedKey, skippedMessage } from "../skipped.ts";
 import {
   assemble,
   type FileMemory,
   type FileResult,
   type FolderLoad,
   mergeFile,
+  type SkippedObject,
   type SourceError,
 } from "./assemble.ts";
 import { type FileParse, parseFileText } from "./documents.ts";
@@ -103,17 +105,28 @@ export async function loadFiles(paths: readonly string[]): Promise<FolderLoad> {
 }
 
 /**
- * Log a load: one `warn` per error, and one `info` per unknown kind (with how many objects and which
- * files), so a folder full of Deployments does not flood the log.
+ * Log a load: one `warn` per error; one `warn` per object of a Gateway API kind Gatehouse does not
+ * serve (a GRPCRoute, a ListenerSet…), the first time `seen` meets it (every time without `seen`); and
+ * one `info` per other unknown kind (with how many objects and which files), so a folder full of
+ * Deployments does not flood the log.
  */
-export function logLoad(load: FolderLoad, log: Logger = fileSourceLog): void {
+export function logLoad(load: FolderLoad, log: Logger = fileSourceLog, seen?: FirstSeen): void {
   for (const e of load.errors) {
     const what = e.docIndex === -1 ? "file not loaded" : "object not loaded";
     log.warn(what, { file: e.file, doc: e.docIndex, kind: e.kind, name: e.name, reason: e.reason });
   }
+  const gatewayAPI = load.skippedKinds.filter((s) => isGatewayAPIVersion(s.apiVersion));
+  const keyOf = (s: SkippedObject) => `${s.file}|${skippedKey(s)}`;
+  const fresh = new Set(seen ? seen.fresh(gatewayAPI.map(keyOf)) : gatewayAPI.map(keyOf));
+  for (const s of gatewayAPI) {
+    if (!fresh.has(keyOf(s))) continue;
+    const name = s.namespace ? `${s.namespace}/${s.name}` : s.name;
+    log.warn(skippedMessage(s), { kind: s.kind, name, file: s.file, doc: s.docIndex });
+  }
   const byKind = new Map<string, Set<string>>();
   const counts = new Map<string, number>();
   for (const s of load.skippedKinds) {
+    if (isGatewayAPIVersion(s.apiVersion)) continue;
     byKind.set(s.kind, (byKind.get(s.kind) ?? new Set()).add(s.file));
     counts.set(s.kind, (counts.get(s.kind) ?? 0) + 1);
   }

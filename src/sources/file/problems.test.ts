@@ -26,6 +26,20 @@ describe("loadProblems", () => {
     ]);
   });
 
+  test("a skipped object is named; a Gateway API kind says it is not served", () => {
+    const grpc =
+      "apiVersion: gateway.networking.k8s.io/v1\nkind: GRPCRoute\nmetadata: { name: g, namespace: ns }\n";
+    const cm = "apiVersion: v1\nkind: ConfigMap\nmetadata: { name: c }\n";
+    const problems = loadProblems(load({ "a.yaml": `${grpc}---\n${cm}` }));
+    expect(problems.map((p) => [p.object, p.message])).toEqual([
+      [
+        { kind: "GRPCRoute", namespace: "ns", name: "g" },
+        "GRPCRoute is a Gateway API kind Gatehouse does not support: it is not served and gets no status",
+      ],
+      [{ kind: "ConfigMap", namespace: "", name: "c" }, 'kind "ConfigMap" is not read by Gatehouse; skipped'],
+    ]);
+  });
+
   test("a YAML syntax error is a whole-file problem without a document index", () => {
     const [p, ...rest] = loadProblems(load({ "bad.yaml": "a: [1\n" }));
     expect(rest).toEqual([]);

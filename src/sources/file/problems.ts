@@ -3,6 +3,7 @@
  * not be loaded in the same YAML `problems` list as what could not be translated, instead of beside it.
  */
 import type { Problem } from "../../model/index.ts";
+import { skippedProblem } from "../skipped.ts";
 import type { FolderLoad, SourceError } from "./assemble.ts";
 import { clusterScopedKinds } from "./documents.ts";
 
@@ -16,21 +17,14 @@ export interface LoadProblem extends Problem {
 
 /**
  * One problem per load error, in load order, then one warning per object of a kind Gatehouse does not
- * read. Reasons: `InvalidFile` (unreadable, YAML syntax error: nothing of the file is used),
- * `DuplicateObject` (a second object with the same kind/namespace/name), `InvalidObject` (failed the
- * schema), and `SkippedKind` for the warnings.
+ * read, naming it (src/sources/skipped.ts). Reasons: `InvalidFile` (unreadable, YAML syntax error:
+ * nothing of the file is used), `DuplicateObject` (a second object with the same kind/namespace/name),
+ * `InvalidObject` (failed the schema), and `SkippedKind` for the warnings.
  */
 export function loadProblems(load: FolderLoad): LoadProblem[] {
   const errors = load.errors.map(fromSourceError);
   const skipped = load.skippedKinds.map(
-    (s): LoadProblem => ({
-      object: { kind: s.kind, namespace: "", name: "" },
-      reason: "SkippedKind",
-      message: `kind "${s.kind}" is not read by Gatehouse; skipped`,
-      severity: "warning",
-      file: s.file,
-      document: s.docIndex,
-    }),
+    (s): LoadProblem => ({ ...skippedProblem(s), file: s.file, document: s.docIndex }),
   );
   return [...errors, ...skipped];
 }

@@ -86,6 +86,22 @@ test("referencedSecrets: listener certificateRefs, Ingress TLS and policy secret
   expect([...refs].sort()).toEqual(["n/c1", "n/t", "o/c2", "p/k"]);
 });
 
+test("referencedSecrets: a Gateway's backend client certificate (judged for ResolvedRefs)", () => {
+  const gw = (clientCertificateRef: unknown) => ({
+    metadata: { name: "g", namespace: "n" },
+    spec: { listeners: [], tls: { backend: { clientCertificateRef } } },
+  });
+  const refs = referencedSecrets({
+    gateways: [
+      gw({ name: "client" }),
+      gw({ name: "other", namespace: "o" }),
+      gw({ name: "x", kind: "Foo" }),
+    ] as never,
+    ingresses: [],
+  });
+  expect([...refs].sort()).toEqual(["n/client", "o/other"]);
+});
+
 test("referencedSecrets: the --default-certificate Secret is always referenced", () => {
   const refs = referencedSecrets({ gateways: [], ingresses: [] }, ["gatehouse-system/default-tls"]);
   expect([...refs]).toEqual(["gatehouse-system/default-tls"]);

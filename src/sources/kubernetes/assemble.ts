@@ -51,7 +51,8 @@ export function assembleSnapshot(
 }
 
 /**
- * `namespace/name` of every Secret a Gateway listener (`tls.certificateRefs`, core Secrets only), an
+ * `namespace/name` of every Secret a Gateway listener (`tls.certificateRefs`, core Secrets only) or the
+ * Gateway's `spec.tls.backend.clientCertificateRef` (judged for its ResolvedRefs condition), an
  * Ingress (`spec.tls[].secretName`) or a policy (any `secretRef: { name }` in its spec, same namespace)
  * names, plus `always` (the `--default-certificate` Secret, which no object names). Only these are kept
  * in memory with their data.
@@ -67,11 +68,11 @@ export function referencedSecrets(
   }
   for (const gw of snapshot.gateways) {
     const ns = gw.metadata.namespace ?? "default";
-    for (const l of gw.spec?.listeners ?? []) {
-      for (const ref of l.tls?.certificateRefs ?? []) {
-        if ((ref.group ?? "") === "" && (ref.kind ?? "Secret") === "Secret")
-          out.add(`${ref.namespace ?? ns}/${ref.name}`);
-      }
+    const refs = (gw.spec?.listeners ?? []).flatMap((l) => l.tls?.certificateRefs ?? []);
+    const client = gw.spec?.tls?.backend?.clientCertificateRef;
+    for (const ref of client ? [...refs, client] : refs) {
+      if ((ref.group ?? "") === "" && (ref.kind ?? "Secret") === "Secret")
+        out.add(`${ref.namespace ?? ns}/${ref.name}`);
     }
   }
   for (const ing of snapshot.ingresses) {

@@ -4,6 +4,7 @@ import type { ObjectStatus } from "../../status/types.ts";
 import { StatusWriter } from "../../status/writer.ts";
 import { selectIngresses } from "../../translate/ingress/ingress-class.ts";
 import type { KnownKind } from "../schema/index.ts";
+import { skippedProblem } from "../skipped.ts";
 import type { ResourceSnapshot } from "../snapshot.ts";
 import { KubeClient, loadKubeConfig } from "./client.ts";
 import {
@@ -75,9 +76,12 @@ export class ClusterRuntime {
     return withInternalPorts(model, this.#config["gateway-port-offset"]);
   }
 
-  /** Objects the API returned that failed validation (left out), for `/debug/problems`. */
+  /**
+   * Objects the API returned that failed validation (left out), and objects of Gateway API kinds we do
+   * not serve (skipped), for `/debug/problems`.
+   */
   problems(): Problem[] {
-    return invalidProblems(this.source.invalid);
+    return [...invalidProblems(this.source.invalid), ...this.source.skipped.map(skippedProblem)];
   }
 
   /**

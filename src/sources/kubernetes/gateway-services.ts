@@ -18,6 +18,18 @@ const log = logger.child({ component: "gateway-services" });
 export const managedByLabel = "app.kubernetes.io/managed-by";
 export const gatewayNamespaceLabel = "gatehouse.dev/gateway-namespace";
 export const gatewayNameLabel = "gatehouse.dev/gateway-name";
+/** The annotation keys we set from `spec.infrastructure.annotations` (comma-separated), to remove them later. */
+export const managedAnnotationsKey = "gatehouse.dev/infrastructure-annotations";
+
+/** A string map from `spec.infrastructure.labels`/`annotations` (the schema leaves them unchecked). */
+function stringMap(v: unknown): Record<string, string> {
+  if (!v || typeof v !== "object" || Array.isArray(v)) return {};
+  return Object.fromEntries(
+    Object.entries(v as Record<string, unknown>).filter(
+      (e): e is [string, string] => typeof e[1] === "string",
+    ),
+  );
+}
 
 /** Gateway listeners bind `port + offset`; passthrough listeners (no redirects, no Host) just move. */
 export function withInternalPorts(model: GatewayModel, offset: number): GatewayModel {
@@ -46,7 +58,11 @@ export interface FleetService {
   readonly selector: Readonly<Record<string, string>>;
 }
 
-/** The Service each of our Gateways should have (`gateways`: ours, as translation accepted them). */
+/**
+ * The Service each of our Gateways should have (`gateways`: ours, as translation accepted them). The
+ * Gateway's `spec.infrastructure.labels` and `annotations` go onto it, as the spec asks of "any resources
+ * created in response to this Gateway" (our own labels win a clash).
+ */
 export function desiredServices(
   gateways: readonly Gateway[],
   fleet: FleetService,
@@ -79,10 +95,12 @@ export function desiredServices(
         name: gatewayServiceName(ns, g.metadata.name),
         namespace: fleet.namespace,
         labels: {
+          ...stringMap(g.spec?.infrastructure?.labels),
           [managedByLabel]: "gatehouse",
           [gatewayNamespaceLabel]: ns,
           [gatewayNameLabel]: g.metadata.name,
         },
+        ...annotationsOf(stringMap(g.spec?.infrastructure?.annotations)),
         ...(owner ? { ownerReferences: owner } : {}),
       },
       spec: {
@@ -94,11 +112,33 @@ export function desiredServices(
   });
 }
 
+/** The infrastructure annotations, plus the list of their keys (none: no annotations at all). */
+function annotationsOf(infra: Record<string, string>): { annotations?: Record<string, string> } {
+  const keys = Object.keys(infra).sort();
+  return keys.length ? { annotations: { ...infra, [managedAnnotationsKey]: keys.join(",") } } : {};
+}
+
+/** The annotations we manage on a Service: those listed under `managedAnnotationsKey`, and the list. */
+function ownAnnotations(s: RawObject): Record<string, string> {
+  const all = stringMap(s.metadata?.annotations);
+  const keys = (all[managedAnnotationsKey] ?? "").split(",").filter(Boolean);
+  const out: Record<string, string> = {};
+  for (const k of [...keys, managedAnnotationsKey].sort()) if (all[k] !== undefined) out[k] = all[k];
+  return out;
+}
+
 /** The fields we own in a managed Service, to tell whether an update is due. */
 function owned(s: RawObject): string {
   const spec = (s.spec ?? {}) as Record<string, unknown>;
   const meta = s.metadata ?? {};
-  return JSON.stringify([spec.type, spec.selector, spec.ports, meta.labels, meta.ownerReferences ?? null]);
+  return JSON.stringify([
+    spec.type,
+    spec.selector,
+    spec.ports,
+    meta.labels,
+    ownAnnotations(s),
+    meta.ownerReferences ?? null,
+  ]);
 }
 
 /**
@@ -151,9 +191,14 @@ export class GatewayServices {
       if (!have) calls.push(["POST", resourcePath(watchedResources.Service, namespace), want]);
       else if (owned(have) !== owned(want)) {
         const spec = { ...(have.spec as object), ...(want.spec as object) };
+        // Others' annotations stay; the ones we set before and no longer want go.
+        const kept = { ...stringMap(have.metadata?.annotations) };
+        for (const k of Object.keys(ownAnnotations(have))) delete kept[k];
+        const annotations = { ...kept, ...stringMap(want.metadata?.annotations) };
         const metadata = {
           ...have.metadata,
           labels: want.metadata?.labels,
+          annotations,
           ownerReferences: want.metadata?.ownerReferences,
         };
         calls.push([

@@ -17,6 +17,11 @@ export interface KindInformerOptions {
   readonly watchIdleMs?: number;
   /** Timeout of one list page (default 30 s). */
   readonly listTimeoutMs?: number;
+  /**
+   * A kind we only report (resources.ts `skippedResources`): 403 Forbidden on the list counts as "not
+   * installed" (empty, retried every 30 s, said once) instead of an error retried and logged with backoff.
+   */
+  readonly optional?: boolean;
 }
 
 /**
@@ -132,13 +137,26 @@ export class KindInformer {
         `${resourcePath(this.resource)}?${q}`,
         this.#opts.listTimeoutMs ?? 30_000,
       );
+      if (res.status === 403 && !next && this.#opts.optional) {
+        if (!this.#absent)
+          log.warn("not allowed to list this kind; its objects are not seen, so not reported", {
+            kind: this.resource.kind,
+          });
+        this.#absent = true;
+        this.#markSynced();
+        return { items: [], metadata: { resourceVersion: "" } };
+      }
       if (res.status === 404 && !next) {
         // The kind is not served (its CRD is not installed): it counts as empty, so the rest of the
         // cluster still serves; the watch then fails and the list is retried with backoff.
+        // A kind we only report is often not installed (TCPRoute, UDPRoute): no warning for that.
         if (!this.#absent)
-          log.warn("the API server does not serve this kind; treating it as empty", {
-            kind: this.resource.kind,
-          });
+          (this.#opts.optional ? log.info : log.warn)(
+            "the API server does not serve this kind; treating it as empty",
+            {
+              kind: this.resource.kind,
+            },
+          );
         this.#absent = true;
         this.#markSynced();
         return { items: [], metadata: { resourceVersion: "" } };

@@ -1,11 +1,12 @@
 import { logger } from "../../observability/logger.ts";
 import { CappedDebounce } from "../debounce.ts";
 import type { KnownKind } from "../schema/index.ts";
+import { FirstSeen, type SkippedObjectRef, skippedKey, skippedMessage } from "../skipped.ts";
 import type { ResourceSnapshot } from "../snapshot.ts";
 import { assembleSnapshot, type InvalidObject, type ParseCache } from "./assemble.ts";
 import type { KubeClient } from "./client.ts";
 import { KindInformer, type RawObject } from "./informer.ts";
-import { watchedResources } from "./resources.ts";
+import { apiVersionOf, skippedResources, watchedResources } from "./resources.ts";
 import { SecretData } from "./secret-data.ts";
 
 const log = logger.child({ component: "kube-source" });
@@ -32,6 +33,10 @@ export interface KubernetesSourceOptions {
 export class KubernetesSource {
   readonly #onSnapshot: (snapshot: ResourceSnapshot) => void;
   readonly #informers: Map<KnownKind, KindInformer>;
+  /** Gateway API kinds we do not serve, watched to report their objects; never awaited for a snapshot. */
+  readonly #skippedInformers: KindInformer[];
+  readonly #skippedSeen = new FirstSeen();
+  #skipped: readonly SkippedObjectRef[] = [];
   readonly #cache: ParseCache = new Map();
   readonly #secrets: SecretData;
   readonly #reported = new Set<string>();
@@ -63,6 +68,14 @@ export class KubernetesSource {
         }),
       ]),
     );
+    this.#skippedInformers = skippedResources.map(
+      (r) =>
+        new KindInformer(client, r, {
+          onChange: () => this.#skippedChanged(),
+          watchIdleMs: opts.watchIdleMs,
+          optional: true,
+        }),
+    );
   }
 
   /** Start every informer; resolves once the first full snapshot has been delivered. */
@@ -71,6 +84,7 @@ export class KubernetesSource {
       this.#firstSync = resolve;
     });
     for (const informer of this.#informers.values()) informer.start();
+    for (const informer of this.#skippedInformers) informer.start();
     return synced;
   }
 
@@ -80,6 +94,7 @@ export class KubernetesSource {
     clearTimeout(this.#secretWait);
     this.#secrets.stop();
     for (const informer of this.#informers.values()) informer.stop();
+    for (const informer of this.#skippedInformers) informer.stop();
     this.#firstSync?.();
   }
 
@@ -91,6 +106,11 @@ export class KubernetesSource {
   /** The objects the API returned that failed validation, as of the last delivered snapshot. */
   get invalid(): readonly InvalidObject[] {
     return this.#invalid;
+  }
+
+  /** Objects of Gateway API kinds Gatehouse does not serve, as of the last delivered snapshot. */
+  get skipped(): readonly SkippedObjectRef[] {
+    return this.#skipped;
   }
 
   /** Every cached object of a kind. */
@@ -128,10 +148,39 @@ export class KubernetesSource {
     );
     this.#report(invalid);
     this.#invalid = invalid;
+    this.#reportSkipped();
     this.#delivered = true;
     this.#onSnapshot({ ...snapshot, secrets });
     this.#firstSync?.();
     this.#firstSync = undefined;
+  }
+
+  /** The skipped kinds' objects as the informers hold them now. */
+  #listSkipped(): SkippedObjectRef[] {
+    return this.#skippedInformers.flatMap((i) =>
+      i.list().map((o) => ({
+        kind: i.resource.kind,
+        apiVersion: apiVersionOf(i.resource),
+        namespace: o.metadata?.namespace ?? "",
+        name: o.metadata?.name ?? "",
+      })),
+    );
+  }
+
+  /** A skipped kind changed: rebuild only when the set of skipped objects did (not on an empty sync). */
+  #skippedChanged(): void {
+    const now = this.#listSkipped().map(skippedKey).sort().join("\n");
+    if (now !== this.#skipped.map(skippedKey).sort().join("\n")) this.#changed();
+  }
+
+  /** Read the skipped kinds' objects; log each the first time it is seen (FirstSeen). */
+  #reportSkipped(): void {
+    this.#skipped = this.#listSkipped();
+    const fresh = new Set(this.#skippedSeen.fresh(this.#skipped.map(skippedKey)));
+    for (const o of this.#skipped) {
+      if (fresh.has(skippedKey(o)))
+        log.warn(skippedMessage(o), { kind: o.kind, name: `${o.namespace}/${o.name}` });
+    }
   }
 
   /** Log each invalid object once per version; it stays left out until fixed. */

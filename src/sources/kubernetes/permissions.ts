@@ -1,4 +1,4 @@
-import { leaseResource, statusResources, watchedResources } from "./resources.ts";
+import { leaseResource, skippedResources, statusResources, watchedResources } from "./resources.ts";
 
 /** One RBAC grant: API group, resource (with `/status` for the subresource) and verb. */
 export interface Permission {
@@ -10,7 +10,8 @@ export interface Permission {
 /**
  * Exactly the API calls the code makes, for the least-privilege RBAC in deploy/rbac.yaml (a test checks
  * that the manifests grant these and nothing more, and that every call the test API server saw is in it):
- * - list, watch: every kind the source reads (informers, cluster-wide);
+ * - list, watch: every kind the source reads (informers, cluster-wide), and the Gateway API kinds it
+ *   skips, to report each such object;
  * - get secrets: a Secret cached without its data is read when a listener or Ingress starts to use it;
  * - get and patch `/status` of the kinds we write status for (get: re-read after 409 Conflict);
  * Namespaced, a Role in the gateway's own namespace: Leases get, create, update (leader election);
@@ -18,7 +19,7 @@ export interface Permission {
  */
 export function clusterPermissions(): Permission[] {
   const out: Permission[] = [];
-  for (const r of Object.values(watchedResources)) {
+  for (const r of [...Object.values(watchedResources), ...skippedResources]) {
     out.push(
       { group: r.group, resource: r.plural, verb: "list" },
       { group: r.group, resource: r.plural, verb: "watch" },

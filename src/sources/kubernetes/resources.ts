@@ -32,6 +32,20 @@ export const watchedResources: Readonly<Record<KnownKind, ApiResource>> = {
   RateLimitPolicy: res("RateLimitPolicy", "gatehouse.dev", "v1alpha1", "ratelimitpolicies", true),
 };
 
+/**
+ * Gateway API kinds of the v1.6.1 standard channel that Gatehouse does not serve. They are listed and
+ * watched only so that each object is reported (a `SkippedKind` warning and a log line; skipped.ts)
+ * instead of ignored in silence. Unlike `watchedResources` they never hold up a snapshot: a kind that is
+ * not installed, or that RBAC does not let us list, just goes unreported (said once in the log).
+ */
+export const skippedResources: readonly ApiResource[] = [
+  res("GRPCRoute", "gateway.networking.k8s.io", "v1", "grpcroutes", true),
+  res("TCPRoute", "gateway.networking.k8s.io", "v1", "tcproutes", true),
+  res("UDPRoute", "gateway.networking.k8s.io", "v1", "udproutes", true),
+  res("ListenerSet", "gateway.networking.k8s.io", "v1", "listenersets", true),
+  res("BackendTLSPolicy", "gateway.networking.k8s.io", "v1", "backendtlspolicies", true),
+];
+
 /** The Lease kind leader election reads and writes. */
 export const leaseResource: ApiResource = res("Lease", "coordination.k8s.io", "v1", "leases", true);
 

@@ -74,6 +74,23 @@ const gatewayListener = z
   .loose();
 export type GatewayListener = z.infer<typeof gatewayListener>;
 
+/** TLSConfig of `spec.tls.frontend`: only whether `validation` (client certificates) is set matters. */
+const frontendTLSConfig = z.object({ validation: z.unknown().optional() }).loose();
+
+/** GatewayTLSConfig: frontend client-certificate validation and the backend client certificate. */
+const gatewayTLS = z
+  .object({
+    frontend: z
+      .object({
+        default: frontendTLSConfig.optional(),
+        perPort: z.array(z.object({ port: int, tls: frontendTLSConfig.optional() }).loose()).optional(),
+      })
+      .loose()
+      .optional(),
+    backend: z.object({ clientCertificateRef: objectRef.optional() }).loose().optional(),
+  })
+  .loose();
+
 export const gateway = gatewayTyped(
   "Gateway",
   z
@@ -81,6 +98,21 @@ export const gateway = gatewayTyped(
       gatewayClassName: str,
       listeners: z.array(gatewayListener).optional(),
       addresses: z.array(z.object({ type: optStr, value: optStr }).loose()).optional(),
+      tls: gatewayTLS.optional(),
+      infrastructure: z
+        .object({
+          labels: z.unknown().optional(),
+          annotations: z.unknown().optional(),
+          parametersRef: z.unknown().optional(),
+        })
+        .loose()
+        .optional(),
+      allowedListeners: z
+        .object({ namespaces: z.object({ from: optStr }).loose().optional() })
+        .loose()
+        .optional(),
+      /** Experimental (default Gateways, GEP-3793). */
+      defaultScope: optStr,
     })
     .loose(),
 );
@@ -164,6 +196,8 @@ const httpRouteRule = z
       .object({ codes: z.array(int).optional(), attempts: int.optional(), backoff: optStr })
       .loose()
       .optional(),
+    /** Experimental; not supported: a rule that sets it is refused (httproute.ts). */
+    sessionPersistence: z.unknown().optional(),
   })
   .loose();
 export type HTTPRouteRule = z.infer<typeof httpRouteRule>;
@@ -187,6 +221,8 @@ export const httpRoute = gatewayTyped(
       parentRefs: z.array(parentRef).optional(),
       hostnames: z.array(str).optional(),
       rules: z.array(httpRouteRule).optional(),
+      /** Experimental (default Gateways, GEP-3793); not supported, reported. */
+      useDefaultGateways: optStr,
     })
     .loose(),
 );

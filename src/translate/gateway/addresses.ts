@@ -93,7 +93,9 @@ export type GatewayAddress =
  * Addresses for our Gateways, keyed `<ns>/<name>`:
  * 1. `spec.addresses[0]` when given: its type must be IPAddress (the default) and its value an IP
  *    address; it is used as is, in the pool or not (binding it is the operator's business) and kept out
- *    of the pool for others. Further addresses are ignored: one Gateway binds one address.
+ *    of the pool for others. One Gateway binds one address: more than one is refused (UnsupportedAddress)
+ *    rather than half served, since the spec says every listener MUST be bound to every address assigned
+ *    and an address that cannot be MUST be indicated in a condition.
  * 2. Otherwise an address of `pool`, stable per Gateway (see allocateAddresses).
  * 3. Without a pool: "" — the process-wide bind address, which status does not report (we do not know it).
  * A malformed pool is treated as absent, and reported by the caller.
@@ -107,13 +109,19 @@ export function assignAddresses(
   const taken = new Set<string>();
   for (const gw of gateways) {
     const key = `${namespaceOf(gw)}/${nameOf(gw)}`;
-    const first = arrayOf(gw.spec?.addresses)[0];
+    const given = arrayOf(gw.spec?.addresses);
+    const first = given[0];
     if (!first) {
       dynamic.push(key);
       continue;
     }
     const type = first.type ?? "IPAddress";
-    if (type !== "IPAddress") {
+    if (given.length > 1) {
+      out.set(key, {
+        kind: "unsupported",
+        message: `spec.addresses: ${given.length} addresses requested; a Gateway binds only one`,
+      });
+    } else if (type !== "IPAddress") {
       out.set(key, {
         kind: "unsupported",
         message: `spec.addresses[0].type "${type}" is not supported; only IPAddress`,

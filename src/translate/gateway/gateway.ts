@@ -20,6 +20,7 @@ import { internalProblem, problem } from "../common/problems.ts";
 import type { SnapshotIndex } from "../common/snapshot-index.ts";
 import { compareStrings, type SourceOrder } from "../common/sort.ts";
 import { assignAddresses, type GatewayAddress } from "./addresses.ts";
+import { backendClientCertificate } from "./gateway-tls.ts";
 import type { HTTPRouteTranslation } from "./httproute/httproute.ts";
 import { translateHTTPRouteKept } from "./httproute/memo.ts";
 import type { RuleEntry } from "./httproute/rule.ts";
@@ -35,6 +36,11 @@ import {
   problemsFromStatus,
 } from "./status.ts";
 import { attachTLSRoutes, passthroughListener } from "./tlsroute/placement.ts";
+import {
+  classParametersRefusal,
+  gatewayParametersRefusal,
+  unsupportedFieldWarnings,
+} from "./unsupported-fields.ts";
 
 export interface GatewayOptions {
   readonly gatewayController: string;
@@ -53,6 +59,16 @@ export interface GatewayAPITranslation {
   readonly statuses: ObjectStatus[];
   readonly problems: Problem[];
 }
+
+/** A Gateway of ours with its listeners planned and its own conditions decided. */
+type PlannedGateway = GatewayEntry & {
+  readonly duplicates: string[];
+  readonly overLimit: number;
+  readonly conds: GatewayConditions;
+};
+
+const addressOf = (addresses: ReadonlyMap<string, GatewayAddress>, key: string): GatewayAddress =>
+  addresses.get(key) ?? { kind: "assigned", address: "", reported: false };
 
 /** The routes of one virtual host, by route name (a route attached twice through two parentRefs counts once). */
 type HostGroup = { host: HostPattern; routes: Map<string, { entry: RuleEntry; source: SourceOrder }> };
@@ -81,8 +97,11 @@ export function translateGatewayAPI(
     (c) => c?.spec?.controllerName === opts.gatewayController,
   );
   const classNames = new Set(classes.map(nameOf));
+  const classRefusals = new Map<string, string>();
   for (const c of [...classes].sort((a, b) => compareStrings(nameOf(a), nameOf(b)))) {
-    statuses.push(gatewayClassStatus(nameOf(c), opts.gatewayController, generationOf(c)));
+    const refusal = classParametersRefusal(c);
+    if (refusal !== undefined) classRefusals.set(nameOf(c), refusal);
+    statuses.push(gatewayClassStatus(nameOf(c), opts.gatewayController, generationOf(c), refusal));
   }
   const gateways = arrayOf(snapshot?.gateways)
     .filter((g) => g?.metadata && classNames.has(g.spec?.gatewayClassName))
@@ -101,12 +120,20 @@ export function translateGatewayAPI(
   for (const s of arrayOf(snapshot?.secrets))
     if (s?.metadata) secrets.set(`${namespaceOf(s)}/${nameOf(s)}`, s);
   const grants = arrayOf(snapshot?.referenceGrants);
-  const entries = new Map<string, GatewayEntry & { duplicates: string[]; overLimit: number }>();
+  const entries = new Map<string, PlannedGateway>();
   for (const gw of gateways) {
     try {
       const planned = planListeners(gw, secrets, grants, opts.nowMs);
       const key = `${namespaceOf(gw)}/${nameOf(gw)}`;
-      entries.set(key, { gateway: gw, key, ...planned });
+      const conds = gatewayConditions(
+        { gateway: gw, key, ...planned },
+        addressOf(addresses, key),
+        backendClientCertificate(gw, secrets, grants, opts.nowMs),
+        gatewayParametersRefusal(gw, classRefusals.get(gw.spec?.gatewayClassName)),
+      );
+      const down = !conds.accepted.ok ? conds.accepted : !conds.programmed.ok ? conds.programmed : undefined;
+      const notServing = down && !down.ok ? { reason: down.reason, message: down.message } : undefined;
+      entries.set(key, { gateway: gw, key, ...planned, conds, ...(notServing ? { notServing } : {}) });
     } catch (err) {
       problems.push(internalProblem(sourceRef("Gateway", gw), err));
     }
@@ -129,6 +156,12 @@ export function translateGatewayAPI(
     }
   }
   const tls = attachTLSRoutes(snapshot, index, grants, entries, labelsOf, opts.gatewayController, attached);
+  problems.push(
+    ...unsupportedFieldWarnings(gateways, [
+      ...arrayOf(snapshot?.httpRoutes),
+      ...arrayOf(snapshot?.tlsRoutes),
+    ]),
+  );
   backends.push(...tls.backends);
   problems.push(...tls.problems);
   const listeners: Listener[] = [];
@@ -136,9 +169,9 @@ export function translateGatewayAPI(
   for (const entry of entries.values()) {
     try {
       const gw = entry.gateway;
-      const address = addresses.get(entry.key) ?? { kind: "assigned", address: "", reported: false };
+      const address = addressOf(addresses, entry.key);
       const gen = generationOf(gw);
-      const conds = gatewayConditions(entry, address);
+      const conds = entry.conds;
       const listenerStatuses = entry.plans.map((p) =>
         listenerStatus(p, attached.get(`${entry.key}/${p.name}`)?.size ?? 0, gen),
       );
@@ -224,10 +257,15 @@ function modelListener(
   };
 }
 
-/** Gateway Accepted (listener validity, address type) and Programmed (accepted and an address). */
+/**
+ * Gateway Accepted (parameters, listener validity, address type), Programmed (accepted and an address),
+ * and ResolvedRefs when `spec.tls.backend` names a client certificate (gateway-tls.ts).
+ */
 function gatewayConditions(
   entry: GatewayEntry & { duplicates: string[]; overLimit: number },
   address: GatewayAddress,
+  resolvedRefs: GatewayConditions["resolvedRefs"],
+  parameters: string | undefined,
 ): GatewayConditions {
   const invalid = entry.plans.filter((p) => !p.accepted.ok || p.conflict).map((p) => p.name);
   const notes = [
@@ -239,7 +277,9 @@ function gatewayConditions(
   ].filter(Boolean);
   const valid = entry.plans.length - invalid.length;
   let accepted: GatewayConditions["accepted"];
-  if (address.kind === "unsupported")
+  if (parameters !== undefined)
+    accepted = { ok: false, reason: GatewayReason.InvalidParameters, message: parameters };
+  else if (address.kind === "unsupported")
     accepted = { ok: false, reason: GatewayReason.UnsupportedAddress, message: address.message };
   else if (valid === 0)
     accepted = {
@@ -255,5 +295,5 @@ function gatewayConditions(
     : address.kind === "exhausted"
       ? { ok: false, reason: GatewayReason.AddressNotAssigned, message: address.message }
       : { ok: true };
-  return { accepted, programmed };
+  return { accepted, programmed, ...(resolvedRefs ? { resolvedRefs } : {}) };
 }

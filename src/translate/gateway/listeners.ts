@@ -5,7 +5,8 @@ import { gatewayGroup, ListenerReason } from "../../status/reasons.ts";
 import type { HostPattern } from "../common/host-patterns.ts";
 import { selectorProblem } from "../common/label-selector.ts";
 import { arrayOf, namespaceOf } from "../common/objects.ts";
-import { parseGatewayHostname } from "./gateway-hostnames.ts";
+import { intersectHostnames, parseGatewayHostname } from "./gateway-hostnames.ts";
+import { frontendValidationRefusal } from "./gateway-tls.ts";
 import { resolveCertificates } from "./listener-tls.ts";
 
 export interface RouteKind {
@@ -36,6 +37,8 @@ export interface ListenerPlan {
   readonly resolvedRefs: Outcome;
   /** Set when the listener clashes with another of its Gateway (Conflicted True). */
   readonly conflict?: { readonly reason: string; readonly message: string };
+  /** Set when an HTTPS listener's hostname overlaps another's on the same port (OverlappingTLSConfig). */
+  readonly overlap?: { readonly reason: string; readonly message: string };
   /** Certificates of an HTTPS listener that resolved. */
   readonly tls?: ListenerTLS;
 }
@@ -50,6 +53,19 @@ export function isProgrammed(p: ListenerPlan): boolean {
     !p.conflict &&
     (p.protocol === "HTTP" || p.protocol === "TLS" || (p.tls?.certificates.length ?? 0) > 0)
   );
+}
+
+/**
+ * Why a listener gets no model listener (undefined when it is programmed), with the reason of the
+ * listener condition that says so: for the routes attached to it, which are accepted all the same.
+ */
+export function notServingWhy(p: ListenerPlan): { reason: string; message: string } | undefined {
+  if (!p.accepted.ok) return { reason: p.accepted.reason, message: p.accepted.message };
+  if (p.conflict) return p.conflict;
+  if (isProgrammed(p)) return undefined;
+  return p.resolvedRefs.ok
+    ? { reason: ListenerReason.Invalid, message: "no certificate could be resolved" }
+    : { reason: p.resolvedRefs.reason, message: p.resolvedRefs.message };
 }
 
 /** Whether routes of `kind` may attach: the protocol serves them and allowedRoutes.kinds lets them in. */
@@ -80,24 +96,35 @@ export function planListeners(
       continue;
     }
     seen.add(l.name);
-    plans.push(planListener(l, namespace, secrets, grants, nowMs));
+    const frontend = frontendValidationRefusal(gateway, l.port);
+    plans.push(planListener(l, { namespace, secrets, grants, nowMs, frontend }));
   }
-  return { plans: markConflicts(plans), duplicates, overLimit: Math.max(0, all.length - maxListeners) };
+  return {
+    plans: markOverlaps(markConflicts(plans)),
+    duplicates,
+    overLimit: Math.max(0, all.length - maxListeners),
+  };
 }
 
-function planListener(
-  l: GatewayListener,
-  namespace: string,
-  secrets: ReadonlyMap<string, Secret>,
-  grants: readonly ReferenceGrant[],
-  nowMs: number | undefined,
-): ListenerPlan {
+interface PlanContext {
+  readonly namespace: string;
+  readonly secrets: ReadonlyMap<string, Secret>;
+  readonly grants: readonly ReferenceGrant[];
+  readonly nowMs: number | undefined;
+  /** Why client-certificate validation (Gateway `spec.tls.frontend`) refuses an HTTPS listener here. */
+  readonly frontend: string | undefined;
+}
+
+function planListener(l: GatewayListener, ctx: PlanContext): ListenerPlan {
+  const { namespace, secrets, grants, nowMs } = ctx;
   const supported = l.protocol === "HTTP" || l.protocol === "HTTPS" || l.protocol === "TLS";
   const base = { name: l.name, spec: l, port: l.port, protocol: l.protocol };
   const kinds = routeKinds(l, supported ? (l.protocol === "TLS" ? tlsRouteKind : httpRouteKind) : undefined);
   const fail = (reason: string, message: string): Outcome => ({ ok: false, reason, message });
   let accepted: Outcome = ok;
-  let hostname: HostPattern | undefined;
+  // Parsed whatever else is wrong: a refused listener still takes routes by hostname (see attachRoute).
+  const parsedHost = l.hostname !== undefined ? parseGatewayHostname(l.hostname) : undefined;
+  const hostname: HostPattern | undefined = parsedHost?.ok ? parsedHost.host : undefined;
   const selector = l.allowedRoutes?.namespaces?.selector;
   const from = l.allowedRoutes?.namespaces?.from ?? "Same";
   if (!supported)
@@ -122,6 +149,13 @@ function planListener(
       ListenerReason.UnsupportedValue,
       `tls.mode "${l.tls?.mode}" is not supported on HTTPS; only Terminate`,
     );
+  } else if (tlsOptionKeys(l).length > 0) {
+    accepted = fail(
+      ListenerReason.UnsupportedValue,
+      `tls.options: no TLS option is supported (${tlsOptionKeys(l).join(", ")})`,
+    );
+  } else if (l.protocol === "HTTPS" && ctx.frontend !== undefined) {
+    accepted = fail(ListenerReason.UnsupportedValue, ctx.frontend);
   } else if (!["All", "Same", "Selector"].includes(from)) {
     accepted = fail(
       ListenerReason.UnsupportedValue,
@@ -130,10 +164,8 @@ function planListener(
   } else if (from === "Selector" && (!selector || selectorProblem(selector))) {
     const why = selector ? selectorProblem(selector) : "a selector is required";
     accepted = fail(ListenerReason.UnsupportedValue, `allowedRoutes.namespaces.selector: ${why}`);
-  } else if (l.hostname !== undefined) {
-    const parsed = parseGatewayHostname(l.hostname);
-    if (parsed.ok) hostname = parsed.host;
-    else accepted = fail(ListenerReason.UnsupportedValue, `hostname "${l.hostname}": ${parsed.message}`);
+  } else if (parsedHost !== undefined && !parsedHost.ok) {
+    accepted = fail(ListenerReason.UnsupportedValue, `hostname "${l.hostname}": ${parsedHost.message}`);
   }
   let resolvedRefs: Outcome =
     kinds.invalid.length > 0
@@ -177,6 +209,34 @@ function routeKinds(
     } else invalid.push(`${group}/${k.kind}`);
   }
   return { valid, invalid };
+}
+
+/** The keys of a listener's `tls.options` (implementation-specific; Gatehouse has none). */
+function tlsOptionKeys(l: GatewayListener): string[] {
+  const options = l.tls?.options;
+  return options && typeof options === "object" ? Object.keys(options).sort() : [];
+}
+
+/**
+ * OverlappingTLSConfig (reason OverlappingHostnames) on every accepted HTTPS listener whose hostname
+ * overlaps another's on the same port: equal, one under the other's wildcard, or either without a
+ * hostname. The spec: controllers "MUST detect the presence of overlapping hostnames" and the condition
+ * "MUST be set on all Listeners with overlapping TLS config". A listener whose hostname did not parse
+ * is not accepted and takes no part.
+ */
+function markOverlaps(plans: ListenerPlan[]): ListenerPlan[] {
+  const https = plans.filter((p) => p.protocol === "HTTPS" && p.accepted.ok);
+  const label = (p: ListenerPlan) =>
+    `"${p.name}" (${p.hostname ? `hostname "${p.hostname.hostname}"` : "no hostname"})`;
+  return plans.map((p) => {
+    if (!https.includes(p)) return p;
+    const others = https.filter(
+      (o) => o !== p && o.port === p.port && intersectHostnames(o.hostname, p.hostname) !== undefined,
+    );
+    if (others.length === 0) return p;
+    const message = `listener ${label(p)} overlaps on port ${p.port} with ${others.map(label).join(", ")}; an HTTP/2 client reusing one connection for names of both is answered 421 Misdirected Request`;
+    return { ...p, overlap: { reason: ListenerReason.OverlappingHostnames, message } };
+  });
 }
 
 function markConflicts(plans: ListenerPlan[]): ListenerPlan[] {

@@ -2,10 +2,10 @@ import type { SourceRef } from "../../model/index.ts";
 import type { Gateway, ParentReference } from "../../sources/schema/gateway.ts";
 import { gatewayGroup, RouteReason } from "../../status/reasons.ts";
 import type { HostPattern } from "../common/host-patterns.ts";
-import { matchesSelector } from "../common/label-selector.ts";
+import { matchesSelector, selectorProblem } from "../common/label-selector.ts";
 import { arrayOf, namespaceOf } from "../common/objects.ts";
 import { intersectHostnames } from "./gateway-hostnames.ts";
-import { allowsKind, type ListenerPlan, type Outcome } from "./listeners.ts";
+import { allowsKind, type ListenerPlan, notServingWhy, type Outcome } from "./listeners.ts";
 
 /** What attachment reads of a translated route (HTTPRouteTranslation, TLSRouteTranslation). */
 export interface AttachableRoute {
@@ -23,6 +23,8 @@ export interface GatewayEntry {
   /** `<ns>/<name>`. */
   readonly key: string;
   readonly plans: readonly ListenerPlan[];
+  /** Set when the Gateway as a whole serves nothing (not accepted, or not programmed). */
+  readonly notServing?: { readonly reason: string; readonly message: string };
 }
 
 /** A listener a route attached to, and the virtual host names it gets there (hostname intersections). */
@@ -39,6 +41,8 @@ export interface ParentResult {
   readonly accepted: Outcome;
   /** Listeners the route is attached to (empty unless accepted). */
   readonly attachments: readonly Attachment[];
+  /** Set when accepted but some attached listener (or the Gateway) serves nothing: why, for the status. */
+  readonly notServing?: { readonly reason: string; readonly message: string };
 }
 
 /**
@@ -49,6 +53,9 @@ export interface ParentResult {
  * (NotAllowedByListeners when none); of those, the ones whose hostname intersects the route's
  * (NoMatchingListenerHostname when none). A route that is invalid in itself is refused with its own
  * reason once a listener would have taken it. Repeated identical parentRefs count once.
+ * Listener status plays no part: "Listener or Route status does not impact successful attachment"
+ * (ListenerStatus.attachedRoutes, v1.6.1), so a route attaches to a refused or conflicted listener too
+ * and stays Accepted; `notServing` then says that listener serves nothing.
  */
 export function attachRoute(
   t: AttachableRoute,
@@ -75,7 +82,14 @@ export function attachRoute(
     if (seen.has(key)) continue;
     seen.add(key);
     const { accepted, attachments } = attachToGateway(t, entry, ref, labelsOf, kind);
-    results.push({ parentRef, gatewayKey: entry.key, accepted, attachments });
+    const notServing = accepted.ok ? notServingOf(entry, attachments) : undefined;
+    results.push({
+      parentRef,
+      gatewayKey: entry.key,
+      accepted,
+      attachments,
+      ...(notServing ? { notServing } : {}),
+    });
   }
   return results;
 }
@@ -110,17 +124,17 @@ function attachToGateway(
   }
   const gwNamespace = namespaceOf(entry.gateway);
   const allowed = candidates.filter(
-    (p) => p.accepted.ok && allowsKind(p, kind) && admitsNamespace(p, gwNamespace, t.ref.namespace, labelsOf),
+    (p) => allowsKind(p, kind) && admitsNamespace(p, gwNamespace, t.ref.namespace, labelsOf),
   );
   if (allowed.length === 0) {
-    const kindOk = candidates.some((p) => p.accepted.ok && allowsKind(p, kind));
-    const why = kindOk
-      ? `allows ${kind}s from namespace ${t.ref.namespace}`
-      : `is accepted and allows the kind ${kind}`;
+    const kindOk = candidates.some((p) => allowsKind(p, kind));
+    const why = kindOk ? `allows ${kind}s from namespace ${t.ref.namespace}` : `allows the kind ${kind}`;
     return refused(RouteReason.NotAllowedByListeners, `no listener of Gateway ${entry.key} ${why}`);
   }
   const attachments: Attachment[] = [];
   for (const plan of allowed) {
+    // A hostname the listener was refused for matches nothing: which names it meant is unknown.
+    if (plan.spec.hostname !== undefined && plan.hostname === undefined) continue;
     const hosts =
       t.hostnames.length === 0
         ? [intersectHostnames(plan.hostname, undefined)]
@@ -139,6 +153,34 @@ function attachToGateway(
   return { accepted: { ok: true }, attachments };
 }
 
+/** Why some of an accepted parent's attachments serve nothing; undefined when all of them serve. */
+function notServingOf(
+  entry: GatewayEntry,
+  attachments: readonly Attachment[],
+): { reason: string; message: string } | undefined {
+  if (entry.notServing)
+    return {
+      reason: entry.notServing.reason,
+      message: `Gateway ${entry.key} serves nothing (${entry.notServing.message}); the route is attached but not served through it`,
+    };
+  const idle = attachments.flatMap((a) => {
+    const why = notServingWhy(a.plan);
+    return why ? [{ name: a.plan.name, ...why }] : [];
+  });
+  const first = idle[0];
+  if (!first) return undefined;
+  const listed = idle.map((i) => `"${i.name}" (${i.reason})`).join(", ");
+  const none = idle.length === attachments.length ? "; no listener of this parent serves the route" : "";
+  return {
+    reason: first.reason,
+    message: `attached to but not served by listener(s) ${listed} of Gateway ${entry.key} (see its listener status)${none}`,
+  };
+}
+
+/**
+ * Whether the listener's allowedRoutes.namespaces admit routes of `routeNamespace`. A `from` or selector
+ * the listener was refused for admits none: what it meant cannot be known.
+ */
 function admitsNamespace(
   p: ListenerPlan,
   gatewayNamespace: string,
@@ -150,8 +192,14 @@ function admitsNamespace(
     case "All":
       return true;
     case "Selector":
-      return ns?.selector !== undefined && matchesSelector(ns.selector, labelsOf(routeNamespace));
-    default:
+      return (
+        ns?.selector !== undefined &&
+        selectorProblem(ns.selector) === undefined &&
+        matchesSelector(ns.selector, labelsOf(routeNamespace))
+      );
+    case "Same":
       return routeNamespace === gatewayNamespace;
+    default:
+      return false;
   }
 }

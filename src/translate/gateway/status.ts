@@ -27,17 +27,31 @@ function outcomeCondition(
     : condition(type, false, o.reason, o.message, gen);
 }
 
-export function gatewayClassStatus(name: string, controller: string, gen: number | undefined): ObjectStatus {
+/** GatewayClass Accepted: True, or False `InvalidParameters` when `refusal` says why (unsupported-fields.ts). */
+export function gatewayClassStatus(
+  name: string,
+  controller: string,
+  gen: number | undefined,
+  refusal?: string,
+): ObjectStatus {
   return {
     target: { group: gatewayGroup, kind: "GatewayClass", namespace: "", name },
     ...(gen !== undefined ? { generation: gen } : {}),
     status: {
-      conditions: [condition(C.Accepted, true, GatewayClassReason.Accepted, `handled by ${controller}`, gen)],
+      conditions: [
+        refusal === undefined
+          ? condition(C.Accepted, true, GatewayClassReason.Accepted, `handled by ${controller}`, gen)
+          : condition(C.Accepted, false, GatewayClassReason.InvalidParameters, refusal, gen),
+      ],
     },
   };
 }
 
-/** One ListenerStatus: conditions Accepted, Programmed, ResolvedRefs, Conflicted, in that order. */
+/**
+ * One ListenerStatus: conditions Accepted, Programmed, ResolvedRefs, Conflicted, in that order, then
+ * OverlappingTLSConfig when it is True (a negative-polarity condition that "MUST NOT be set when it is
+ * False").
+ */
 export function listenerStatus(
   p: ListenerPlan,
   attachedRoutes: number,
@@ -74,6 +88,9 @@ export function listenerStatus(
       p.conflict
         ? condition(C.Conflicted, true, p.conflict.reason, p.conflict.message, gen)
         : condition(C.Conflicted, false, ListenerReason.NoConflicts, "no conflicts", gen),
+      ...(p.overlap
+        ? [condition(C.OverlappingTLSConfig, true, p.overlap.reason, p.overlap.message, gen)]
+        : []),
     ],
   };
 }
@@ -87,8 +104,17 @@ export interface RouteStatusInput {
 }
 
 /**
- * RouteParentStatus entries for our parents: Accepted, ResolvedRefs and, when rules were dropped,
- * PartiallyInvalid. The same for HTTPRoutes and TLSRoutes (`kind`).
+ * Our condition on a route parent whose listeners (some or all) the route is attached to but that serve
+ * nothing: not accepted, conflicted, without a certificate, or of a Gateway that is not programmed. The
+ * spec keeps such a route Accepted ("Listener or Route status does not impact successful attachment");
+ * this says it is not served there. Negative polarity, set only when True.
+ */
+export const listenerNotServingCondition = "gatehouse.dev/ListenerNotServing";
+
+/**
+ * RouteParentStatus entries for our parents: Accepted, ResolvedRefs, PartiallyInvalid when rules were
+ * dropped, and `gatehouse.dev/ListenerNotServing` when a listener it attached to serves nothing. The same
+ * for HTTPRoutes and TLSRoutes (`kind`).
  */
 export function httpRouteStatus(
   t: RouteStatusInput,
@@ -128,16 +154,35 @@ export function httpRouteStatus(
                 ),
               ]
             : []),
+          ...(p.accepted.ok && p.notServing
+            ? [condition(listenerNotServingCondition, true, p.notServing.reason, p.notServing.message, gen)]
+            : []),
         ],
       })),
     },
   };
 }
 
+/** Conditions that are bad news when True; every other condition is bad news when False. */
+const negativePolarity: ReadonlySet<string> = new Set([
+  C.Conflicted,
+  C.PartiallyInvalid,
+  C.OverlappingTLSConfig,
+  listenerNotServingCondition,
+]);
+
+/** Of those, the ones that are warnings: something is served, but not all the user may expect. */
+const warnings: ReadonlySet<string> = new Set([
+  C.PartiallyInvalid,
+  C.OverlappingTLSConfig,
+  listenerNotServingCondition,
+]);
+
 /**
  * Problems for logs and `gatehouse translate`, read back from the statuses: every negative condition
- * (Accepted/ResolvedRefs/Programmed False, Conflicted/PartiallyInvalid True), naming the listener or
- * parent it is about. Programmed False is left out where Accepted is already False (it says nothing new).
+ * (Accepted/ResolvedRefs/Programmed False; Conflicted, PartiallyInvalid, OverlappingTLSConfig and
+ * gatehouse.dev/ListenerNotServing True), naming the listener or parent it is about. Programmed False is
+ * left out where Accepted is already False (it says nothing new).
  */
 export function problemsFromStatus(s: ObjectStatus): Problem[] {
   const object = { kind: s.target.kind, namespace: s.target.namespace, name: s.target.name };
@@ -149,12 +194,11 @@ export function problemsFromStatus(s: ObjectStatus): Problem[] {
       (c) => c.type !== C.Programmed && c.status === "False" && c.type !== C.Conflicted,
     );
     for (const c of list) {
-      const negative =
-        c.type === C.Conflicted || c.type === C.PartiallyInvalid ? c.status === "True" : c.status === "False";
+      const negative = negativePolarity.has(c.type) ? c.status === "True" : c.status === "False";
       if (!negative || (c.type === C.Programmed && otherFailure) || (c.type === C.Conflicted && notAccepted))
         continue;
       const severity =
-        c.type === C.PartiallyInvalid || (c.type === C.Accepted && c.status === "True") ? "warning" : "error";
+        warnings.has(c.type) || (c.type === C.Accepted && c.status === "True") ? "warning" : "error";
       out.push(problem(object, c.reason, `${where}${c.type}: ${c.message}`, severity));
     }
   };
@@ -178,6 +222,8 @@ export interface GatewayConditions {
   /** `okReason`/`okMessage` replace `Accepted` when the Gateway is accepted with some listeners invalid. */
   readonly accepted: Outcome & { readonly okReason?: string; readonly okMessage?: string };
   readonly programmed: Outcome;
+  /** Gateway ResolvedRefs, set only for `spec.tls.backend.clientCertificateRef` (gateway-tls.ts). */
+  readonly resolvedRefs?: Outcome;
 }
 
 export function gatewayStatus(
@@ -201,6 +247,17 @@ export function gatewayStatus(
           gen,
         ),
         outcomeCondition(C.Programmed, conds.programmed, "Programmed", "gateway programmed", gen),
+        ...(conds.resolvedRefs
+          ? [
+              outcomeCondition(
+                C.ResolvedRefs,
+                conds.resolvedRefs,
+                "ResolvedRefs",
+                "all references resolved",
+                gen,
+              ),
+            ]
+          : []),
       ],
       listeners,
     },

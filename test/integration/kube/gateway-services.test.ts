@@ -150,6 +150,32 @@ forEachFront("one Service per Gateway, listener ports on internal ports", (front
     ]);
   });
 
+  test("spec.infrastructure labels and annotations go onto the Service; dropped ones leave it", async () => {
+    const withInfra = (annotations: Record<string, string>) => {
+      const g = edge([listenerPort]);
+      g.spec.infrastructure = {
+        labels: { team: "edge", "gatehouse.dev/gateway-name": "spoof" },
+        annotations,
+      };
+      return g;
+    };
+    api.apply(withInfra({ "example.com/lb": "internal", "example.com/tier": "gold" }));
+    await within(5000, () => managedService()?.metadata.annotations?.["example.com/tier"] === "gold");
+    // Someone else's annotation on the Service is left alone.
+    const svc = managedService() as Obj;
+    svc.metadata.annotations["other.example/note"] = "keep";
+    api.apply(svc);
+    api.apply(withInfra({ "example.com/lb": "external" }));
+    await within(5000, () => managedService()?.metadata.annotations?.["example.com/lb"] === "external");
+    const after = managedService() as Obj;
+    expect(after.metadata.annotations["example.com/tier"]).toBeUndefined();
+    expect(after.metadata.annotations["other.example/note"]).toBe("keep");
+    expect(after.metadata.labels).toMatchObject({ team: "edge", "gatehouse.dev/gateway-name": "edge" });
+    api.apply(edge([listenerPort]));
+    await within(5000, () => managedService()?.metadata.labels?.team === undefined);
+    expect(managedService()?.metadata.annotations?.["example.com/lb"]).toBeUndefined();
+  });
+
   test("listeners changed → the Service's ports follow; Gateway deleted → Service gone", async () => {
     // A free internal port whose listener port (internal − offset) is a valid port number.
     let extra = (await freePort()) - (internal - listenerPort);

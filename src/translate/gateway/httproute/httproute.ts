@@ -1,5 +1,5 @@
 import type { Backend, SourceRef } from "../../../model/index.ts";
-import type { HTTPRoute, ReferenceGrant } from "../../../sources/schema/gateway.ts";
+import type { HTTPRoute, HTTPRouteRule, ReferenceGrant } from "../../../sources/schema/gateway.ts";
 import { RouteReason } from "../../../status/reasons.ts";
 import type { HostPattern } from "../../common/host-patterns.ts";
 import { httpRouteName } from "../../common/names.ts";
@@ -87,6 +87,11 @@ export function translateHTTPRoute(
   const effectiveRules = rules.length > 0 ? rules : [{}];
   const routeName = httpRouteName(ref.namespace, ref.name);
   for (const [i, rule] of effectiveRules.entries()) {
+    const unsupported = unsupportedRuleField(rule, i);
+    if (unsupported) {
+      dropped.push(unsupported);
+      continue;
+    }
     const t = translateRule(rule, i, routeName, ctx);
     if ("reason" in t) {
       dropped.push(t);
@@ -106,4 +111,18 @@ export function translateHTTPRoute(
     };
   }
   return { ...base, hostnames, entries, backends, dropped, refIssues };
+}
+
+/**
+ * A rule field Gatehouse does not implement, so the rule is dropped (PartiallyInvalid, or Accepted False
+ * when no rule is left) rather than served without it. `sessionPersistence` (experimental in v1.6.1,
+ * GEP-1619) names no condition of its own: the rule is refused with `UnsupportedValue`, the reason the
+ * spec gives for a rule a controller does not take.
+ */
+function unsupportedRuleField(rule: HTTPRouteRule, i: number): RuleInvalid | undefined {
+  if (rule.sessionPersistence === undefined || rule.sessionPersistence === null) return undefined;
+  return {
+    reason: RouteReason.UnsupportedValue,
+    message: `spec.rules[${i}].sessionPersistence: session persistence is not supported; the rule is not served rather than served without it`,
+  };
 }

@@ -1,0 +1,96 @@
+/**
+ * Gateway API fields Gatehouse does not implement and that have no listener or rule to refuse: each is
+ * reported, never accepted in silence. Where the spec names a condition it is used (`parametersRef`:
+ * Accepted False `InvalidParameters`); the rest are warnings (a problem: logged, at /debug/problems,
+ * counted in the problems metric), since the object itself is served as far as it goes.
+ */
+import type { Problem } from "../../model/index.ts";
+import type { Gateway, GatewayClass, HTTPRoute } from "../../sources/schema/gateway.ts";
+import type { TLSRoute } from "../../sources/schema/tlsroute.ts";
+import { sourceRef } from "../common/objects.ts";
+import { problem } from "../common/problems.ts";
+
+/** A parametersRef as the status names it: `group/kind name` (core kinds without the group). */
+function describeRef(ref: unknown): string {
+  const r = (ref ?? {}) as { group?: unknown; kind?: unknown; name?: unknown; namespace?: unknown };
+  const group = typeof r.group === "string" && r.group !== "" ? `${r.group}/` : "";
+  const ns = typeof r.namespace === "string" && r.namespace !== "" ? `${r.namespace}/` : "";
+  return `${group}${String(r.kind ?? "?")} ${ns}${String(r.name ?? "?")}`;
+}
+
+/**
+ * Why a GatewayClass of ours is not accepted: it has a `parametersRef`, and Gatehouse reads no
+ * parameters of any kind. The spec: a parametersRef that "refers to an unsupported kind" — every kind,
+ * here — means the class "SHOULD be rejected with the "Accepted" status condition set to "False" and an
+ * "InvalidParameters" reason". Undefined when it has none.
+ */
+export function classParametersRefusal(c: GatewayClass): string | undefined {
+  const ref = c.spec?.parametersRef;
+  if (ref === undefined || ref === null) return undefined;
+  return `spec.parametersRef: ${describeRef(ref)}: Gatehouse reads no parameters of any kind, so they would be ignored`;
+}
+
+/**
+ * Why a Gateway is not accepted for its parameters (Accepted False `InvalidParameters`): its class was
+ * refused for them (`classRefusal`), or `spec.infrastructure.parametersRef` is set, which the spec
+ * treats as the class's ("the Gateway SHOULD be rejected … InvalidParameters").
+ */
+export function gatewayParametersRefusal(gw: Gateway, classRefusal: string | undefined): string | undefined {
+  if (classRefusal !== undefined)
+    return `its GatewayClass ${gw.spec?.gatewayClassName} is not accepted (${classRefusal})`;
+  const ref = gw.spec?.infrastructure?.parametersRef;
+  if (ref === undefined || ref === null) return undefined;
+  return `spec.infrastructure.parametersRef: ${describeRef(ref)}: Gatehouse reads no parameters of any kind, so they would be ignored`;
+}
+
+/**
+ * Warnings for what a served Gateway or route asks and Gatehouse does not do:
+ * - Gateway `spec.allowedListeners` admitting ListenerSets (the default, `None`, admits none): ListenerSets
+ *   are not supported, so none attaches (each ListenerSet is reported as a skipped kind too);
+ * - Gateway `spec.defaultScope` and route `spec.useDefaultGateways` other than `None` (experimental,
+ *   GEP-3793): Gatehouse has no default Gateways, so no route attaches that way. Routes are warned only
+ *   when a Gateway of ours asks to be a default one (otherwise their default Gateways are not ours).
+ */
+export function unsupportedFieldWarnings(
+  gateways: readonly Gateway[],
+  routes: readonly (HTTPRoute | TLSRoute)[],
+): Problem[] {
+  const out: Problem[] = [];
+  for (const gw of gateways) {
+    const from = gw.spec?.allowedListeners?.namespaces?.from;
+    if (from !== undefined && from !== "None")
+      out.push(
+        problem(
+          sourceRef("Gateway", gw),
+          "UnsupportedValue",
+          `spec.allowedListeners.namespaces.from "${from}": ListenerSets are not supported; none attaches to this Gateway`,
+          "warning",
+        ),
+      );
+    const scope = gw.spec?.defaultScope;
+    if (scope !== undefined && scope !== "None")
+      out.push(
+        problem(
+          sourceRef("Gateway", gw),
+          "UnsupportedValue",
+          `spec.defaultScope "${scope}": default Gateways are not supported; no route attaches to this Gateway without naming it`,
+          "warning",
+        ),
+      );
+  }
+  // A route's useDefaultGateways is ours to answer only when a Gateway of ours would be a default one.
+  const defaults = gateways.some((gw) => (gw.spec?.defaultScope ?? "None") !== "None");
+  for (const r of defaults ? routes : []) {
+    const use = (r.spec as { useDefaultGateways?: unknown } | undefined)?.useDefaultGateways;
+    if (use !== undefined && use !== "None")
+      out.push(
+        problem(
+          sourceRef(r.kind, r),
+          "UnsupportedValue",
+          `spec.useDefaultGateways "${String(use)}": default Gateways are not supported; the route attaches only through its parentRefs`,
+          "warning",
+        ),
+      );
+  }
+  return out;
+}
