@@ -22,3 +22,26 @@ endpoints: [{ addresses: [127.0.0.1] }]
 ports: [{ port: ${port} }]
 `;
 }
+
+/** GatewayClass `gatehouse` of our Gateway controller. */
+export const gatewayClassYaml = `apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: { name: gatehouse }
+spec: { controllerName: gatehouse.dev/gateway-controller }
+`;
+
+/** Service `name` in `namespace` (port 80, named http) with one ready endpoint on 127.0.0.1:`port`. */
+export function serviceYaml(name: string, namespace: string, port: number): string {
+  return `apiVersion: v1
+kind: Service
+metadata: { name: ${name}, namespace: ${namespace} }
+spec: { ports: [{ name: http, port: 80 }] }
+---
+apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata: { name: ${name}-1, namespace: ${namespace}, labels: { kubernetes.io/service-name: ${name} } }
+addressType: IPv4
+endpoints: [{ addresses: [127.0.0.1], conditions: { ready: true } }]
+ports: [{ name: http, port: ${port} }]
+`;
+}

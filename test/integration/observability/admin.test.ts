@@ -12,6 +12,7 @@ import type { RunningGateway } from "../../../src/cli/serve.ts";
 import { setLogSink } from "../../../src/observability/logger.ts";
 import { selfSigned } from "../../../src/proxy/testing/certs.ts";
 import { type EchoServer, startEchoServer } from "../../helpers/echo-server.ts";
+import { gatewayClassYaml, serviceYaml } from "../../helpers/folder-fixtures.ts";
 import { forEachFront } from "../../helpers/fronts.ts";
 import { freePort } from "../../helpers/ports.ts";
 import { rawRequest } from "../../helpers/raw-http.ts";
@@ -21,18 +22,7 @@ import { echoServiceYaml, tlsIngressYaml, tlsSecretYaml } from "../tls/fixtures.
 const cert = selfSigned("secure.test");
 
 function downServiceYaml(port: number): string {
-  return `apiVersion: v1
-kind: Service
-metadata: { name: down, namespace: demo }
-spec: { ports: [{ name: http, port: 80 }] }
----
-apiVersion: discovery.k8s.io/v1
-kind: EndpointSlice
-metadata: { name: down-1, namespace: demo, labels: { kubernetes.io/service-name: down } }
-addressType: IPv4
-endpoints: [{ addresses: [127.0.0.1], conditions: { ready: true } }]
-ports: [{ name: http, port: ${port} }]
----
+  return `${serviceYaml("down", "demo", port)}---
 apiVersion: networking.k8s.io/v1
 kind: Ingress
 metadata: { name: down, namespace: demo }
@@ -45,11 +35,7 @@ spec:
 }
 
 function gatewayYaml(port: number): string {
-  return `apiVersion: gateway.networking.k8s.io/v1
-kind: GatewayClass
-metadata: { name: gatehouse }
-spec: { controllerName: gatehouse.dev/gateway-controller }
----
+  return `${gatewayClassYaml}---
 apiVersion: gateway.networking.k8s.io/v1
 kind: Gateway
 metadata: { name: gw, namespace: demo }

@@ -16,6 +16,7 @@ import { type RunningGateway, startGateway } from "../../../src/cli/serve.ts";
 import { parseServeConfig } from "../../../src/config/config.ts";
 import { setLogSink } from "../../../src/observability/logger.ts";
 import { type EchoServer, startEchoServer } from "../../helpers/echo-server.ts";
+import { gatewayClassYaml, serviceYaml } from "../../helpers/folder-fixtures.ts";
 import { forEachFront } from "../../helpers/fronts.ts";
 import { freePort } from "../../helpers/ports.ts";
 import { rawRequest } from "../../helpers/raw-http.ts";
@@ -43,11 +44,7 @@ function manifests(port: number, echoPort: number): string {
     `    - matches: [{ path: { type: PathPrefix, value: ${path} } }]\n` +
     `      filters: [${filter}]\n` +
     "      backendRefs: [{ name: echo, port: 80 }]\n";
-  return `apiVersion: gateway.networking.k8s.io/v1
-kind: GatewayClass
-metadata: { name: gatehouse }
-spec: { controllerName: gatehouse.dev/gateway-controller }
----
+  return `${gatewayClassYaml}---
 apiVersion: gateway.networking.k8s.io/v1
 kind: Gateway
 metadata: { name: gw, namespace: demo }
@@ -74,18 +71,7 @@ ${rule(
   '{ type: RequestHeaderModifier, requestHeaderModifier: { set: [{ name: X-Ok, value: "yes" }, { name: X-Latin, value: "café" }] } }, ' +
     '{ type: ResponseHeaderModifier, responseHeaderModifier: { add: [{ name: X-Ok, value: "yes" }, { name: X-Latin, value: "ÿ" }] } }',
 )}---
-apiVersion: v1
-kind: Service
-metadata: { name: echo, namespace: demo }
-spec: { ports: [{ name: http, port: 80 }] }
----
-apiVersion: discovery.k8s.io/v1
-kind: EndpointSlice
-metadata: { name: echo-1, namespace: demo, labels: { kubernetes.io/service-name: echo } }
-addressType: IPv4
-endpoints: [{ addresses: [127.0.0.1], conditions: { ready: true } }]
-ports: [{ name: http, port: ${echoPort} }]
-`;
+${serviceYaml("echo", "demo", echoPort)}`;
 }
 
 forEachFront("header modifiers Bun cannot send", (front) => {

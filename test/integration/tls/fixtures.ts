@@ -6,6 +6,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { TLSCertificate } from "../../../src/model/index.ts";
+import { serviceYaml } from "../../helpers/folder-fixtures.ts";
 
 /**
  * A self-signed certificate for `name` valid only on 1 January 2020. `openssl req -x509` cannot backdate
@@ -91,16 +92,5 @@ ${tlsYaml}  rules:
 }
 
 export function echoServiceYaml(echoPort: number): string {
-  return `apiVersion: v1
-kind: Service
-metadata: { name: echo, namespace: demo }
-spec: { ports: [{ name: http, port: 80, targetPort: 8000 }] }
----
-apiVersion: discovery.k8s.io/v1
-kind: EndpointSlice
-metadata: { name: echo-1, namespace: demo, labels: { kubernetes.io/service-name: echo } }
-addressType: IPv4
-endpoints: [{ addresses: [127.0.0.1], conditions: { ready: true } }]
-ports: [{ name: http, port: ${echoPort} }]
-`;
+  return serviceYaml("echo", "demo", echoPort);
 }

@@ -15,6 +15,7 @@ import { parseServeConfig } from "../../../src/config/config.ts";
 import { setLogSink } from "../../../src/observability/logger.ts";
 import { peerCommonName, selfSigned } from "../../../src/proxy/testing/certs.ts";
 import { type EchoServer, startEchoServer } from "../../helpers/echo-server.ts";
+import { gatewayClassYaml } from "../../helpers/folder-fixtures.ts";
 import { freePort } from "../../helpers/ports.ts";
 import { rawRequest } from "../../helpers/raw-http.ts";
 import { echoServiceYaml, expiredSelfSigned, tlsSecretYaml } from "./fixtures.ts";
@@ -25,11 +26,7 @@ function gatewayYaml(port: number): string {
   const listener = (name: string) =>
     `    - { name: ${name}, hostname: ${name}.example, port: ${port}, protocol: HTTPS, ` +
     `tls: { mode: Terminate, certificateRefs: [{ name: ${name} }] } }\n`;
-  return `apiVersion: gateway.networking.k8s.io/v1
-kind: GatewayClass
-metadata: { name: gatehouse }
-spec: { controllerName: gatehouse.dev/gateway-controller }
----
+  return `${gatewayClassYaml}---
 apiVersion: gateway.networking.k8s.io/v1
 kind: Gateway
 metadata: { name: gw, namespace: demo }
