@@ -16,7 +16,7 @@ export interface RouteRateLimit {
    * the default) or the policy name alone (`shared`: every route of the policy draws on one bucket).
    */
   readonly bucket: string;
-  /** The rules, all of which must admit a request. At least one. */
+  /** The rules, all of which must admit a request. At least one, unless `invalid` is set (then none). */
   readonly rules: readonly RateLimitRule[];
   /** How the client address (key source `ClientIP`, and `exemptCIDRs`) is found. */
   readonly clientIP: ClientIPSettings;
@@ -34,6 +34,12 @@ export interface RouteRateLimit {
   readonly shadow: boolean;
   /** Leave out `RateLimit-Policy` and `RateLimit` (a 429 still carries `Retry-After`). */
   readonly hideHeaders: boolean;
+  /**
+   * Set when the policy (or the Ingress's `limit-*` annotations) cannot be enforced as written: why, as
+   * its status or problem says. Such a limit still attaches where a valid one would (never open): every
+   * request on its routes is answered 500 and none is forwarded. `rules` is then empty.
+   */
+  readonly invalid?: string;
 }
 
 /** N requests per window, with a burst. Counted by GCRA: one request every `windowSeconds / limit`. */

@@ -92,7 +92,7 @@ export class GatewayMetrics {
    */
   readonly rateLimitDecisions: Counter<"policy" | "decision"> = new Counter({
     name: "gatehouse_ratelimit_decisions_total",
-    help: "Rate limit decisions by policy and decision (allowed, limited, exempt, shadow, failed_open, failed_closed, local_allowed, local_limited).",
+    help: "Rate limit decisions by policy and decision (allowed, limited, exempt, shadow, failed_open, failed_closed, local_allowed, local_limited, policy_invalid).",
     labelNames: ["policy", "decision"] as const,
     registers: [this.registry],
     collect: () => {

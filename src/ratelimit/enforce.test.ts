@@ -66,6 +66,30 @@ describe("RateLimitEnforcer with the in-process store", () => {
     expect(await metrics.text()).toContain('decision="shadow"} 3');
   });
 
+  test("a limit marked invalid answers 500 problem+json naming the policy, for everyone, and counts", async () => {
+    const metrics = new GatewayMetrics({ processMetrics: false });
+    const e = new RateLimitEnforcer({ limiter: new LocalLimiter(), metrics });
+    const limit = testLimit({ rules: [], invalid: "spec.rules[0].limit: 0 must be a whole number" });
+    for (const ip of ["198.51.100.7", "10.1.1.1"]) {
+      const r = e.check(limit, ctx(ip));
+      // Decided without the store: synchronous, as the raw front's fast path expects.
+      if (r instanceof Promise || r.allowed) throw new Error("expected a synchronous refusal");
+      expect(r.response.status).toBe(500);
+      expect(r.response.headers.get("content-type")).toBe("application/problem+json");
+      expect(r.response.headers.get("ratelimit")).toBeNull();
+      const body = (await r.response.json()) as { status: number; detail: string };
+      expect(body.status).toBe(500);
+      expect(body.detail).toContain("ratelimitpolicy/default/test");
+      expect(body.detail).toContain("spec.rules[0].limit: 0 must be a whole number");
+    }
+    // Neither an exemption nor a dry run opens it: those settings are part of what is invalid.
+    const exempt = testLimit({ rules: [], invalid: "bad", exemptCIDRs: ["10.0.0.0/8"], shadow: true });
+    expect((await e.check(exempt, ctx("10.1.1.1"))).allowed).toBe(false);
+    expect(await metrics.text()).toContain(
+      'gatehouse_ratelimit_decisions_total{policy="ratelimitpolicy/default/test",decision="policy_invalid"} 3',
+    );
+  });
+
   test("exempt clients are neither limited nor counted", async () => {
     const e = new RateLimitEnforcer({ limiter: new LocalLimiter() });
     const limit = testLimit({ rules: small, exemptCIDRs: ["10.0.0.0/8"] });

@@ -10,7 +10,13 @@ import { logger } from "../observability/logger.ts";
 import type { GatewayMetrics } from "../observability/metrics.ts";
 import { BlockedKeys } from "./blocked.ts";
 import { cidrSet, clientAddress, inSet } from "./client-ip.ts";
-import { limiterUnavailable, policyHeader, rateLimitHeader, tooManyRequests } from "./headers.ts";
+import {
+  invalidLimit,
+  limiterUnavailable,
+  policyHeader,
+  rateLimitHeader,
+  tooManyRequests,
+} from "./headers.ts";
 import { bucketKeys, type RateLimitContext } from "./keys.ts";
 import type { ItemResult, Limiter, LimitItem, LimitResult } from "./limiter.ts";
 import { LocalLimiter } from "./local.ts";
@@ -58,6 +64,8 @@ const admitted: RateLimitOutcome = { allowed: true };
 
 /** Dry-run reports: one line per policy per 10 s (with the count suppressed since), never one per request. */
 const shadowLog = rateLimitedLog(logger.child({ component: "ratelimit" }));
+/** Requests refused by a limit marked invalid: likewise one line per policy per 10 s. */
+const invalidLog = rateLimitedLog(logger.child({ component: "ratelimit" }));
 
 export class RateLimitEnforcer {
   private readonly limiter: Limiter;
@@ -89,6 +97,7 @@ export class RateLimitEnforcer {
    * store, a Redis lease, a key known to be over its limit), so the common case costs no promise.
    */
   check(limit: RouteRateLimit, ctx: RateLimitContext): RateLimitOutcome | Promise<RateLimitOutcome> {
+    if (limit.invalid !== undefined) return this.refuseInvalid(limit);
     const c = this.compile(limit);
     const ip = clientAddress(ctx.clientIp, c.trusted ? ctx.header("x-forwarded-for") : null, c.trusted);
     if (c.exempt !== undefined && inSet(c.exempt, ip)) return this.decide(limit, "exempt", admitted);
@@ -125,6 +134,18 @@ export class RateLimitEnforcer {
         () => this.storeFailed(limit, c, keys, items),
       );
     return this.verdict(limit, c, keys, answer, false);
+  }
+
+  /**
+   * A limit that cannot be enforced (an invalid policy or annotation) fails closed: 500, never forwarded,
+   * whoever asks (no exemption, no dry run: the settings that would say so are what is invalid).
+   */
+  private refuseInvalid(limit: RouteRateLimit): RateLimitOutcome {
+    invalidLog("error", limit.policy, "rate limit cannot be enforced; its routes answer 500", {
+      policy: limit.policy,
+      reason: limit.invalid,
+    });
+    return this.decide(limit, "policy_invalid", { allowed: false, response: invalidLimit(limit) });
   }
 
   /** The store could not answer: the policy's failure mode decides. */

@@ -5,7 +5,8 @@
  *   default burst that is exactly the configured N per window.
  * - `RateLimit: "<rule>";r=<remaining>;t=<seconds until full>` per rule, for this request.
  * - A 429 carries `Retry-After` (seconds, always, even with headers hidden) and a problem+json body
- *   (RFC 9457); a Redis failure under failure mode Closed is a 503 with the same kind of body.
+ *   (RFC 9457); a Redis failure under failure mode Closed is a 503 with the same kind of body, and a
+ *   limit that cannot be enforced (an invalid policy or annotation) a 500 naming it and why.
  */
 import type { RouteRateLimit } from "../model/index.ts";
 import type { ItemResult } from "./limiter.ts";
@@ -48,6 +49,16 @@ export function limiterUnavailable(): Response {
   return problem(503, "Service Unavailable", "The rate limit cannot be checked right now; retry shortly.", [
     ["retry-after", "1"],
   ]);
+}
+
+/** The 500 of a limit marked invalid: the policy and why it cannot be enforced; nothing is forwarded. */
+export function invalidLimit(limit: RouteRateLimit): Response {
+  return problem(
+    500,
+    "Internal Server Error",
+    `The rate limit ${limit.policy} cannot be enforced (${limit.invalid ?? "invalid"}), so this route is not served.`,
+    [],
+  );
 }
 
 function problem(

@@ -119,11 +119,13 @@ export class RateLimitRuntime {
   }
 }
 
-/** Every limit routes carry, by policy name, with its failure mode. */
+/** Every limit routes carry, by policy name, with its failure mode (not invalid ones: they use no store). */
 function failureModes(model: GatewayModel): Map<string, FailureMode> {
   const out = new Map<string, FailureMode>();
   for (const l of model.listeners)
     for (const v of l.virtualHosts)
-      for (const r of v.routes) if (r.rateLimit) out.set(r.rateLimit.policy, r.rateLimit.failureMode);
+      for (const r of v.routes)
+        if (r.rateLimit && r.rateLimit.invalid === undefined)
+          out.set(r.rateLimit.policy, r.rateLimit.failureMode);
   return out;
 }

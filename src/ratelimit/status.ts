@@ -39,8 +39,8 @@ interface AncestorStatus {
 
 /**
  * `statuses` with a `Degraded` condition on every accepted ancestor of each RateLimitPolicy named in
- * `failureModes` (the policies routes carry, by `ratelimitpolicy/<ns>/<name>`). Other statuses, and
- * policies that attach nowhere (invalid, or no target found), are returned as they are.
+ * `failureModes` (the valid policies routes carry, by `ratelimitpolicy/<ns>/<name>`). Other statuses, and
+ * policies not there (invalid ones use no store; others attach nowhere), are returned as they are.
  */
 export function withStoreHealth(
   statuses: readonly ObjectStatus[],

@@ -2,8 +2,10 @@
  * RateLimitPolicies (and ingress-nginx `limit-*` annotations) onto the built model: each placed route
  * gets the `rateLimit` of the policy that wins GEP-713 attachment for it (policy-attachment.ts; most
  * specific target wins, the oldest of policies on one target), and each policy its ancestor status.
- * An invalid policy is reported (`Invalid`) and does not attach, so a less specific valid policy still
- * applies; a RateLimitPolicy targeting an Ingress takes precedence over that Ingress's annotations.
+ * Everything that goes wrong fails closed: an invalid policy is reported (`Invalid`) and still attaches
+ * exactly as a valid one would, its routes carrying a limit marked `invalid` (they answer 500, never open
+ * nor under a looser policy); so do an Ingress's routes when one of its `limit-*` annotations cannot be
+ * parsed. A RateLimitPolicy that applies to an Ingress's route takes precedence over its annotations.
  */
 import type { GatewayModel, Problem, Route, RouteRateLimit, SourceRef } from "../../model/index.ts";
 import { policyGroup } from "../../sources/schema/auth-policy.ts";
@@ -38,10 +40,6 @@ interface Candidate extends AttachablePolicy {
   readonly settings: RateLimitSettings | string;
 }
 
-interface Valid extends Candidate {
-  readonly settings: RateLimitSettings;
-}
-
 export function applyRateLimitPolicies(
   model: GatewayModel,
   snapshot: ResourceSnapshot,
@@ -66,20 +64,22 @@ export function applyRateLimitPolicies(
       for (const vh of l.virtualHosts)
         for (const r of vh.routes)
           if (r.source.kind === "Ingress") ours.add(`${r.source.namespace}/${r.source.name}`);
-  const annotated = new Map<string, RateLimitSettings>();
+  /** By Ingress namespace/name: the annotations' settings, or why they cannot be enforced. */
+  const annotated = new Map<string, RateLimitSettings | string>();
   for (const ing of limited) {
     const ref = sourceRef("Ingress", ing);
     if (!ours.has(`${ref.namespace}/${ref.name}`)) continue;
     const found = ingressRateLimit(ing, ref);
     problems.push(...found.problems);
-    if (found.settings) annotated.set(`${ref.namespace}/${ref.name}`, found.settings);
+    const own = found.invalid ?? found.settings;
+    if (own !== undefined) annotated.set(`${ref.namespace}/${ref.name}`, own);
   }
   const targets = policyTargets(snapshot);
-  const valid = candidates.filter((c): c is Valid => typeof c.settings !== "string");
-  const attached = attachPolicies(valid, targets);
+  // Invalid policies attach too (fail closed): they win where they would have won.
+  const attached = attachPolicies(candidates, targets);
   // Nothing can attach (the common case): skip walking every route of a large model.
   const next =
-    valid.length === 0 && annotated.size === 0
+    candidates.length === 0 && annotated.size === 0
       ? model
       : mapPlacedRoutes(model, (listener, route) => {
           const p = attached.policyFor(listener, route);
@@ -102,7 +102,8 @@ export function applyRateLimitPolicies(
   );
   for (const c of sorted) {
     const key = `${c.ref.namespace}/${c.ref.name}`;
-    // An invalid policy attaches nowhere; its found targets report Invalid (policyStatus does that).
+    // An invalid policy attaches like a valid one (its routes fail closed), but its status says what is
+    // wrong with it on every target found, Conflicted or not: judged alone, as policyStatus marks Invalid.
     const ancestors: readonly AncestorResult[] =
       typeof c.settings === "string"
         ? (attachPolicies([c], targets).ancestors.get(key) ?? [])
@@ -116,10 +117,18 @@ export function applyRateLimitPolicies(
       ...(typeof c.settings === "string" ? { invalid: c.settings } : {}),
     };
     statuses.push(policyStatus(input));
-    problems.push(...policyProblems(input));
+    // The status says what is wrong; the problem also says what that does to the routes.
+    problems.push(
+      ...policyProblems(
+        typeof c.settings === "string" ? { ...input, invalid: `${c.settings}; ${failsClosed}` } : input,
+      ),
+    );
   }
   return { model: next, statuses, problems };
 }
+
+/** What the status message and problem of an invalid policy add: its routes are not served. */
+const failsClosed = "the routes it applies to fail closed (500)";
 
 function candidate(p: RateLimitPolicy, ref: SourceRef): Candidate {
   return {
@@ -131,8 +140,26 @@ function candidate(p: RateLimitPolicy, ref: SourceRef): Candidate {
   };
 }
 
-/** The route with the limit of `owner` (a policy, or an Ingress for its annotations), named `policy`. */
-function withLimit(route: Route, owner: SourceRef, policy: string, s: RateLimitSettings): Route {
+/**
+ * The route with the limit of `owner` (a policy, or an Ingress for its annotations), named `policy`; when
+ * `s` is why the limit cannot be enforced, a limit marked `invalid` (the enforcer answers 500).
+ */
+function withLimit(route: Route, owner: SourceRef, policy: string, s: RateLimitSettings | string): Route {
+  if (typeof s === "string") {
+    const invalid: RouteRateLimit = {
+      source: owner,
+      policy,
+      bucket: `${policy}/${route.name}`,
+      rules: [],
+      clientIP: { trustedProxies: [] },
+      exemptCIDRs: [],
+      failureMode: "Closed",
+      shadow: false,
+      hideHeaders: false,
+      invalid: s,
+    };
+    return { ...route, rateLimit: invalid };
+  }
   const rateLimit: RouteRateLimit = {
     source: owner,
     policy,

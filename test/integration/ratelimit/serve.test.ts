@@ -3,7 +3,9 @@
  * in process): a folder of Ingresses, RateLimitPolicies and an AuthPolicy, a real echo backend and a real
  * JWKS server. Covers the responses (429 problem+json, RateLimit headers, hidden headers), a forged
  * X-Forwarded-For from an untrusted peer, keys from verified JWT claims, dry run, bad policies that must
- * become conditions without stopping anything, and a route whose limit no enforcer can check (500).
+ * become conditions without stopping anything and fail closed (their routes and those of an Ingress with
+ * an unparsable `limit-*` annotation answer 500, the backend sees nothing), and a route whose limit no
+ * enforcer can check (500).
  * Run on both fronts.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
@@ -76,7 +78,23 @@ forEachFront("rate limits served", (front) => {
       { name: shadow, path: "/shadow", policy: "  shadow: true\n  rules: [{ limit: 1, window: 1min }]" },
       { name: "user", path: "/user", policy: '  rules: [{ limit: 2, window: 1min, keys: ["claim:sub"] }]' },
       { name: "plain", path: "/plain" },
+      { name: "broken", path: "/broken" },
     ]);
+    const annotated = `---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata:
+  name: annotated
+  namespace: rl
+  annotations: { nginx.ingress.kubernetes.io/limit-rps: "lots" }
+spec:
+  ingressClassName: gatehouse
+  rules:
+    - host: ${rlHost}
+      http:
+        paths:
+          - { path: /annotated, pathType: Prefix, backend: { service: { name: web, port: { number: 80 } } } }
+`;
     const auth = `---
 apiVersion: gatehouse.dev/v1alpha1
 kind: AuthPolicy
@@ -87,12 +105,12 @@ spec:
     providers: [{ name: p, issuer: "${jwks.url}", audiences: [api], keys: { type: RemoteJWKS, uri: "${jwks.url}/jwks" } }]
 `;
     const bad = [
-      badPolicy("zero", "plain", "{ limit: 0, window: 10s }"),
-      badPolicy("negative", "plain", "{ limit: -1, window: 10s }"),
-      badPolicy("unknown-key", "plain", '{ limit: 1, window: 10s, keys: ["cookie:session"] }'),
+      badPolicy("zero", "broken", "{ limit: 0, window: 10s }"),
+      badPolicy("negative", "broken", "{ limit: -1, window: 10s }"),
+      badPolicy("unknown-key", "broken", '{ limit: 1, window: 10s, keys: ["cookie:session"] }'),
       badPolicy("no-target", "missing", "{ limit: 1, window: 10s }"),
     ];
-    await writeFile(join(dir, "all.yaml"), yaml + auth + bad.join(""));
+    await writeFile(join(dir, "all.yaml"), yaml + annotated + auth + bad.join(""));
     restoreSink = setLogSink((line) => logs.push(line));
     const t = await startTestGateway(
       ["--dir", dir],
@@ -191,7 +209,7 @@ spec:
       expect(await statuses("/user", 2, () => bob)).toEqual([200, 200]);
     });
 
-    test("bad policies become conditions, attach nowhere, and nothing stops", async () => {
+    test("bad policies become conditions, fail closed where they apply, and nothing stops", async () => {
       for (const name of ["zero", "negative", "unknown-key"])
         expect(policyStatus(name)).toContainEqual(
           expect.objectContaining({ status: "False", reason: "Invalid" }),
@@ -199,8 +217,32 @@ spec:
       expect(policyStatus("no-target")).toContainEqual(
         expect.objectContaining({ status: "False", reason: "TargetNotFound" }),
       );
-      // Invalid policies do not limit /plain; no Degraded condition without a shared store.
+      // The invalid policies' route answers 500 problem+json naming the winner (oldest, then by name) and
+      // why; the backend sees nothing.
+      const seen = echo?.requests;
+      for (let i = 0; i < 3; i++) {
+        const refused = await get("/broken/x");
+        expect(refused.status).toBe(500);
+        expect(refused.headers.get("content-type")).toBe("application/problem+json");
+        expect(refused.headers.has("ratelimit")).toBe(false);
+        const body = JSON.parse(refused.body) as { status: number; detail: string };
+        expect(body.status).toBe(500);
+        expect(body.detail).toContain("ratelimitpolicy/rl/negative");
+        expect(body.detail).toContain("spec.rules[0].limit: -1 must be a whole number");
+      }
+      // So does an Ingress whose limit-* annotation cannot be parsed.
+      const annotated = await get("/annotated");
+      expect(annotated.status).toBe(500);
+      expect(JSON.parse(annotated.body)).toMatchObject({ status: 500 });
+      expect(JSON.parse(annotated.body).detail).toContain("ingress/rl/annotated");
+      expect(echo?.requests).toBe(seen);
+      const text = await (gw as RunningGateway).metrics.text();
+      expect(text).toContain(
+        'gatehouse_ratelimit_decisions_total{policy="ratelimitpolicy/rl/negative",decision="policy_invalid"} 3',
+      );
+      // A route without them is served; no Degraded condition without a shared store.
       expect(await statuses("/plain", 5, () => ({}))).toEqual([200, 200, 200, 200, 200]);
+      expect((echo?.requests ?? 0) - (seen ?? 0)).toBe(5);
       expect(policyStatus("trusted").map((c) => c.reason)).toEqual(["Accepted"]);
     });
   });

@@ -7,8 +7,10 @@
  * Keyed by client address (the socket peer: no X-Forwarded-For is trusted), one bucket shared by every
  * path of the Ingress (ingress-nginx's zone is per Ingress). Unlike ingress-nginx, which counts in each
  * replica (so N replicas admit up to N × the limit), the count is shared by all replicas through Redis;
- * if Redis fails, each replica limits at its share (failure mode Local). A bad value is a warning and
- * that annotation is ignored.
+ * if Redis fails, each replica limits at its share (failure mode Local). A value that cannot be parsed
+ * fails closed: an error, and every route of the Ingress carries a limit marked invalid (it answers 500).
+ * `--allow-unenforced-annotations` does not change that: it is about annotations Gatehouse does not
+ * implement, and these it does; a wrong value is fixed by correcting it.
  */
 import type { Problem, RateLimitRule, SourceRef } from "../../../model/index.ts";
 import type { Ingress } from "../../../sources/schema/networking.ts";
@@ -18,21 +20,27 @@ import { cidrList, type RateLimitSettings } from "../../policies/ratelimit-spec.
 import { NGINX_PREFIX } from "./nginx-annotations.ts";
 
 export interface IngressRateLimit {
+  /** The limit the annotations ask for (undefined: none, or `invalid`). */
   readonly settings?: RateLimitSettings;
+  /** Set when a `limit-*` value cannot be parsed: why, for the routes' invalid limit (fail closed). */
+  readonly invalid?: string;
   readonly problems: readonly Problem[];
 }
 
 export function ingressRateLimit(ingress: Ingress, ref: SourceRef): IngressRateLimit {
   const problems: Problem[] = [];
-  const warn = (name: string, why: string) => {
-    const message = `annotation ${NGINX_PREFIX}${name}: ${why}; ignored`;
-    problems.push(problem(ref, "InvalidAnnotation", message, "warning"));
+  const errors: string[] = [];
+  const unparsable = (name: string, why: string) => {
+    const error = `annotation ${NGINX_PREFIX}${name}: ${why}`;
+    errors.push(error);
+    const message = `${error}; the Ingress's routes fail closed (500) unless a RateLimitPolicy applies to them`;
+    problems.push(problem(ref, "InvalidAnnotation", message));
   };
   const count = (name: string): number | undefined => {
     const raw = annotationOf(ingress, NGINX_PREFIX + name);
     if (raw === undefined) return undefined;
     if (!/^\s*[0-9]{1,9}\s*$/.test(raw) || Number(raw) < 1) {
-      warn(name, `"${raw}" must be a whole number of at least 1`);
+      unparsable(name, `"${raw}" must be a whole number of at least 1`);
       return undefined;
     }
     return Number(raw);
@@ -52,9 +60,10 @@ export function ingressRateLimit(ingress: Ingress, ref: SourceRef): IngressRateL
       .map((s) => s.trim())
       .filter(Boolean);
     const parsed = cidrList(parts);
-    if (typeof parsed === "string") warn(listName, `entry ${parsed.replace(/^\[\d+\]: /, "")}`);
+    if (typeof parsed === "string") unparsable(listName, `entry ${parsed.replace(/^\[\d+\]: /, "")}`);
     else exempt = parsed;
   }
+  if (errors.length > 0) return { invalid: errors.join("; "), problems };
   if (rps === undefined && rpm === undefined) return { problems };
   const rule = (name: string, limit: number, windowSeconds: number): RateLimitRule => ({
     name,
