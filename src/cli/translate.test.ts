@@ -83,6 +83,29 @@ describe("gatehouse translate -f", () => {
     expect(stderr.trim().split("\n")).toHaveLength(1);
   });
 
+  test("an unknown field of a Gateway API object is a warning: the object served, exit 0 (1 with --strict)", async () => {
+    const route = `apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: { name: r, namespace: shop }
+spec:
+  rules: [{ backendRef: [{ name: web, port: 80 }] }]
+`;
+    writeFileSync(join(dir, "route.yaml"), route);
+    const { loaded, stderr, code } = await translateCli("route.yaml");
+    expect(loaded).toEqual([
+      {
+        file: join(dir, "route.yaml"),
+        document: 0,
+        object: { kind: "HTTPRoute", namespace: "shop", name: "r" },
+        reason: "UnknownField",
+        severity: "warning",
+        message: "spec.rules[0].backendRef: unknown field, not read",
+      },
+    ]);
+    expect([stderr, code]).toEqual(["", 0]);
+    expect((await translateCli("route.yaml", "--strict")).code).toBe(1);
+  });
+
   test("no load problem: exit 0 and nothing on stderr", async () => {
     writeFileSync(join(dir, "good.yaml"), good);
     const { loaded, stderr, code } = await translateCli("good.yaml");

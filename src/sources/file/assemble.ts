@@ -23,6 +23,11 @@ export interface SkippedObject extends SkippedDoc {
 export interface FolderLoad {
   readonly snapshot: ResourceSnapshot;
   readonly errors: readonly SourceError[];
+  /**
+   * Served objects with fields Gatehouse does not read (`Entry.unknownFields`; Gateway API kinds only),
+   * one each, `reason` listing the field paths. Served as they are: not load errors.
+   */
+  readonly unknownFields: readonly SourceError[];
   /** Objects of kinds Gatehouse does not read (Deployments, ConfigMaps, …): left out, not an error. */
   readonly skippedKinds: readonly SkippedObject[];
 }
@@ -100,6 +105,7 @@ export function assemble(
 ): { load: FolderLoad; memory: FileMemory } {
   const fields = emptySnapshotFields();
   const errors: SourceError[] = [...extraErrors];
+  const unknownFields: SourceError[] = [];
   const first = new Map<string, { file: string; docIndex: number }>();
   const memory = new Map<string, readonly Entry[]>();
   for (const r of results) {
@@ -119,9 +125,18 @@ export function assemble(
         continue;
       }
       first.set(e.key, { file: r.file, docIndex: e.docIndex });
+      if (e.unknownFields !== undefined)
+        unknownFields.push({
+          file: r.file,
+          docIndex: e.docIndex,
+          kind: e.kind,
+          name: e.name,
+          reason: e.unknownFields,
+        });
       fields[knownKinds[e.kind].field].push(e.object);
     }
   }
   const snapshot = fields as unknown as ResourceSnapshot;
-  return { load: { snapshot, errors, skippedKinds: results.flatMap((r) => r.skipped) }, memory };
+  const skippedKinds = results.flatMap((r) => r.skipped);
+  return { load: { snapshot, errors, unknownFields, skippedKinds }, memory };
 }

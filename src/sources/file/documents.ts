@@ -1,5 +1,5 @@
 import { parseAllDocuments } from "yaml";
-import { isKnownKind, type KnownKind, parseObject } from "../schema/index.ts";
+import { isKnownKind, type KnownKind, parseObject, unknownFieldsWarning } from "../schema/index.ts";
 
 /**
  * Kinds without a namespace. Everything else we read is namespaced and gets `default` when the YAML
@@ -16,6 +16,12 @@ export interface Entry {
   readonly name: string;
   readonly docIndex: number;
   readonly object: unknown;
+  /**
+   * Fields the object has and Gatehouse does not read (Gateway API kinds only, whose schemas let them
+   * through), as the `UnknownField` warning words them. Kept with the entry, so an object that keeps
+   * serving from the last good version of its file keeps its warning too.
+   */
+  readonly unknownFields?: string;
 }
 
 /** One document (or `List` item) that could not be used. `key` is set when kind and name were readable. */
@@ -107,12 +113,14 @@ function validate(raw: unknown): Validated {
   const id = identity(kind, raw.metadata);
   const parsed = parseObject(raw);
   if (!parsed.ok) return { problem: { kind, ...id, reason: "reason" in parsed ? parsed.reason : "invalid" } };
+  const unknownFields = unknownFieldsWarning(kind, raw);
   return {
     entry: {
       kind,
       key: id.key ?? "",
       name: id.name ?? "",
       object: withDefaultNamespace(kind, parsed.object),
+      ...(unknownFields === undefined ? {} : { unknownFields }),
     },
   };
 }

@@ -77,6 +77,25 @@ describe("loadFolder", () => {
     expect(names(load.snapshot.services)).toEqual(["default/web"]);
   });
 
+  test("unknown fields: one warning per object while they stay, the object served", async () => {
+    const gw = (typo: string) =>
+      `apiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\nmetadata: { name: gw, namespace: shop }\nspec: { gatewayClassName: c, ${typo}: [] }\n`;
+    await put("gw.yaml", gw("listners"));
+    const seen = new FirstSeen();
+    const first = (await readFolder(dir)).load;
+    expect(first.snapshot.gateways).toHaveLength(1);
+    expect(first.errors).toEqual([]);
+    logLoad(first, undefined, seen);
+    logLoad((await readFolder(dir)).load, undefined, seen); // unchanged: no new line
+    await put("gw.yaml", gw("listeners: [], lsteners"));
+    logLoad((await readFolder(dir)).load, undefined, seen);
+    const warned = logs.filter((l) => String(l.msg).startsWith("object loaded without fields"));
+    expect(warned.map((l) => [l.name, l.level, l.reason])).toEqual([
+      ["shop/gw", "warn", "spec.listners: unknown field, not read"],
+      ["shop/gw", "warn", "spec.lsteners: unknown field, not read"],
+    ]);
+  });
+
   test("Gateway API kinds Gatehouse does not serve: named, warned once per object across loads", async () => {
     const grpc = (n: string) =>
       `apiVersion: gateway.networking.k8s.io/v1\nkind: GRPCRoute\nmetadata: { name: ${n}, namespace: shop }\n`;

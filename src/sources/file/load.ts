@@ -106,9 +106,9 @@ export async function loadFiles(paths: readonly string[]): Promise<FolderLoad> {
 
 /**
  * Log a load: one `warn` per error; one `warn` per object of a Gateway API kind Gatehouse does not
- * serve (a GRPCRoute, a ListenerSet…), the first time `seen` meets it (every time without `seen`); and
- * one `info` per other unknown kind (with how many objects and which files), so a folder full of
- * Deployments does not flood the log.
+ * serve (a GRPCRoute, a ListenerSet…) and per served object with unknown fields, the first time `seen`
+ * meets it (every time without `seen`); and one `info` per other unknown kind (with how many objects and
+ * which files), so a folder full of Deployments does not flood the log.
  */
 export function logLoad(load: FolderLoad, log: Logger = fileSourceLog, seen?: FirstSeen): void {
   for (const e of load.errors) {
@@ -117,7 +117,19 @@ export function logLoad(load: FolderLoad, log: Logger = fileSourceLog, seen?: Fi
   }
   const gatewayAPI = load.skippedKinds.filter((s) => isGatewayAPIVersion(s.apiVersion));
   const keyOf = (s: SkippedObject) => `${s.file}|${skippedKey(s)}`;
-  const fresh = new Set(seen ? seen.fresh(gatewayAPI.map(keyOf)) : gatewayAPI.map(keyOf));
+  const unknownKeyOf = (u: SourceError) => `${u.file}|${u.kind}/${u.name}|${u.reason}`;
+  const keys = [...gatewayAPI.map(keyOf), ...load.unknownFields.map(unknownKeyOf)];
+  const fresh = new Set(seen ? seen.fresh(keys) : keys);
+  for (const u of load.unknownFields) {
+    if (!fresh.has(unknownKeyOf(u))) continue;
+    log.warn("object loaded without fields gatehouse does not read", {
+      file: u.file,
+      doc: u.docIndex,
+      kind: u.kind,
+      name: u.name,
+      reason: u.reason,
+    });
+  }
   for (const s of gatewayAPI) {
     if (!fresh.has(keyOf(s))) continue;
     const name = s.namespace ? `${s.namespace}/${s.name}` : s.name;

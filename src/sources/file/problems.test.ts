@@ -56,4 +56,30 @@ describe("loadProblems", () => {
       name: "x",
     });
   });
+
+  test("unknown fields of a Gateway API object: a warning, the object served, kept with its last good version", () => {
+    const route = (spec: string) =>
+      `apiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata: { name: r, namespace: ns }\nspec: ${spec}\n`;
+    const first = mergeFile({ file: "r.yaml", parse: parseFileText(route("{ rules: [{ matchs: [] }] }")) });
+    const loaded = assemble([first]).load;
+    expect(loaded.snapshot.httpRoutes).toHaveLength(1);
+    expect(loaded.errors).toEqual([]);
+    expect(loadProblems(loaded)).toEqual([
+      {
+        object: { kind: "HTTPRoute", namespace: "ns", name: "r" },
+        reason: "UnknownField",
+        message: "spec.rules[0].matchs: unknown field, not read",
+        severity: "warning",
+        file: "r.yaml",
+        document: 0,
+      },
+    ]);
+    // The next save breaks the route: its last good version keeps serving, with its warning.
+    const broken = mergeFile({ file: "r.yaml", parse: parseFileText(route("{ rules: 3 }")) }, first.entries);
+    const reasons = loadProblems(assemble([broken]).load).map((p) => [p.reason, p.severity]);
+    expect(reasons).toEqual([
+      ["InvalidObject", "error"],
+      ["UnknownField", "warning"],
+    ]);
+  });
 });

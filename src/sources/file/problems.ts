@@ -16,17 +16,29 @@ export interface LoadProblem extends Problem {
 }
 
 /**
- * One problem per load error, in load order, then one warning per object of a kind Gatehouse does not
- * read, naming it (src/sources/skipped.ts). Reasons: `InvalidFile` (unreadable, YAML syntax error:
- * nothing of the file is used), `DuplicateObject` (a second object with the same kind/namespace/name),
- * `InvalidObject` (failed the schema), and `SkippedKind` for the warnings.
+ * One problem per load error, in load order, then one warning per served object with fields Gatehouse
+ * does not read, then one warning per object of a kind Gatehouse does not read, naming it
+ * (src/sources/skipped.ts). Reasons: `InvalidFile` (unreadable, YAML syntax error: nothing of the file
+ * is used), `DuplicateObject` (a second object with the same kind/namespace/name), `InvalidObject`
+ * (failed the schema), and for the warnings `UnknownField` (the object is served without those fields,
+ * the message lists their paths) and `SkippedKind`.
  */
 export function loadProblems(load: FolderLoad): LoadProblem[] {
   const errors = load.errors.map(fromSourceError);
+  const unknown = load.unknownFields.map(
+    (u): LoadProblem => ({
+      object: objectRef(u.kind ?? "", u.name ?? ""),
+      reason: "UnknownField",
+      message: u.reason,
+      severity: "warning",
+      file: u.file,
+      document: u.docIndex,
+    }),
+  );
   const skipped = load.skippedKinds.map(
     (s): LoadProblem => ({ ...skippedProblem(s), file: s.file, document: s.docIndex }),
   );
-  return [...errors, ...skipped];
+  return [...errors, ...unknown, ...skipped];
 }
 
 function fromSourceError(e: SourceError): LoadProblem {

@@ -6,6 +6,7 @@ import { gateway, gatewayClass, httpRoute, namespace, referenceGrant } from "./g
 import { ingress, ingressClass } from "./networking.ts";
 import { rateLimitPolicy } from "./policies.ts";
 import { tlsRoute } from "./tlsroute.ts";
+import { describeUnknownFields, unknownFields } from "./unknown-fields.ts";
 
 /** Each kind we read: its schema and the snapshot field its objects go into. */
 export const knownKinds = {
@@ -54,6 +55,30 @@ export function parseObject(
     .map((issue) => `${formatPath(issue.path)}: ${describeIssue(issue)}`)
     .join("; ");
   return { ok: false, kind, name, reason };
+}
+
+/**
+ * Kinds whose schemas let unknown fields through (the Gateway API ones: a field of a newer version or of
+ * the experimental channel must not get the whole object refused), so that `unknownFieldsWarning`
+ * reports them instead. The other kinds refuse unknown fields (Ingress, core) or their spec is judged by
+ * translation, which refuses unknown fields itself (AuthPolicy, RateLimitPolicy).
+ */
+export const lenientKinds: ReadonlySet<KnownKind> = new Set<KnownKind>([
+  "GatewayClass",
+  "Gateway",
+  "HTTPRoute",
+  "TLSRoute",
+  "ReferenceGrant",
+]);
+
+/**
+ * For an object `parseObject` accepted: the fields of `raw` its (lenient) schema does not declare, as one
+ * message (`spec.listners: unknown field, not read; …`, at most 10 paths and a count of the rest), or
+ * undefined when there are none or the kind is not lenient. The object is served all the same.
+ */
+export function unknownFieldsWarning(kind: KnownKind, raw: unknown): string | undefined {
+  if (!lenientKinds.has(kind)) return undefined;
+  return describeUnknownFields(unknownFields(knownKinds[kind].schema, raw));
 }
 
 function describeIssue(issue: z.core.$ZodIssue): string {

@@ -1,22 +1,25 @@
 import { z } from "zod";
+import { openObject } from "./unknown-fields.ts";
 
 /**
  * ObjectMeta as far as Gatehouse reads it. Extra keys (uid, managedFields, …) are allowed because the
- * API server adds them; what we do not read we do not judge.
+ * API server adds them; what we do not read we do not judge (`openObject`: not reported as unknown fields).
  */
-export const objectMeta = z
-  .object({
-    name: z.string().min(1),
-    namespace: z.string().optional(),
-    labels: z.record(z.string(), z.string()).optional(),
-    annotations: z.record(z.string(), z.string()).optional(),
-    /** RFC 3339; used to break ties (oldest wins). Absent in folder mode: ties then go by namespace/name. */
-    creationTimestamp: z.union([z.string(), z.date()]).optional(),
-    generation: z.number().int().optional(),
-    resourceVersion: z.string().optional(),
-    uid: z.string().optional(),
-  })
-  .loose();
+export const objectMeta = openObject(
+  z
+    .object({
+      name: z.string().min(1),
+      namespace: z.string().optional(),
+      labels: z.record(z.string(), z.string()).optional(),
+      annotations: z.record(z.string(), z.string()).optional(),
+      /** RFC 3339; used to break ties (oldest wins). Absent in folder mode: ties then go by namespace/name. */
+      creationTimestamp: z.union([z.string(), z.date()]).optional(),
+      generation: z.number().int().optional(),
+      resourceVersion: z.string().optional(),
+      uid: z.string().optional(),
+    })
+    .loose(),
+);
 
 export type ObjectMeta = z.infer<typeof objectMeta>;
 
