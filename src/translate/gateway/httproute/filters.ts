@@ -128,6 +128,8 @@ export function convertFilters(
       case "CORS": {
         const c = f.cors;
         if (!c) return bad(i, "type CORS needs cors");
+        const problem = corsProblem(c);
+        if (problem) return bad(i, `cors.${problem}`);
         out.filters.push({
           kind: "CORS",
           allowOrigins: [...arrayOf(c.allowOrigins)],
@@ -167,6 +169,23 @@ function headerEditsProblem(
   }
   for (const [k, name] of arrayOf(config.remove).entries())
     if (!isToken(name)) return `remove[${k}] ${nameProblem(name)}`;
+  return undefined;
+}
+
+/**
+ * The first CORS value that cannot be sent in a response header, or undefined. Methods and header names
+ * must be tokens (or `*`), origins field values: they are written into Access-Control-* headers, and
+ * Bun's Headers throws on anything else (the standard-channel CRD checks their patterns; a folder-mode
+ * manifest is not checked by it).
+ */
+function corsProblem(c: NonNullable<HTTPRouteFilter["cors"]>): string | undefined {
+  for (const list of ["allowMethods", "allowHeaders", "exposeHeaders"] as const)
+    for (const [k, v] of arrayOf(c[list]).entries())
+      if (v !== "*" && !isToken(v)) return `${list}[${k}] ${shown(v)} is not an RFC 9110 token`;
+  for (const [k, v] of arrayOf(c.allowOrigins).entries()) {
+    const problem = v === "" ? "must not be empty" : fieldValueProblem(v);
+    if (problem) return `allowOrigins[${k}] ${shown(v)} ${problem}`;
+  }
   return undefined;
 }
 
