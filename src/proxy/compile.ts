@@ -229,9 +229,12 @@ function prefixModifierProblem(r: Route): string | undefined {
   return usesPrefix ? "ReplacePrefixMatch on a regular-expression path match" : undefined;
 }
 
+/** Every request of the route passes a CORS filter: one on the route, or one on every backend. */
 function hasCors(r: Route): boolean {
   if (r.filters.some((f) => f.kind === "CORS")) return true;
   return (
-    r.action.kind === "Forward" && r.action.backends.some((b) => b.filters.some((f) => f.kind === "CORS"))
+    r.action.kind === "Forward" &&
+    r.action.backends.length > 0 &&
+    r.action.backends.every((b) => b.filters.some((f) => f.kind === "CORS"))
   );
 }

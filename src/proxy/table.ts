@@ -116,7 +116,8 @@ export interface CompiledRoute {
   readonly auth: RouteAuth | undefined;
   /** The route's rate limit (the model's object itself: the enforcer caches per-limit work on it). */
   readonly rateLimit: RouteRateLimit | undefined;
-  /** The route or one of its backends has a CORS filter (preflights then skip authentication). */
+  /** Every request of the route passes a CORS filter (on the route or on every backend): a preflight it
+   * answers then skips authentication and rate limits (request/guards.ts). */
   readonly cors: boolean;
 }
 

@@ -24,11 +24,18 @@ export function needsGuards(route: CompiledRoute): boolean {
 }
 
 /**
- * A CORS preflight carries no credentials by design (browsers strip them), so on a route with a CORS
- * filter it is answered by that filter without authentication.
+ * A CORS preflight carries no credentials by design (browsers strip them), so on a route whose every
+ * request passes a CORS filter it is answered by that filter without authentication or rate limits.
+ * Only what the filter itself answers (OPTIONS with Origin and Access-Control-Request-Method, cors.ts):
+ * anything else would be forwarded, so it meets the guards like any request.
  */
 function isPreflight(req: Request, route: CompiledRoute): boolean {
-  return route.cors && req.method === "OPTIONS" && req.headers.has("access-control-request-method");
+  return (
+    route.cors &&
+    req.method === "OPTIONS" &&
+    req.headers.has("origin") &&
+    req.headers.has("access-control-request-method")
+  );
 }
 
 export async function guarded(

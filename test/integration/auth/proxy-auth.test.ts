@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { AuthEnforcer } from "../../../src/auth/enforce.ts";
 import { JWKSServer, signToken, type TestKey, testKey } from "../../../src/auth/testing/keys.ts";
-import type { RouteAuth } from "../../../src/model/index.ts";
+import type { Filter, RouteAuth } from "../../../src/model/index.ts";
 import { GatewayServer } from "../../../src/proxy/listeners/server.ts";
 import {
   backend,
@@ -51,6 +51,16 @@ forEachFront("GatewayServer with an AuthEnforcer", (front) => {
     };
   }
 
+  const cors: Filter = {
+    kind: "CORS",
+    allowOrigins: ["https://app.example"],
+    allowMethods: ["GET"],
+    allowHeaders: [],
+    exposeHeaders: [],
+    allowCredentials: false,
+    maxAgeSeconds: 60,
+  };
+
   beforeAll(async () => {
     key = await testKey("ES256", "k1");
     jwks = new JWKSServer([key]);
@@ -64,6 +74,19 @@ forEachFront("GatewayServer with an AuthEnforcer", (front) => {
             route("private", match("/private"), forwardTo("app"), {
               auth: policy(jwks.url, `${jwks.url}/jwks`),
             }),
+            route("cors", match("/cors"), forwardTo("app"), {
+              auth: policy(jwks.url, `${jwks.url}/jwks`),
+              filters: [cors],
+            }),
+            // CORS on one backend only: a preflight could be forwarded to the other, so it is guarded.
+            route(
+              "cors-one-backend",
+              match("/cors-some"),
+              forwardTo({ id: "app", weight: 1, filters: [cors] }, "app"),
+              {
+                auth: policy(jwks.url, `${jwks.url}/jwks`),
+              },
+            ),
             route("public", match("/"), forwardTo("app")),
           ]),
         ]),
@@ -96,6 +119,32 @@ forEachFront("GatewayServer with an AuthEnforcer", (front) => {
       const res = await get("/private/x");
       expect(res.status).toBe(401);
       expect(res.headers.get("www-authenticate")).toStartWith("Bearer");
+      expect(upstream.requests.length).toBe(before);
+    });
+
+    test("a CORS preflight is answered without a token; an OPTIONS the filter would forward is guarded", async () => {
+      const before = upstream.requests.length;
+      const preflight = { "access-control-request-method": "GET" };
+      const answered = await fetch(`${base}/cors`, {
+        method: "OPTIONS",
+        headers: { host: "app.test", origin: "https://app.example", ...preflight },
+      });
+      expect(answered.status).toBe(204);
+      expect(answered.headers.get("access-control-allow-origin")).toBe("https://app.example");
+      // No Origin: the CORS filter would pass it on, so it must meet the guard like any request.
+      const bare = await fetch(`${base}/cors`, {
+        method: "OPTIONS",
+        headers: { host: "app.test", ...preflight },
+      });
+      expect(bare.status).toBe(401);
+      // CORS on one backend of two: the other would forward it.
+      for (let i = 0; i < 4; i++) {
+        const some = await fetch(`${base}/cors-some`, {
+          method: "OPTIONS",
+          headers: { host: "app.test", origin: "https://app.example", ...preflight },
+        });
+        expect(some.status).toBe(401);
+      }
       expect(upstream.requests.length).toBe(before);
     });
 
