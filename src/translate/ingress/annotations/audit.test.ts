@@ -88,6 +88,17 @@ describe("auditAnnotations", () => {
     ]);
   });
 
+  test("access controls that ask for nothing do not close the Ingress, in any case of key", () => {
+    const a = audit({
+      [nginx("satisfy")]: "all",
+      [nginx("limit-connections")]: "0",
+      [nginx("whitelist-source-range")]: " ",
+      "Nginx.Ingress.Kubernetes.io/Enable-ModSecurity": "false",
+    });
+    expect(a.unenforced).toEqual([]);
+    expect(a.problems.map((p) => p.reason)).toEqual(["AnnotationKeyCase"]);
+  });
+
   test("gatehouse.dev/: our own annotation is known, any other key is a typo", () => {
     expect(reasons({ "gatehouse.dev/auth-policy": "jwt", "gatehouse.dev/auth-polcy": "jwt" })).toEqual([
       "UnknownAnnotation",

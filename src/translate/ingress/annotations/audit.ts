@@ -63,11 +63,14 @@ function auditOnce(ingress: Ingress, ref: SourceRef): AnnotationAudit {
     const name = lower.slice(prefix.length);
     const entry = Object.hasOwn(entries, name) ? entries[name] : undefined;
     const shown = key.length > MAX_KEY_SHOWN ? `${key.slice(0, MAX_KEY_SHOWN)}…` : key;
+    const value = annotations[key];
+    const off =
+      entry?.off !== undefined && typeof value === "string" && entry.off.includes(value.trim().toLowerCase());
     if (key !== lower) {
       const meant = entry === undefined ? "" : `; did you mean ${prefix}${name}?`;
       const message = `annotation ${shown}: keys are case-sensitive, so this one is not read${meant}`;
       found.push(problem(ref, "AnnotationKeyCase", message, "warning"));
-      if (entry?.guard) unenforced.push(key);
+      if (entry?.guard && !off) unenforced.push(key);
       continue;
     }
     if (entry === undefined) {
@@ -76,15 +79,7 @@ function auditOnce(ingress: Ingress, ref: SourceRef): AnnotationAudit {
       );
       continue;
     }
-    if (entry.support === "honoured") continue;
-    const value = annotations[key];
-    if (
-      entry.off !== undefined &&
-      typeof value === "string" &&
-      entry.off.includes(value.trim().toLowerCase())
-    ) {
-      continue;
-    }
+    if (entry.support === "honoured" || off) continue;
     if (entry.guard) unenforced.push(key);
     const reason = entry.support === "refused" ? "AnnotationRefused" : "AnnotationNotHonoured";
     const what = entry.support === "refused" ? "refused" : "not honoured";
@@ -105,9 +100,18 @@ function auditOnce(ingress: Ingress, ref: SourceRef): AnnotationAudit {
   return { problems, unenforced };
 }
 
+/** At most this many keys named in one message; the rest are counted. */
+const MAX_KEYS_LISTED = 10;
+
+function listed(keys: readonly string[]): string {
+  const cut = (k: string) => (k.length > MAX_KEY_SHOWN ? `${k.slice(0, MAX_KEY_SHOWN)}…` : k);
+  const shown = keys.slice(0, MAX_KEYS_LISTED).map(cut).join(", ");
+  return keys.length > MAX_KEYS_LISTED ? `${shown} and ${keys.length - MAX_KEYS_LISTED} more` : shown;
+}
+
 /** What an Ingress whose access controls are not enforced answers on every path. */
 export function failClosedAction(ingress: SourceRef, unenforced: readonly string[]): RouteAction {
-  const detail = `Ingress ${ingress.namespace}/${ingress.name} asks for access controls this gateway does not enforce: ${unenforced.join(", ")}`;
+  const detail = `Ingress ${ingress.namespace}/${ingress.name} asks for access controls this gateway does not enforce: ${listed(unenforced)}`;
   return {
     kind: "DirectResponse",
     status: 403,
@@ -122,7 +126,7 @@ export function unenforcedProblem(
   unenforced: readonly string[],
   allowed: boolean,
 ): Problem {
-  const list = unenforced.join(", ");
+  const list = listed(unenforced);
   return allowed
     ? problem(
         ingress,

@@ -65,7 +65,7 @@ export const NGINX_ANNOTATIONS: Readonly<Record<string, AnnotationEntry>> = {
   affinity: notYet(affinity),
   "affinity-canary-behavior": notYet(affinity),
   "affinity-mode": notYet(affinity),
-  "allowlist-source-range": guard("the client address is not checked against these ranges"),
+  "allowlist-source-range": guard("the client address is not checked against these ranges", [""]),
   "app-root": notYet("requests for / are not redirected to the application root"),
   "auth-always-set-cookie": guard(externalAuth),
   "auth-cache-duration": guard(externalAuth),
@@ -117,7 +117,7 @@ export const NGINX_ANNOTATIONS: Readonly<Record<string, AnnotationEntry>> = {
     "upstream error responses are passed on, not replaced by the default backend's",
   ),
   "default-backend": notYet("requests no rule serves are not sent to this Service"),
-  "denylist-source-range": guard("the client address is not checked against these ranges"),
+  "denylist-source-range": guard("the client address is not checked against these ranges", [""]),
   "disable-proxy-intercept-errors": notYet("not read (Gatehouse never intercepts upstream errors)"),
   "enable-access-log": notYet("access logging is set per process (--access-log-sample), not per Ingress"),
   "enable-cors": notYet(cors, ["false"]),
@@ -145,7 +145,7 @@ export const NGINX_ANNOTATIONS: Readonly<Record<string, AnnotationEntry>> = {
     "clients in these ranges are never rate limited (the newer name of limit-whitelist)",
   ),
   "limit-burst-multiplier": honoured("each limit's burst is the limit times this (default 5)"),
-  "limit-connections": guard("concurrent connections per client address are not limited"),
+  "limit-connections": guard("concurrent connections per client address are not limited", ["0"]),
   "limit-rate": notYet("response bandwidth is not limited"),
   "limit-rate-after": notYet("response bandwidth is not limited"),
   "limit-rpm": honoured("N requests per minute per client address, shared by every replica through Redis"),
@@ -192,7 +192,7 @@ export const NGINX_ANNOTATIONS: Readonly<Record<string, AnnotationEntry>> = {
   "rewrite-target": notYet(
     "the backend receives the path unrewritten (an HTTPRoute URLRewrite filter does this)",
   ),
-  satisfy: guard("access controls are not combined as this asks"),
+  satisfy: guard("access controls are not combined as this asks", ["all"]),
   "server-alias": notYet("these extra host names are not served"),
   "server-snippet": refused(snippet),
   "service-upstream": notYet("requests go straight to pod endpoints, not to the Service's cluster IP", [
@@ -225,7 +225,7 @@ export const NGINX_ANNOTATIONS: Readonly<Record<string, AnnotationEntry>> = {
     ["false"],
   ),
   "use-regex": notYet("paths are matched as prefixes, never as regular expressions", ["false"]),
-  "whitelist-source-range": guard("the client address is not checked against these ranges"),
+  "whitelist-source-range": guard("the client address is not checked against these ranges", [""]),
   "x-forwarded-prefix": notYet("no X-Forwarded-Prefix header is sent"),
 };
 
