@@ -39,6 +39,7 @@ export class ClusterRuntime {
       debounceMs: config["debounce-ms"],
       // No object names the default certificate's Secret; without this its data would be dropped.
       alwaysSecrets: config["default-certificate"] ? [config["default-certificate"]] : [],
+      gatewayController: config["gateway-controller"],
     });
     if (config["read-only"] || process.env.GATEHOUSE_WORKER_OF) return;
     this.elector = new LeaderElector(client, {

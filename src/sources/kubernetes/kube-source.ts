@@ -8,6 +8,7 @@ import type { KubeClient } from "./client.ts";
 import { KindInformer, type RawObject } from "./informer.ts";
 import { apiVersionOf, skippedResources, watchedResources } from "./resources.ts";
 import { SecretData } from "./secret-data.ts";
+import { attachesToOurs, ourGateways, servicesOfOurRoutes, targetsOurServices } from "./skipped-relevance.ts";
 
 const log = logger.child({ component: "kube-source" });
 
@@ -20,7 +21,13 @@ export interface KubernetesSourceOptions {
   readonly alwaysSecrets?: readonly string[];
   /** How long a snapshot waits for referenced Secrets still being read (default 5 s); see SecretData. */
   readonly secretWaitMs?: number;
+  /** Our GatewayClasses' `spec.controllerName`: skipped objects are reported only when they ask
+   * something of a Gateway of ours (skipped-relevance.ts). Absent: none is reported. */
+  readonly gatewayController?: string;
 }
+
+/** How often, at most, a change of a skipped kind is compared with what was reported. */
+const SKIPPED_CHECK_MS = 50;
 
 /**
  * The cluster as `ResourceSnapshot`s: one informer per kind (cluster-wide list+watch), every change
@@ -37,6 +44,8 @@ export class KubernetesSource {
   readonly #skippedInformers: KindInformer[];
   readonly #skippedSeen = new FirstSeen();
   #skipped: readonly SkippedObjectRef[] = [];
+  #skippedCheck: ReturnType<typeof setTimeout> | undefined;
+  readonly #gatewayController: string | undefined;
   readonly #cache: ParseCache = new Map();
   readonly #secrets: SecretData;
   readonly #reported = new Set<string>();
@@ -53,6 +62,7 @@ export class KubernetesSource {
     opts: KubernetesSourceOptions = {},
   ) {
     this.#onSnapshot = onSnapshot;
+    this.#gatewayController = opts.gatewayController;
     this.#debounce = new CappedDebounce(opts.debounceMs ?? 100, () => this.#build());
     this.#secrets = new SecretData(client, () => this.#changed(), {
       always: opts.alwaysSecrets,
@@ -92,6 +102,7 @@ export class KubernetesSource {
     this.#stopped = true;
     this.#debounce.cancel();
     clearTimeout(this.#secretWait);
+    clearTimeout(this.#skippedCheck);
     this.#secrets.stop();
     for (const informer of this.#informers.values()) informer.stop();
     for (const informer of this.#skippedInformers) informer.stop();
@@ -155,22 +166,43 @@ export class KubernetesSource {
     this.#firstSync = undefined;
   }
 
-  /** The skipped kinds' objects as the informers hold them now. */
+  /** The skipped kinds' objects that ask something of our Gateways, as the informers hold them now. */
   #listSkipped(): SkippedObjectRef[] {
+    const controller = this.#gatewayController;
+    if (controller === undefined) return [];
+    const gateways = ourGateways(this.objects("GatewayClass"), this.objects("Gateway"), controller);
+    if (gateways.size === 0) return [];
+    let services: Set<string> | undefined;
+    const relevant = (kind: string, o: RawObject): boolean => {
+      if (kind !== "BackendTLSPolicy") return attachesToOurs(o, gateways);
+      services ??= servicesOfOurRoutes([...this.objects("HTTPRoute"), ...this.objects("TLSRoute")], gateways);
+      return targetsOurServices(o, services);
+    };
     return this.#skippedInformers.flatMap((i) =>
-      i.list().map((o) => ({
-        kind: i.resource.kind,
-        apiVersion: apiVersionOf(i.resource),
-        namespace: o.metadata?.namespace ?? "",
-        name: o.metadata?.name ?? "",
-      })),
+      i
+        .list()
+        .filter((o) => relevant(i.resource.kind, o))
+        .map((o) => ({
+          kind: i.resource.kind,
+          apiVersion: apiVersionOf(i.resource),
+          namespace: o.metadata?.namespace ?? "",
+          name: o.metadata?.name ?? "",
+        })),
     );
   }
 
-  /** A skipped kind changed: rebuild only when the set of skipped objects did (not on an empty sync). */
+  /**
+   * A skipped kind changed: rebuild only when the set of reported objects did. Compared at most once per
+   * SKIPPED_CHECK_MS, not per event: a burst of n events (another controller rewriting n statuses) would
+   * otherwise cost n comparisons of n objects on the thread that serves traffic.
+   */
   #skippedChanged(): void {
-    const now = this.#listSkipped().map(skippedKey).sort().join("\n");
-    if (now !== this.#skipped.map(skippedKey).sort().join("\n")) this.#changed();
+    if (this.#skippedCheck !== undefined || this.#stopped) return;
+    this.#skippedCheck = setTimeout(() => {
+      this.#skippedCheck = undefined;
+      const now = this.#listSkipped().map(skippedKey).sort().join("\n");
+      if (now !== this.#skipped.map(skippedKey).sort().join("\n")) this.#changed();
+    }, SKIPPED_CHECK_MS);
   }
 
   /** Read the skipped kinds' objects; log each the first time it is seen (FirstSeen). */

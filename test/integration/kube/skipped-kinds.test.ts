@@ -1,8 +1,9 @@
 // Single front: the Kubernetes source alone; no gateway and no listener is started.
 /**
  * Gateway API kinds Gatehouse does not serve (GRPCRoute, ListenerSet, …) are watched only to be reported:
- * each object is in `skipped` (a SkippedKind problem at /debug/problems) and logged once, however many
- * snapshots follow. A kind the API server does not serve (here TCPRoute and the others) is just empty,
+ * each object that names one of our Gateways is in `skipped` (a SkippedKind problem at /debug/problems)
+ * and logged once, however many snapshots follow; one attached to another implementation's Gateway is
+ * not ours to judge and is not reported. A kind the API server does not serve (here TCPRoute and the others) is just empty,
  * and none of them holds up the first snapshot.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
@@ -15,7 +16,7 @@ import { KubernetesSource } from "../../../src/sources/kubernetes/kube-source.ts
 import { skippedProblem } from "../../../src/sources/skipped.ts";
 import type { ResourceSnapshot } from "../../../src/sources/snapshot.ts";
 import { defaultResources, KubeApiServer, type Obj } from "../../helpers/kube-api-server.ts";
-import { ns, service, within } from "../../helpers/kube-fixtures.ts";
+import { gateway, gatewayClass, ns, service, within } from "../../helpers/kube-fixtures.ts";
 
 let api: KubeApiServer;
 let source: KubernetesSource;
@@ -25,11 +26,11 @@ const logs: Record<string, unknown>[] = [];
 const snapshots: ResourceSnapshot[] = [];
 
 const gw = "gateway.networking.k8s.io";
-const grpcRoute = (name: string): Obj => ({
+const grpcRoute = (name: string, parent = "gw"): Obj => ({
   apiVersion: `${gw}/v1`,
   kind: "GRPCRoute",
   metadata: { name, namespace: ns },
-  spec: { parentRefs: [{ name: "gw" }], rules: [{ backendRefs: [{ name: "web", port: 80 }] }] },
+  spec: { parentRefs: [{ name: parent }], rules: [{ backendRefs: [{ name: "web", port: 80 }] }] },
 });
 const skippedLogs = () => logs.filter((l) => String(l.msg).includes("Gateway API kind Gatehouse does not"));
 
@@ -51,9 +52,17 @@ beforeAll(async () => {
     ],
   });
   dir = await mkdtemp(join(tmpdir(), "gatehouse-kube-skipped-"));
+  api.create(gatewayClass());
+  api.create(gateway("gw", 8080));
+  api.create({ ...gatewayClass("other"), spec: { controllerName: "example.com/another-controller" } });
+  api.create({ ...gateway("other-gw", 8081), spec: { gatewayClassName: "other", listeners: [] } });
   api.create(grpcRoute("grpc"));
+  api.create(grpcRoute("foreign", "other-gw"));
   const client = new KubeClient(loadKubeConfig(await api.writeKubeconfig(join(dir, "kubeconfig"))));
-  source = new KubernetesSource(client, (snapshot) => snapshots.push(snapshot), { debounceMs: 5 });
+  source = new KubernetesSource(client, (snapshot) => snapshots.push(snapshot), {
+    debounceMs: 5,
+    gatewayController: "gatehouse.dev/gateway-controller",
+  });
   await source.start();
 });
 
