@@ -104,6 +104,9 @@ forEachFront("hostile request targets and Host headers", (front) => {
       "/public/a%00b",
       "/public/%zz",
       "/public#frag",
+      // A fragment must not hide dot segments: resolving them first would route these to /public.
+      "/other/x#/../../public/x",
+      "/other/x#/%2e%2e/%2e%2e/public",
     ]) {
       test(target, async () => {
         const before = pub.requests.length;

@@ -18,6 +18,9 @@ test.each([
   expect(routingTarget(raw)).toEqual({ path, query });
 });
 
-test.each(["*", "h:443", "/a%2fb", "/a%5cb", "/a%00", "/%zz", "/a#f"])("%s is refused", (raw) => {
-  expect(routingTarget(raw)).toBeUndefined();
-});
+test.each(["*", "h:443", "/a%2fb", "/a%5cb", "/a%00", "/%zz", "/a#f", "/x#/../../admin", "/x?q#/../a"])(
+  "%s is refused",
+  (raw) => {
+    expect(routingTarget(raw)).toBeUndefined();
+  },
+);

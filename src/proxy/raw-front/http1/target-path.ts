@@ -8,6 +8,9 @@
 import { parseRequestTarget, type RequestTarget } from "../../request/request-target.ts";
 
 export function routingTarget(raw: string): RequestTarget | undefined {
+  // A fragment is refused before dot segments are resolved: `/x#/../../admin` would otherwise lose its
+  // `#` with the segment it sits in and be routed to /admin (the Bun front answers it 400).
+  if (raw.indexOf("#") >= 0) return undefined;
   let t = hasHighBytes(raw) ? encodeHighBytes(raw) : raw;
   if (t.charCodeAt(0) !== 47) {
     const lower = t.slice(0, 8).toLowerCase();
