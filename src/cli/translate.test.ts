@@ -162,4 +162,23 @@ spec: { ports: [{ port: 80 }] }
       expect((await translateCli("broken.yaml", "--strict")).code).toBe(2);
     });
   });
+
+  test("all of a large output reaches a slow reader of the pipe before the process exits", async () => {
+    const docs = Array.from({ length: 300 }, (_, i) =>
+      good.replace("name: good", `name: good-${i}`).replace("good.example", `h${i}.example`),
+    );
+    const file = join(dir, "big.yaml");
+    writeFileSync(file, docs.join("---\n"));
+    const main = join(import.meta.dir, "../main.ts");
+    const direct = Bun.spawnSync(["bun", main, "translate", "-f", file]).stdout.length;
+    expect(direct).toBeGreaterThan(128 * 1024);
+    // A reader that takes nothing for a second: what the process did not hand over before exiting is lost.
+    const piped = Bun.spawn(["sh", "-c", `bun "${main}" translate -f "${file}" | (sleep 1; wc -c)`], {
+      stdout: "pipe",
+      stderr: "ignore",
+    });
+    const [out, code] = await Promise.all([new Response(piped.stdout).text(), piped.exited]);
+    expect(code).toBe(0);
+    expect(Number(out.trim())).toBe(direct);
+  });
 });

@@ -21,7 +21,9 @@ export async function runTranslate(
   const load = await loadFiles(files);
   const result = translate(load.snapshot, options);
   const problems = [...loadProblems(load), ...result.problems];
-  process.stdout.write(dumpTranslateResult({ ...result, problems }));
+  // Awaited: process.exit right after a plain stdout write drops what a slow pipe has not taken yet
+  // (a piped output was cut at 64 KB).
+  await Bun.write(Bun.stdout, dumpTranslateResult({ ...result, problems }));
   if (load.errors.length > 0) {
     const n = load.errors.length;
     process.stderr.write(`gatehouse translate: ${n} load problem${n === 1 ? "" : "s"} (see problems)\n`);
