@@ -5,8 +5,6 @@
  * in-flight requests finish.
  */
 import { availableParallelism } from "node:os";
-import { startGateway } from "./cli/serve.ts";
-import { runTranslate } from "./cli/translate.ts";
 import { translateOptionsOf, translationFlags } from "./cli/translate-options.ts";
 import { ConfigError, parseServeConfig } from "./config/config.ts";
 import { logger } from "./observability/logger.ts";
@@ -48,6 +46,9 @@ async function main(argv: string[]): Promise<number> {
     const workerAdmins = new Map<number, number>();
     const children = process.env.GATEHOUSE_WORKER_OF ? [] : spawnWorkers(workers - 1, rest, workerAdmins);
     if (process.env.GATEHOUSE_WORKER_OF) exitWithParent(Number(process.env.GATEHOUSE_WORKER_OF));
+    // Loaded only here: the serve path (Kubernetes client, listeners, Redis) is most of a cold start, and
+    // `translate` needs none of it.
+    const { startGateway } = await import("./cli/serve.ts");
     const gateway = await startGateway(config);
     if (process.env.GATEHOUSE_WORKER_OF) process.send?.({ adminPort: gateway.admin.port });
     if (children.length > 0) gateway.metrics.setPeers(() => workerMetrics(workerAdmins));
@@ -94,6 +95,7 @@ async function main(argv: string[]): Promise<number> {
       return 2;
     }
     // No certificate is generated here: a default certificate only matters to a serving process.
+    const { runTranslate } = await import("./cli/translate.ts");
     return runTranslate(files, translateOptionsOf(config, undefined, Date.now()), strict);
   }
   process.stdout.write(usage);
