@@ -8,7 +8,7 @@
 import { describe, expect, test } from "bun:test";
 import { HOP_BY_HOP } from "../../request/hop-by-hop.ts";
 import { scratch } from "../outbox.ts";
-import { passedOnHead, type ResponseHeaderEdit } from "./head-to-client.ts";
+import { generatedResponse, passedOnHead, type ResponseHeaderEdit } from "./head-to-client.ts";
 
 /** passedOnHead's result as a Buffer of its own. */
 function headBytes(head: Buffer | number): Buffer {
@@ -209,4 +209,17 @@ test("differential: byte path = string algorithm over heads × options", () => {
             }
   }
   expect(compared).toBe(heads.length * edits.length * 16);
+});
+
+test("the gateway's own answers carry their reason phrase (a guard's 401, 403, 429; 413; 421)", () => {
+  for (const [status, reason] of [
+    [401, "Unauthorized"],
+    [403, "Forbidden"],
+    [413, "Payload Too Large"],
+    [421, "Misdirected Request"],
+    [429, "Too Many Requests"],
+  ] as const) {
+    const head = Buffer.from(generatedResponse(status, "gatehouse", false)).toString("latin1");
+    expect(head.slice(0, head.indexOf("\r\n"))).toBe(`HTTP/1.1 ${status} ${reason}`);
+  }
 });

@@ -3,6 +3,8 @@
  * removed, `Server` added when missing, then the route's response filters, as prepareClientResponse and
  * runResponseFilters do), and the small answers the gateway makes itself (same bodies as responses.ts).
  */
+
+import { STATUS_CODES } from "node:http";
 import type { ResponseFilter } from "../../filters/filter-types.ts";
 import { HOP_BY_HOP } from "../../request/hop-by-hop.ts";
 import { STATUS_TEXT } from "../../request/responses.ts";
@@ -22,21 +24,6 @@ import {
 } from "./response-head.ts";
 
 const HOP: ReadonlySet<string> = new Set(HOP_BY_HOP);
-
-const REASONS: Readonly<Record<number, string>> = {
-  100: "Continue",
-  200: "OK",
-  400: "Bad Request",
-  404: "Not Found",
-  414: "URI Too Long",
-  431: "Request Header Fields Too Large",
-  500: "Internal Server Error",
-  501: "Not Implemented",
-  502: "Bad Gateway",
-  503: "Service Unavailable",
-  504: "Gateway Timeout",
-  505: "HTTP Version Not Supported",
-};
 
 const NO_REQUEST = new Request("http://fast-path.invalid/");
 
@@ -256,7 +243,9 @@ export function generatedResponse(
 }
 
 export function reasonPhrase(status: number): string {
-  return REASONS[status] ?? "Unknown";
+  // Node's table of RFC 9110 reason phrases: the gateway's own answers (401, 403, 413, 429, …) said
+  // "Unknown" with a short table of our own.
+  return STATUS_CODES[status] ?? "Unknown";
 }
 
 let dateSecond = 0;
