@@ -238,6 +238,13 @@ export class ClientConnection implements ClientSide {
         return false;
       }
     }
+    // RFC 9112 §2.2: empty lines before a request-line are ignored (a client may end a body with CRLF).
+    let s = this.start;
+    while (s + 1 < this.end && buf[s] === 13 && buf[s + 1] === 10) s += 2;
+    if (s !== this.start) {
+      this.start = s;
+      if (s === this.end) return false;
+    }
     const headEnd = findHeadEnd(buf, Math.max(this.start, this.scanFrom), this.end);
     if (headEnd < 0) {
       const have = this.end - this.start;
