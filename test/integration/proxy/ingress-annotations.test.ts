@@ -11,6 +11,7 @@ import { join } from "node:path";
 import type { RunningGateway } from "../../../src/cli/serve.ts";
 import { setLogSink } from "../../../src/observability/logger.ts";
 import { type EchoServer, startEchoServer } from "../../helpers/echo-server.ts";
+import { serviceYaml } from "../../helpers/folder-fixtures.ts";
 import { forEachFront } from "../../helpers/fronts.ts";
 import { startTestGateway } from "../../helpers/test-gateway.ts";
 
@@ -43,18 +44,7 @@ spec:
   return [
     ingress("guarded", "guarded.test", guarded),
     ingress("open", "open.test", {}),
-    `apiVersion: v1
-kind: Service
-metadata: { name: web, namespace: shop }
-spec: { ports: [{ port: 80 }] }
-`,
-    `apiVersion: discovery.k8s.io/v1
-kind: EndpointSlice
-metadata: { name: web-1, namespace: shop, labels: { kubernetes.io/service-name: web } }
-addressType: IPv4
-endpoints: [{ addresses: [127.0.0.1] }]
-ports: [{ port: ${port} }]
-`,
+    serviceYaml("web", "shop", port),
   ].join("---\n");
 }
 

@@ -8,9 +8,6 @@
 import { parseRequestTarget, type RequestTarget } from "../../request/request-target.ts";
 
 export function routingTarget(raw: string): RequestTarget | undefined {
-  // A fragment is refused before dot segments are resolved: `/x#/../../admin` would otherwise lose its
-  // `#` with the segment it sits in and be routed to /admin (the Bun front answers it 400).
-  if (raw.indexOf("#") >= 0) return undefined;
   let t = hasHighBytes(raw) ? encodeHighBytes(raw) : raw;
   if (t.charCodeAt(0) !== 47) {
     const lower = t.slice(0, 8).toLowerCase();
@@ -25,7 +22,13 @@ export function routingTarget(raw: string): RequestTarget | undefined {
   let path = q < 0 ? t : t.slice(0, q);
   // Bun.serve turns a raw `\` into `/` and resolves dot segments, raw or `%2e`-encoded, before routing.
   if (path.indexOf("\\") >= 0) path = path.replaceAll("\\", "/");
-  if (path.indexOf("/.") >= 0 || path.indexOf("%2") >= 0) path = removeDotSegments(path);
+  if (path.indexOf("/.") >= 0 || path.indexOf("%2") >= 0) {
+    // A fragment is refused before dot segments are resolved: `/x#/../../admin` would otherwise lose its
+    // `#` with the segment it sits in and be routed to /admin (the Bun front answers it 400). Anywhere
+    // else parseRequestTarget refuses it, so the common target is scanned for `#` once.
+    if (path.indexOf("#") >= 0) return undefined;
+    path = removeDotSegments(path);
+  }
   return parseRequestTarget(q < 0 ? path : path + t.slice(q));
 }
 
