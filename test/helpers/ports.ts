@@ -6,6 +6,21 @@ import { createServer } from "node:net";
  * grab it in between; on loopback in tests that is rare enough.
  */
 export async function freePort(host = "127.0.0.1"): Promise<number> {
+  // The kernel may hand the port it just gave again; a test that picks two (a Gateway listener's, then
+  // the gateway's own) must not get the same one twice, so ports already handed out are skipped.
+  for (let tries = 0; tries < 50; tries++) {
+    const port = await kernelPort(host);
+    if (!handedOut.has(port)) {
+      handedOut.add(port);
+      return port;
+    }
+  }
+  throw new Error("no port that was not handed out already");
+}
+
+const handedOut = new Set<number>();
+
+function kernelPort(host: string): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.unref();
