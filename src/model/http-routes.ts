@@ -51,6 +51,23 @@ export interface ListenerTLS {
    * the gateway has none, and on the Ingress listener (whose `certificates` start with it already).
    */
   readonly defaultCertificate?: TLSCertificate;
+  /**
+   * Client certificates the listener asks for in the handshake (Gateway `spec.tls.frontend`): absent, none
+   * is asked for. Served by the raw front's HTTPS listeners; a front that cannot enforce it does not open
+   * the listener (fail closed).
+   */
+  readonly clientValidation?: ClientCertificateValidation;
+}
+
+/** How an HTTPS listener checks client certificates (Gateway API `FrontendTLSValidation`). */
+export interface ClientCertificateValidation {
+  /** PEM CA certificates a client certificate must chain to. */
+  readonly caPem: string;
+  /**
+   * `AllowValidOnly`: a connection without a valid client certificate fails its handshake.
+   * `AllowInsecureFallback`: it is accepted, and guards see that it was not verified.
+   */
+  readonly mode: "AllowValidOnly" | "AllowInsecureFallback";
 }
 
 /** One certificate and key, with the names it is valid for. */

@@ -53,6 +53,12 @@ export class GatewayMetrics {
     labelNames: ["backend", "kind"] as const,
     registers: [this.registry],
   });
+  private readonly tlsHandshakeFailures = new Counter({
+    name: "gatehouse_tls_handshake_failures_total",
+    help: "TLS handshakes that failed on HTTPS listeners served by the raw front, by listener and reason (timeout, plain_http, protocol_version, alpn, client_certificate, client_gone, other).",
+    labelNames: ["listener", "reason"] as const,
+    registers: [this.registry],
+  });
   private readonly applies = new Counter({
     name: "gatehouse_config_applies_total",
     help: "Configuration snapshots translated and applied, by result.",
@@ -206,6 +212,10 @@ export class GatewayMetrics {
   }
 
   /** One failed forwarding attempt; only on failure, so the label lookup costs nothing on success. */
+  tlsHandshakeFailure(listener: string, reason: string): void {
+    this.tlsHandshakeFailures.inc({ listener, reason });
+  }
+
   upstreamError(backend: string, kind: "connect" | "timeout"): void {
     this.upstreamErrors.inc({ backend, kind });
   }

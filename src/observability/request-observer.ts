@@ -50,6 +50,10 @@ export class MetricsAndAccessLog implements RequestObserver {
     this.metrics.upstreamError(backend, kind);
   }
 
+  tlsHandshakeFailed(listener: string, reason: string): void {
+    this.metrics.tlsHandshakeFailure(listener, reason);
+  }
+
   /** The raw-socket front's fast path: the same metrics and access-log line, from plain fields. */
   endRaw(info: RequestInfo, ex: RawExchange): void {
     const ms = performance.now() - info.started;

@@ -1,6 +1,6 @@
 /**
  * One HTTP/2 (or node:http2 HTTP/1.1 fallback) request through the listener app, shared by the HTTPS
- * listener (listener.ts) and the cleartext one (h2c-server.ts), so both answer exactly alike: the
+ * listener (listener.ts) and the cleartext one (session-server.ts), so both answer exactly alike: the
  * bridged Request runs the same request path as Bun.serve's, and an unexpected error costs this
  * request only (500, or a reset stream once the head is out).
  */

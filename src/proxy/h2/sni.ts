@@ -19,12 +19,19 @@ export interface SniTable {
 /** TLS 1.2 and 1.3 only; TLS 1.2 restricted to ECDHE + AEAD (docs/tls.md). */
 export const h2ProtocolOptions = { minVersion: "TLSv1.2", ciphers: modernCiphers } as const;
 
-function contextOf(c: TLSCertificate): SecureContext {
-  return createSecureContext({ ...h2ProtocolOptions, cert: c.certPem, key: c.keyPem });
+/** Context options beside the certificate every context of a table shares (the CAs that verify clients). */
+export interface SharedContextOptions {
+  readonly ca?: string;
 }
 
 /** Throws on an empty list or a PEM pair OpenSSL refuses (translation has already checked both). */
-export function buildSniTable(name: string, certs: readonly TLSCertificate[]): SniTable {
+export function buildSniTable(
+  name: string,
+  certs: readonly TLSCertificate[],
+  shared: SharedContextOptions = {},
+): SniTable {
+  const contextOf = (c: TLSCertificate): SecureContext =>
+    createSecureContext({ ...h2ProtocolOptions, ...shared, cert: c.certPem, key: c.keyPem });
   const first = certs[0];
   if (first === undefined) throw new Error(`listener ${name}: HTTPS without certificates`);
   const contexts = new Map<TLSCertificate, SecureContext>();

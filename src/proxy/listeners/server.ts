@@ -106,9 +106,18 @@ export class GatewayServer {
     const table = compile(model);
     for (const warning of table.warnings) log.warn("route table warning", { warning });
     const servable = table.listeners.filter((lt) => {
-      const ok = lt.protocol !== "HTTPS" || (lt.tls?.certificates.length ?? 0) > 0;
-      if (!ok) log.error("HTTPS listener without certificates is not opened", { listener: lt.name });
-      return ok;
+      if (lt.protocol === "HTTPS" && (lt.tls?.certificates.length ?? 0) === 0) {
+        log.error("HTTPS listener without certificates is not opened", { listener: lt.name });
+        return false;
+      }
+      // Never open: a listener that must verify client certificates is not served by a front that cannot.
+      if (lt.tls?.clientValidation !== undefined && this.front !== "raw") {
+        log.error("client certificate validation needs --front raw: listener not opened", {
+          listener: lt.name,
+        });
+        return false;
+      }
+      return true;
     });
     const wanted = groupListeners(servable, this.bind, (warning) =>
       log.warn("listeners sharing a socket", { warning }),
@@ -122,8 +131,9 @@ export class GatewayServer {
         const cur = this.live.get(key);
         if (cur === undefined) opened.push(this.open(key, lt, lt.bindPort ?? lt.port));
         else if (cur.identity !== identityOf(lt)) {
-          // An HTTP/2 listener swaps its certificates in place: no second socket, so nothing queued is reset.
-          if (cur.server instanceof H2Listener && lt.protocol === "HTTPS") {
+          // The node:tls listeners (raw front, HTTP/2) swap certificates in place: no second socket, so
+          // nothing queued is reset. Only the certificates may differ for that.
+          if (swapsInPlace(cur.server) && sameShape(cur.identity, identityOf(lt))) {
             const commit = cur.server.prepareCertificates(lt.tls?.certificates ?? []);
             rotated.push(() => {
               commit();
@@ -208,22 +218,42 @@ export class GatewayServer {
     const tls = lt.protocol === "HTTPS" ? sniEntries(lt.name, lt.tls?.certificates ?? []) : undefined;
     const serverHeader = this.settings.serverHeader;
     const sockets = new Set<ServerWebSocket<ProxiedSocket>>();
-    if (tls === undefined && this.front === "raw") {
+    if (this.front === "raw") {
       // The app still serves what the raw front does not: on a private socket, told the client's address.
-      const server = new RawFront(lt.address || this.bind, port, state, app, {
-        idleTimeout: this.settings.idleTimeoutSeconds,
-        development: false,
-        fetch: (req, srv) => {
-          takeRelayedClient(req);
-          return app.fetch(req, srv);
+      const secure =
+        lt.protocol === "HTTPS" && lt.tls !== undefined
+          ? {
+              certificates: lt.tls.certificates,
+              http2: this.http2,
+              ...(lt.tls.clientValidation ? { clientValidation: lt.tls.clientValidation } : {}),
+              // Scanners and broken clients fail handshakes all day: a metric and a debug line, not a warning.
+              onHandshakeError: (reason: string) => {
+                this.settings.observer?.tlsHandshakeFailed?.(state.table.name, reason);
+                log.debug("TLS handshake failed", { listener: state.table.name, reason });
+              },
+            }
+          : undefined;
+      const server = new RawFront(
+        lt.address || this.bind,
+        port,
+        state,
+        app,
+        {
+          idleTimeout: this.settings.idleTimeoutSeconds,
+          development: false,
+          fetch: (req, srv) => {
+            takeRelayedClient(req);
+            return app.fetch(req, srv);
+          },
+          websocket: websocketHandler(sockets),
+          error: (err) => {
+            const fields = { listener: lt.name, error: err.message };
+            limitedLog("error", lt.name, "unexpected error while serving a request", fields);
+            return errorResponse(500, serverHeader);
+          },
         },
-        websocket: websocketHandler(sockets),
-        error: (err) => {
-          const fields = { listener: lt.name, error: err.message };
-          limitedLog("error", lt.name, "unexpected error while serving a request", fields);
-          return errorResponse(500, serverHeader);
-        },
-      });
+        secure,
+      );
       state.boundPort = server.port;
       log.info("listener open", { listener: lt.name, address: server.hostname, port: state.boundPort });
       return { key, server, state, sockets, identity: identityOf(lt) };
@@ -289,10 +319,25 @@ export class GatewayServer {
   }
 }
 
+/**
+ * What a listener's server was started with: the protocol, then (HTTPS) what fixes the TLS server's
+ * shape (client validation), then the certificates. Equal shapes differ at most in certificates.
+ */
 function identityOf(lt: ListenerTable): string {
   if (lt.protocol !== "HTTPS" || lt.tls === undefined) return lt.protocol;
   const certs = lt.tls.certificates.map((c) => `${c.hostnames.join(",")}\n${c.certPem}\n${c.keyPem}`);
-  return `HTTPS\n${Bun.hash(certs.join("\n")).toString(16)}`;
+  const v = lt.tls.clientValidation;
+  const shape = v === undefined ? "" : Bun.hash(`${v.mode}\n${v.caPem}`).toString(16);
+  return `HTTPS\n${shape}\n${Bun.hash(certs.join("\n")).toString(16)}`;
+}
+
+function sameShape(a: string, b: string): boolean {
+  return a.slice(0, a.lastIndexOf("\n")) === b.slice(0, b.lastIndexOf("\n"));
+}
+
+/** Servers whose certificates rotate in place (node:tls underneath). */
+function swapsInPlace(server: ServingSocket): server is H2Listener | RawFront {
+  return server instanceof H2Listener || (server instanceof RawFront && server.secure);
 }
 
 let migrationChecked = false;

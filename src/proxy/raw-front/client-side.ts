@@ -4,8 +4,36 @@
  * the exchanges (fast, guarded, relayed, h2c) write the answer back through ClientSide. Both sides
  * name only this file, so neither imports the other.
  */
-import type { Socket } from "bun";
 import type { ListenerState } from "../settings.ts";
+import type { ByteSink } from "./outbox.ts";
+
+/**
+ * What the front needs of a client's transport: a Bun socket (plain HTTP, `Bun.listen`) has this shape,
+ * and a node:tls socket is adapted to it (tls/tls-client.ts). `write` takes what it can now and returns
+ * how many bytes that was (-1: closed); `drain` tells when to write the rest (Outbox).
+ */
+export interface FrontSocket extends ByteSink {
+  readonly remoteAddress: string;
+  readonly remotePort: number;
+  /** Closes once written bytes are out. */
+  end(): void;
+  /** Closes now. */
+  terminate(): void;
+  /** Seconds without activity before the connection is dropped; 0: never. */
+  timeout(seconds: number): void;
+  pause(): void;
+  resume(): void;
+}
+
+/** The TLS side of an HTTPS client connection: what the handshake settled. */
+export interface TlsSession {
+  /** The SNI name the client asked for ("" without SNI). */
+  readonly servername: string;
+  /** The client's certificate chain, leaf first, DER; empty when none was asked for or sent. */
+  peerCertificates(): readonly Buffer[];
+  /** The client's certificate was verified against the listener's CAs (false: none, or it failed). */
+  readonly authorized: boolean;
+}
 
 /** What serves one request: gets its body, learns about the client's drain and departure. */
 export interface Exchange {
@@ -19,7 +47,9 @@ export interface Exchange {
 
 /** The client's connection as an exchange sees it (ClientConnection is the one implementation). */
 export interface ClientSide {
-  readonly socket: Socket<unknown>;
+  readonly socket: FrontSocket;
+  /** Set on HTTPS listeners. */
+  readonly tls: TlsSession | undefined;
   readonly state0: ListenerState;
   /** Where the slow path sends requests: the listener's internal Bun.serve (`unix:/path`). */
   readonly internalEndpoint: string;

@@ -10,9 +10,8 @@
  * A connection whose first bytes are the HTTP/2 preface is handed to `h2c` (h2c-handoff.ts) and becomes
  * a tunnel into that HTTP/2 session; only the first read of a connection is compared with it.
  */
-import type { Socket } from "bun";
 import type { ListenerState } from "../settings.ts";
-import type { ClientSide, Exchange } from "./client-side.ts";
+import type { ClientSide, Exchange, FrontSocket, TlsSession } from "./client-side.ts";
 import { dispatch } from "./dispatch.ts";
 import { ChunkedDecoder } from "./http1/chunked.ts";
 import { generatedResponse } from "./http1/head-to-client.ts";
@@ -58,14 +57,16 @@ export class ClientConnection implements ClientSide {
   private fresh = true;
 
   constructor(
-    readonly socket: Socket<ClientConnection>,
+    readonly socket: FrontSocket,
     readonly state0: ListenerState,
     /** Where the slow path sends requests: the listener's internal Bun.serve (`unix:/path`). */
     readonly internalEndpoint: string,
     /** Takes the connection over when it opens with the HTTP/2 preface; absent: HTTP/1.1 only. */
     private readonly h2c?: (conn: ClientConnection) => void,
+    /** Set on HTTPS listeners. */
+    readonly tls: TlsSession | undefined = undefined,
   ) {
-    this.out = new Outbox(socket as Socket<unknown>);
+    this.out = new Outbox(socket);
     this.out.onFlushed = () => this.exchange?.clientDrained();
   }
 

@@ -1,11 +1,14 @@
 /**
- * RawFront: a plain-HTTP listener served from raw sockets (`Bun.listen`) instead of `Bun.serve`, so the
- * common request — routed, forwarded to an HTTP/1.1 backend — costs no Request/Response/Headers
- * objects (the measured cost of the Bun front; docs/performance.md). Every other request is relayed to
+ * RawFront: an HTTP or HTTPS listener served from raw sockets instead of `Bun.serve`, so the common
+ * request — routed, forwarded to an HTTP/1.1 backend — costs no Request/Response/Headers objects (the
+ * measured cost of the Bun front; docs/performance.md). Plain HTTP listens with `Bun.listen`; HTTPS with
+ * a node:tls server (tls/tls-listener.ts: SNI, ALPN, rotation in place), whose HTTP/1.1 connections run
+ * through the same connection state machine (tls/tls-client.ts adapts the socket) and whose ALPN `h2`
+ * connections go to the HTTP/2 session server. Every other request is relayed to
  * the listener's own Bun.serve app, which listens on a unix socket in a private directory (mode 0700)
  * and is the same app a Bun front would run: one route table (`state`), one feature set. A connection
  * that opens with the HTTP/2 preface (h2c prior knowledge) is served by an in-process node:http2
- * server running that same app (h2/h2c-server.ts), created on the first such connection.
+ * server running that same app (h2/session-server.ts), created on the first such connection.
  *
  * Stop: `stop(false)` stops accepting, closes idle client connections at once and busy ones after
  * their current response, then stops the internal server; `stop(true)` cuts everything.
@@ -13,14 +16,18 @@
 import { mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import type { TLSSocket } from "node:tls";
 import type { ServeOptions, Socket, TCPSocketListener, TCPSocketListenOptions } from "bun";
+import type { ClientCertificateValidation, TLSCertificate } from "../../model/index.ts";
 import { limitedLog } from "../../observability/log-limit.ts";
-import { H2cServer } from "../h2/h2c-server.ts";
+import { H2SessionServer } from "../h2/session-server.ts";
 import type { ListenerApp } from "../listeners/app.ts";
 import type { ProxiedSocket, ProxyServer } from "../request/websocket-relay.ts";
 import type { ListenerState } from "../settings.ts";
 import { ClientConnection } from "./connection.ts";
 import { H2cLink } from "./h2c-handoff.ts";
+import { TlsClientSocket } from "./tls/tls-client.ts";
+import { TlsListener } from "./tls/tls-listener.ts";
 import { upstreamPool } from "./upstream/pool.ts";
 
 /** What server.ts needs of a listener, whichever front serves it (Bun's Server has the same shape). */
@@ -40,6 +47,17 @@ export type InternalServeOptions = Omit<
 >;
 
 type ClientSocket = Socket<ClientConnection>;
+
+/** What makes a raw front an HTTPS listener. */
+export interface RawFrontTls {
+  readonly certificates: readonly TLSCertificate[];
+  /** Offer ALPN `h2`: such connections are served by the HTTP/2 session server. */
+  readonly http2: boolean;
+  readonly clientValidation?: ClientCertificateValidation;
+  readonly handshakeTimeoutMs?: number;
+  /** Told of each failed handshake, with a short reason (tls-listener.ts `handshakeFailure`). */
+  readonly onHandshakeError?: (reason: string) => void;
+}
 
 const DIR_PREFIX = "gatehouse-front-";
 const liveDirs = new Set<string>();
@@ -100,14 +118,17 @@ function unexpected(state: ListenerState, err: unknown): void {
 }
 
 export class RawFront implements ServingSocket {
-  private readonly listener: TCPSocketListener<ClientConnection>;
+  private readonly listener: TCPSocketListener<ClientConnection> | undefined;
+  private readonly tlsListener: TlsListener | undefined;
+  /** HTTP/2 connections over TLS (ALPN h2), until they close. */
+  private readonly h2Sockets = new Set<TLSSocket>();
   private readonly internal: ProxyServer;
   private readonly dir: string;
   private readonly endpoint: string;
   private readonly connections = new Set<ClientConnection>();
   private allClosed: (() => void) | undefined;
   private stopping: Promise<void> | undefined;
-  private h2c: H2cServer | undefined;
+  private h2c: H2SessionServer | undefined;
 
   constructor(
     hostname: string,
@@ -116,11 +137,28 @@ export class RawFront implements ServingSocket {
     /** The listener's app, for h2c connections (the same one `internal` serves). */
     private readonly app: ListenerApp,
     internal: InternalServeOptions,
+    tls?: RawFrontTls,
   ) {
     this.dir = socketDir();
     const path = join(this.dir, "internal.sock");
     this.endpoint = `unix:${path}`;
     this.internal = Bun.serve<ProxiedSocket>({ ...internal, unix: path } as ServeOptions<ProxiedSocket>);
+    if (tls !== undefined) {
+      try {
+        this.tlsListener = new TlsListener({
+          hostname,
+          port,
+          name: state.table.name,
+          ...tls,
+          onConnection: (socket, h2) => this.acceptTls(socket, h2),
+        });
+      } catch (err) {
+        this.internal.stop(true);
+        removeDir(this.dir);
+        throw err;
+      }
+      return;
+    }
     try {
       // Bun.listen honours reusePort (measured: two processes bound one port) though its types omit it.
       const options: TCPSocketListenOptions<ClientConnection> & { reusePort: boolean } = {
@@ -147,8 +185,8 @@ export class RawFront implements ServingSocket {
             }
           },
           drain: (s: ClientSocket) => s.data.onDrain(),
-          close: (s: ClientSocket) => this.closed(s),
-          error: (s: ClientSocket) => this.closed(s),
+          close: (s: ClientSocket) => this.closed(s.data),
+          error: (s: ClientSocket) => this.closed(s.data),
           // Idle (keep-alive or slow head): the connection is dropped, as Bun.serve's idleTimeout does.
           timeout: (s: ClientSocket) => s.terminate(),
         },
@@ -162,15 +200,26 @@ export class RawFront implements ServingSocket {
   }
 
   get hostname(): string {
-    return this.listener.hostname;
+    return (this.listener ?? this.tlsListener)?.hostname ?? "";
   }
 
   get port(): number {
-    return this.listener.port;
+    return (this.listener ?? this.tlsListener)?.port ?? 0;
   }
 
   get openConnections(): number {
-    return this.connections.size;
+    return this.connections.size + this.h2Sockets.size;
+  }
+
+  /** An HTTPS listener. */
+  get secure(): boolean {
+    return this.tlsListener !== undefined;
+  }
+
+  /** HTTPS only: see TlsListener.prepareCertificates (throws on a pair OpenSSL refuses). */
+  prepareCertificates(certs: readonly TLSCertificate[]): () => void {
+    if (this.tlsListener === undefined) throw new Error("certificates on a plain-HTTP listener");
+    return this.tlsListener.prepareCertificates(certs);
   }
 
   /** Requests being read or answered now (tunnels and idle keep-alive connections not counted). */
@@ -182,14 +231,18 @@ export class RawFront implements ServingSocket {
 
   stop(now = false): Promise<void> {
     this.h2c?.close(now);
-    if (now) for (const c of [...this.connections]) c.socket.terminate();
+    if (now) {
+      for (const c of [...this.connections]) c.socket.terminate();
+      for (const s of [...this.h2Sockets]) s.destroy();
+    }
     if (this.stopping === undefined) this.stopping = this.stopOnce(now);
     return this.stopping;
   }
 
   private async stopOnce(now: boolean): Promise<void> {
-    this.listener.stop(false);
-    if (this.connections.size > 0) {
+    this.listener?.stop(false);
+    this.tlsListener?.close();
+    if (this.openConnections > 0) {
       const done = new Promise<void>((resolve) => {
         this.allClosed = resolve;
       });
@@ -207,16 +260,61 @@ export class RawFront implements ServingSocket {
       conn.closeWhenFlushed();
       return;
     }
-    if (this.h2c === undefined) this.h2c = new H2cServer(this.state, this.app);
     const link = new H2cLink(conn);
     conn.handOver(link);
-    this.h2c.accept(link.stream);
+    this.sessions().accept(link.stream);
   };
 
-  private closed(s: ClientSocket): void {
-    const c = s.data;
+  private sessions(): H2SessionServer {
+    if (this.h2c === undefined)
+      this.h2c = new H2SessionServer(this.state, this.app, this.tlsListener === undefined ? "http" : "https");
+    return this.h2c;
+  }
+
+  /** A finished TLS handshake: HTTP/2 by ALPN to the session server, else an HTTP/1.1 connection. */
+  private acceptTls(socket: TLSSocket, h2: boolean): void {
+    if (this.stopping !== undefined) {
+      socket.destroy();
+      return;
+    }
+    const idle = this.state.settings.idleTimeoutSeconds;
+    if (h2) {
+      this.h2Sockets.add(socket);
+      socket.on("close", () => {
+        this.h2Sockets.delete(socket);
+        this.checkAllClosed();
+      });
+      socket.setTimeout(idle * 1000, () => socket.destroy());
+      this.sessions().accept(socket);
+      return;
+    }
+    const transport = new TlsClientSocket(socket);
+    const c = new ClientConnection(transport, this.state, this.endpoint, undefined, transport);
+    this.connections.add(c);
+    transport.timeout(idle);
+    socket.on("data", (chunk: Buffer) => {
+      try {
+        c.onData(chunk);
+      } catch (err) {
+        // A bug must cost this connection only, never the process or other clients.
+        unexpected(this.state, err);
+        socket.destroy();
+      }
+    });
+    socket.on("drain", () => c.onDrain());
+    // Idle (keep-alive or slow head): the connection is dropped, as on plain HTTP.
+    socket.on("timeout", () => socket.destroy());
+    socket.on("error", () => {}); // a reset client; "close" follows
+    socket.on("close", () => this.closed(c));
+  }
+
+  private closed(c: ClientConnection | undefined): void {
     if (c === undefined || !this.connections.delete(c)) return;
     c.onClose();
-    if (this.connections.size === 0) this.allClosed?.();
+    this.checkAllClosed();
+  }
+
+  private checkAllClosed(): void {
+    if (this.openConnections === 0) this.allClosed?.();
   }
 }

@@ -1,6 +1,6 @@
 /**
  * A raw-front connection that opened with the HTTP/2 preface (h2c prior knowledge), as the byte stream
- * node:http2 serves (h2/h2c-server.ts): every client byte, the preface included, is pushed into
+ * node:http2 serves (h2/session-server.ts): every client byte, the preface included, is pushed into
  * `stream`; what the HTTP/2 session writes goes out through the connection's Outbox, with backpressure
  * both ways (the socket pauses while the session has not read, a write completes once the client took
  * it). The client's address rides on the stream itself, read from the accepted socket, so nothing a

@@ -5,7 +5,11 @@
  * `onFlushed` runs, so memory stays bounded by about one read chunk per direction.
  * Before `attach` (an upstream still connecting) everything is queued.
  */
-import type { Socket } from "bun";
+/** Where an Outbox writes: a Bun socket, or anything that takes bytes the same way (FrontSocket). */
+export interface ByteSink {
+  /** Writes what it can of `data[byteOffset, byteOffset + byteLength)` now; returns that count, -1 when closed. */
+  write(data: Uint8Array, byteOffset?: number, byteLength?: number): number;
+}
 
 /**
  * Encoding room for writeLatin1; larger texts (never a head within the parser's limits) get their own.
@@ -26,14 +30,14 @@ export function scratch(): Latin1Buffer {
 }
 
 export class Outbox {
-  private socket: Socket<unknown> | undefined;
+  private socket: ByteSink | undefined;
   private readonly queue: Uint8Array[] = [];
   private queued = 0;
   private closed = false;
   /** Called once the queue has been written out after having been backlogged. */
   onFlushed: (() => void) | undefined;
 
-  constructor(socket?: Socket<unknown>) {
+  constructor(socket?: ByteSink) {
     this.socket = socket;
   }
 
@@ -45,7 +49,7 @@ export class Outbox {
     return this.queued;
   }
 
-  attach(socket: Socket<unknown>): void {
+  attach(socket: ByteSink): void {
     this.socket = socket;
     this.flush();
   }

@@ -34,6 +34,11 @@ export interface RequestObserver {
    * failed. Called only on failure, so a successful request pays nothing. Optional; must not throw.
    */
   upstreamFailed?(backend: string, kind: UpstreamFailure): void;
+  /**
+   * A TLS handshake on an HTTPS listener failed (`reason` from raw-front/tls/tls-listener.ts
+   * `handshakeFailure`: a fixed set, never client text). Optional; must not throw.
+   */
+  tlsHandshakeFailed?(listener: string, reason: string): void;
 }
 
 /** `connect`: refused, reset or an unreadable answer before response headers (502); `timeout`: no

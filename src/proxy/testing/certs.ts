@@ -1,7 +1,7 @@
 /**
  * Self-signed certificates for HTTPS listener tests, made with the openssl binary (P-256, one day).
  */
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { connect } from "node:tls";
@@ -39,4 +39,65 @@ export function peerCommonName(port: number, servername: string): Promise<string
     });
     s.on("error", reject);
   });
+}
+
+export interface TestAuthority {
+  readonly certPem: string;
+  readonly keyPem: string;
+}
+
+/** Runs openssl in a private directory holding `files`; returns the named outputs. */
+function openssl(steps: string[][], files: Record<string, string>, outputs: string[]): string[] {
+  const dir = mkdtempSync(join(tmpdir(), "gatehouse-cert-"));
+  try {
+    for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text);
+    for (const step of steps) {
+      const r = Bun.spawnSync(["openssl", ...step], { cwd: dir });
+      if (r.exitCode !== 0) throw new Error(r.stderr.toString());
+    }
+    return outputs.map((o) => readFileSync(join(dir, o), "utf8"));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** A CA (P-256, one day) that can sign client certificates. */
+export function testAuthority(name: string): TestAuthority {
+  const [certPem, keyPem] = openssl(
+    [
+      ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
+        .concat(["-subj", `/CN=${name}`, "-days", "1", "-keyout", "ca.key", "-out", "ca.crt"])
+        .concat(["-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=keyCertSign"]),
+    ],
+    {},
+    ["ca.crt", "ca.key"],
+  );
+  return { certPem: certPem as string, keyPem: keyPem as string };
+}
+
+/** A client certificate (ExtKeyUsage clientAuth) for `cn`, signed by `ca`. */
+export function clientCertificate(ca: TestAuthority, cn: string): { certPem: string; keyPem: string } {
+  const [certPem, keyPem] = openssl(
+    [
+      ["req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"].concat([
+        "-subj",
+        `/CN=${cn}`,
+        "-keyout",
+        "c.key",
+        "-out",
+        "c.csr",
+      ]),
+      ["x509", "-req", "-in", "c.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial"].concat([
+        "-days",
+        "1",
+        "-out",
+        "c.crt",
+        "-extfile",
+        "ext.cnf",
+      ]),
+    ],
+    { "ca.crt": ca.certPem, "ca.key": ca.keyPem, "ext.cnf": "extendedKeyUsage=clientAuth\n" },
+    ["c.crt", "c.key"],
+  );
+  return { certPem: certPem as string, keyPem: keyPem as string };
 }

@@ -1,9 +1,11 @@
 /**
- * Cleartext HTTP/2 with prior knowledge (h2c, RFC 9113 §3.3) on a plain-HTTP listener served by the raw
- * front: the front recognises the connection preface and hands the connection over as a Duplex
- * (raw-front/h2c-handoff.ts); this node:http2 server, which never listens itself, runs one session on each and
- * sends every stream through the listener app (respond.ts), the same request path as HTTPS/2 and as
- * Bun.serve. In process, so the client's address comes from the accepted socket and needs no header.
+ * HTTP/2 on connections the raw front accepted: cleartext with prior knowledge (h2c, RFC 9113 §3.3), which
+ * the front recognises by the connection preface and hands over as a Duplex (raw-front/h2c-handoff.ts),
+ * or TLS where ALPN chose `h2` (raw-front/tls/). This node:http2 server, which never listens itself, runs
+ * one session on each and sends every stream through the listener app (respond.ts), the same request
+ * path as Bun.serve. In process, so the client's address comes from the accepted socket and needs no
+ * header. Over TLS, a request whose `:authority` belongs to another listener than the handshake's SNI
+ * gets 421 (misdirected.ts), as on the node:http2 HTTPS listener (listener.ts).
  *
  * `close(now)`: GOAWAY to every session (streams in flight finish, then each session ends its
  * connection), or with `now` every session is destroyed. Sessions that start afterwards get GOAWAY.
@@ -19,13 +21,16 @@ import {
 import type { Duplex } from "node:stream";
 import { logger } from "../../observability/logger.ts";
 import type { ListenerApp } from "../listeners/app.ts";
+import { normaliseHost } from "../match/host.ts";
+import { textResponse } from "../request/responses.ts";
 import type { ListenerState } from "../settings.ts";
-import { type PeerSocket, serverFacade } from "./bridge.ts";
+import { type PeerSocket, serverFacade, writeResponse } from "./bridge.ts";
+import { isMisdirected } from "./misdirected.ts";
 import { type AppTarget, respondThroughApp } from "./respond.ts";
 
 const log = logger.child({ component: "proxy-h2c" });
 
-export class H2cServer {
+export class H2SessionServer {
   pendingRequests = 0;
   private readonly server: Http2Server;
   private readonly sessions = new Set<ServerHttp2Session>();
@@ -33,13 +38,17 @@ export class H2cServer {
   private readonly target: AppTarget;
   private stopping = false;
 
-  constructor(state: ListenerState, app: ListenerApp) {
+  constructor(
+    private readonly state: ListenerState,
+    app: ListenerApp,
+    private readonly scheme: "http" | "https",
+  ) {
     this.server = createServer((req, res) => this.serve(req, res));
     this.target = {
       app,
       state,
       facade: serverFacade((r) => this.peers.get(r)),
-      scheme: "http",
+      scheme,
       bind: () => {},
     };
     this.server.on("session", (s: ServerHttp2Session) => this.track(s));
@@ -76,11 +85,22 @@ export class H2cServer {
     res.on("close", () => {
       if (!res.writableFinished) ctrl.abort();
     });
+    if (this.scheme === "https" && this.misdirected(req, authority)) {
+      const res421 = textResponse(421, "Misdirected Request\n", this.state.settings.serverHeader);
+      void writeResponse(res, res421, false, ctrl.signal);
+      return;
+    }
     const target: AppTarget =
       peer === undefined ? this.target : { ...this.target, bind: (r) => this.peers.set(r, peer) };
     this.pendingRequests++;
     void respondThroughApp(target, req, res, authority, ctrl.signal).finally(() => {
       this.pendingRequests--;
     });
+  }
+
+  private misdirected(req: Http2ServerRequest, authority: string): boolean {
+    const table = this.state.table;
+    const servername = (req.socket as { servername?: string | false }).servername || undefined;
+    return isMisdirected(table.memberHostnames ?? [table.hostname], servername, normaliseHost(authority));
   }
 }

@@ -1,0 +1,80 @@
+/**
+ * A node:tls server socket with the shape the raw front drives (FrontSocket), so an HTTPS connection runs
+ * through the same ClientConnection state machine, parser and exchanges as a plain one, and tells what its
+ * handshake settled (TlsSession: SNI, the client's certificates).
+ *
+ * Backpressure: a node stream keeps whatever `write()` is given. So `write` takes nothing (returns 0) while
+ * the stream holds a full buffer (`writableNeedDrain`), the Outbox queues the rest and waits for `drain`,
+ * and the bytes held per slow reader stay bounded as on a plain socket (one highWaterMark plus a chunk).
+ */
+import type { TLSSocket } from "node:tls";
+import type { FrontSocket, TlsSession } from "../client-side.ts";
+
+export class TlsClientSocket implements FrontSocket, TlsSession {
+  constructor(readonly tls: TLSSocket) {}
+
+  get remoteAddress(): string {
+    return this.tls.remoteAddress ?? "";
+  }
+
+  get remotePort(): number {
+    return this.tls.remotePort ?? 0;
+  }
+
+  get servername(): string {
+    return this.tls.servername || "";
+  }
+
+  get authorized(): boolean {
+    return this.tls.authorized;
+  }
+
+  peerCertificates(): readonly Buffer[] {
+    const chain: Buffer[] = [];
+    let cert = this.tls.getPeerCertificate(true);
+    const seen = new Set<unknown>();
+    // A self-signed issuer points at itself: stop at the first certificate seen twice.
+    while (cert?.raw !== undefined && !seen.has(cert)) {
+      seen.add(cert);
+      chain.push(cert.raw);
+      cert = cert.issuerCertificate;
+    }
+    return chain;
+  }
+
+  write(data: Uint8Array, byteOffset?: number, byteLength?: number): number {
+    const t = this.tls;
+    if (t.destroyed || t.writableEnded) return -1;
+    if (t.writableNeedDrain) return 0;
+    if (byteOffset === undefined && byteLength === undefined) {
+      t.write(data);
+      return data.length;
+    }
+    // A range is the Outbox's scratch buffer, which the next head overwrites; the stream may keep what it
+    // is given, so it gets a copy.
+    const from = byteOffset ?? 0;
+    const n = byteLength ?? data.length - from;
+    t.write(Buffer.from(data.subarray(from, from + n)));
+    return n;
+  }
+
+  end(): void {
+    this.tls.end();
+  }
+
+  terminate(): void {
+    this.tls.destroy();
+  }
+
+  timeout(seconds: number): void {
+    this.tls.setTimeout(seconds * 1000);
+  }
+
+  pause(): void {
+    this.tls.pause();
+  }
+
+  resume(): void {
+    this.tls.resume();
+  }
+}

@@ -1,0 +1,130 @@
+/**
+ * The TLS socket of an HTTPS listener on the raw front: a node:tls server (as Bun implements it) that
+ * picks each connection's certificate by SNI from per-name contexts (h2/sni.ts: exact names, one-label
+ * wildcards, the first certificate as fallback), offers ALPN `h2` only where HTTP/2 is on, and hands
+ * each finished handshake to the front: `h2` to the HTTP/2 server, everything else to an HTTP/1.1
+ * connection. Chosen over `Bun.listen({ tls })`, which takes one certificate and keeps it across
+ * `reload`, and over a `Bun.listen` per certificate behind an SNI peek, which would add a hop
+ * (docs/tls.md has the measurements).
+ *
+ * Certificates rotate in place (`prepareCertificates`): SNICallback reads the current table on every
+ * handshake, so no second socket is bound and nothing queued is reset; open connections keep theirs.
+ * A handshake that does not finish within `handshakeTimeoutMs` is dropped (a client that stops
+ * mid-handshake holds nothing longer than that).
+ */
+import { createServer, type Server, type TLSSocket } from "node:tls";
+import type { ClientCertificateValidation, TLSCertificate } from "../../../model/index.ts";
+import { logger } from "../../../observability/logger.ts";
+import { buildSniTable, contextFor, h2ProtocolOptions, type SniTable } from "../../h2/sni.ts";
+
+const log = logger.child({ component: "proxy-tls" });
+
+/** nginx's `ssl_handshake_timeout` default is 60 s; a client that has not finished in 10 has stalled. */
+export const DEFAULT_HANDSHAKE_TIMEOUT_MS = 10_000;
+
+export interface TlsListenerOptions {
+  readonly hostname: string;
+  readonly port: number;
+  /** The listener's name, for logs. */
+  readonly name: string;
+  readonly certificates: readonly TLSCertificate[];
+  /** Offer ALPN `h2` (HTTP/2); otherwise only `http/1.1`. */
+  readonly http2: boolean;
+  readonly clientValidation?: ClientCertificateValidation;
+  readonly handshakeTimeoutMs?: number;
+  /** A connection whose handshake finished, with the protocol ALPN chose. */
+  readonly onConnection: (socket: TLSSocket, h2: boolean) => void;
+  /** A handshake that failed (bad client, wrong protocol, timeout). */
+  readonly onHandshakeError?: (reason: string) => void;
+}
+
+/** The per-context options of a listener: protocol policy, and the CAs when client certificates are asked for. */
+function contextOptions(v: ClientCertificateValidation | undefined): { ca?: string } {
+  return v === undefined ? {} : { ca: v.caPem };
+}
+
+export class TlsListener {
+  readonly hostname: string;
+  readonly port: number;
+  private readonly server: Server;
+  private sni: SniTable;
+
+  /** Binds at once; throws (nothing left open) when the port cannot be bound or a certificate is refused. */
+  constructor(private readonly options: TlsListenerOptions) {
+    const extra = contextOptions(options.clientValidation);
+    this.sni = buildSniTable(options.name, options.certificates, extra);
+    const first = options.certificates[0] as TLSCertificate; // buildSniTable refuses an empty list
+    const v = options.clientValidation;
+    this.server = createServer(
+      {
+        ...h2ProtocolOptions,
+        ...extra,
+        // Clients without SNI get the first certificate; SNICallback answers every named handshake.
+        cert: first.certPem,
+        key: first.keyPem,
+        ALPNProtocols: options.http2 ? ["h2", "http/1.1"] : ["http/1.1"],
+        SNICallback: (name, cb) => cb(null, contextFor(this.sni, name)),
+        handshakeTimeout: options.handshakeTimeoutMs ?? DEFAULT_HANDSHAKE_TIMEOUT_MS,
+        ...(v === undefined ? {} : { requestCert: true, rejectUnauthorized: v.mode === "AllowValidOnly" }),
+      },
+      (socket) => options.onConnection(socket, socket.alpnProtocol === "h2"),
+    );
+    this.server.on("tlsClientError", (err: Error, socket: TLSSocket) => {
+      options.onHandshakeError?.(handshakeFailure(err));
+      socket.destroy();
+    });
+    this.server.on("error", (err) =>
+      log.error("listener error", { listener: options.name, error: err.message }),
+    );
+    this.server.listen({ port: options.port, host: options.hostname, reusePort: true });
+    // Bun binds synchronously: no address now means the bind failed (the error event follows).
+    const addr = this.server.address();
+    if (addr === null || typeof addr === "string") {
+      this.server.close();
+      throw new Error(`HTTPS listener ${options.name}: cannot bind ${options.hostname}:${options.port}`);
+    }
+    this.hostname = addr.address;
+    this.port = addr.port;
+  }
+
+  /**
+   * Checks `certs` (throws on a pair OpenSSL refuses) and returns the swap to run once the rest of the
+   * configuration is in place: new handshakes get the new certificates, open connections keep theirs.
+   */
+  prepareCertificates(certs: readonly TLSCertificate[]): () => void {
+    const extra = contextOptions(this.options.clientValidation);
+    const table = buildSniTable(this.options.name, certs, extra);
+    const first = certs[0] as TLSCertificate;
+    return () => {
+      this.sni = table;
+      this.server.setSecureContext({
+        ...h2ProtocolOptions,
+        ...extra,
+        cert: first.certPem,
+        key: first.keyPem,
+      });
+    };
+  }
+
+  /** Stops accepting; open connections are the front's to close. */
+  close(): void {
+    this.server.close();
+  }
+}
+
+const REASONS: Readonly<Record<string, string>> = {
+  ERR_TLS_HANDSHAKE_TIMEOUT: "timeout",
+  ERR_SSL_HTTP_REQUEST: "plain_http",
+  ERR_SSL_NO_APPLICATION_PROTOCOL: "alpn",
+  ECONNRESET: "client_gone",
+};
+
+/** A short, stable reason for a failed handshake (metric label and log field). */
+export function handshakeFailure(err: Error): string {
+  const code = (err as NodeJS.ErrnoException).code ?? "";
+  const known = REASONS[code];
+  if (known !== undefined) return known;
+  if (/VERSION|PROTOCOL/.test(code) || /version/i.test(err.message)) return "protocol_version";
+  if (/CERT/.test(code) || /certificate/i.test(err.message)) return "client_certificate";
+  return "other";
+}
