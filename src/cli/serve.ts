@@ -59,6 +59,7 @@ export async function startGateway(config: ServeConfig): Promise<RunningGateway>
     defaultUpstreamTimeoutMs: config["upstream-timeout-ms"],
     front: config.front,
     http2: config.http2,
+    sharedTlsPorts: config["enable-ssl-passthrough"],
     guards: { auth, rateLimit: rateLimit.enforcer },
     observer: new MetricsAndAccessLog(metrics, accessLog),
   });

@@ -47,9 +47,12 @@ const serveFlags = z
       .optional(),
     /** ingress-nginx `ssl-redirect` default: plain-HTTP requests to Ingress hosts with TLS get 308 to https. */
     "ssl-redirect": bool.default(true),
-    /** HTTPS listeners also speak HTTP/2 (ALPN h2, on node:http2); off: HTTP/1.1 on Bun.serve, about twice
-     * as fast for HTTP/1.1 clients (docs/tls.md has the figures). */
+    /** HTTPS listeners also offer HTTP/2 (ALPN h2): on the raw front through its node:tls listener, on
+     * `--front bun` through node:http2 (about half Bun.serve's throughput; docs/tls.md has the figures). */
     http2: bool.default(false),
+    /** A TLS passthrough listener and an HTTPS listener may share an address and port (raw front): the
+     * ClientHello's SNI picks passthrough or termination (ingress-nginx `--enable-ssl-passthrough`). */
+    "enable-ssl-passthrough": bool.default(false),
     "admin-port": port.default(9090),
     /** Address of the admin listener; unset: `--bind`. Workers of `--workers` use 127.0.0.1. */
     "admin-bind": z.string().min(1).optional(),

@@ -10,6 +10,7 @@
  * listeners (TLSRoutes) are raw sockets routed by SNI (passthrough/), opened before an apply commits,
  * their tables swapped, and drained with the others.
  */
+import type { Duplex } from "node:stream";
 import type { ServerWebSocket } from "bun";
 import type { GatewayModel } from "../../model/index.ts";
 import { limitedLog } from "../../observability/log-limit.ts";
@@ -19,6 +20,7 @@ import { H2Listener } from "../h2/listener.ts";
 import { PassthroughListeners } from "../passthrough/listeners.ts";
 import { RawFront, type ServingSocket } from "../raw-front/front.ts";
 import { takeRelayedClient } from "../request/client-address.ts";
+import { takeRelayedTls } from "../request/client-tls.ts";
 import type { EdgeGuards } from "../request/guards.ts";
 import type { RequestObserver } from "../request/observer.ts";
 import { errorResponse } from "../request/responses.ts";
@@ -27,6 +29,7 @@ import { type ProxiedSocket, type ProxyServer, websocketHandler } from "../reque
 import type { ListenerState, ProxySettings } from "../settings.ts";
 import type { ListenerTable } from "../table.ts";
 import { createListenerApp } from "./app.ts";
+import { identityOf, sameShape } from "./listener-identity.ts";
 import { groupListeners } from "./listener-merge.ts";
 import { listenerMigrationEnabled, sniEntries } from "./tls.ts";
 
@@ -43,8 +46,14 @@ export interface GatewayServerOptions {
   guards?: EdgeGuards;
   /** Told about every request (metrics, access log). */
   observer?: RequestObserver;
-  /** HTTPS listeners also speak HTTP/2 (ALPN h2, through node:http2; docs/tls.md). Default false. */
+  /** HTTPS listeners also speak HTTP/2 (ALPN h2; docs/tls.md). Default false. */
   http2?: boolean;
+  /**
+   * A TLS passthrough listener and an HTTPS listener may share an address and port (raw front only): the
+   * passthrough socket reads each ClientHello and hands those no TLSRoute takes to the HTTPS listener
+   * (`--enable-ssl-passthrough`). Default false: such a passthrough listener is not served.
+   */
+  sharedTlsPorts?: boolean;
   /** What serves plain-HTTP listeners: the raw-socket front (src/proxy/raw-front/) or Bun.serve. */
   front?: FrontKind;
   /**
@@ -81,6 +90,7 @@ export class GatewayServer {
   private readonly draining = new Map<LiveListener, Promise<void>>();
   private readonly front: FrontKind;
   private readonly http2: boolean;
+  private readonly sharedTlsPorts: boolean;
   /** TLS Passthrough listeners (TLSRoutes): raw sockets routed by SNI, beside the HTTP ones. */
   private readonly passthrough = new PassthroughListeners();
 
@@ -88,6 +98,7 @@ export class GatewayServer {
     this.bind = options.bind ?? "0.0.0.0";
     this.front = options.front ?? defaultFront();
     this.http2 = options.http2 ?? false;
+    this.sharedTlsPorts = (options.sharedTlsPorts ?? false) && this.front === "raw";
     const defaultUpstreamTimeoutMs = options.defaultUpstreamTimeoutMs ?? 60_000;
     this.settings = {
       defaultUpstreamTimeoutMs,
@@ -122,29 +133,37 @@ export class GatewayServer {
     const wanted = groupListeners(servable, this.bind, (warning) =>
       log.warn("listeners sharing a socket", { warning }),
     );
-    const passthrough = this.passthrough.prepare(model, this.bind, new Set(wanted.keys()));
+    const https = new Set([...wanted].filter(([, lt]) => lt.protocol === "HTTPS").map(([key]) => key));
+    const share = this.sharedTlsPorts
+      ? (key: string) => (https.has(key) ? () => this.handoffTo(key) : undefined)
+      : undefined;
+    const passthrough = this.passthrough.prepare(model, this.bind, new Set(wanted.keys()), share);
+    const portOf = (key: string, lt: ListenerTable) =>
+      passthrough.shared.has(key) ? (passthrough.portOf(key) ?? lt.port) : (lt.bindPort ?? lt.port);
+    const identity = (key: string, lt: ListenerTable) => identityOf(lt, passthrough.shared.has(key));
     const opened: LiveListener[] = [];
     const replaced: LiveListener[] = [];
     const rotated: (() => void)[] = [];
     try {
       for (const [key, lt] of wanted) {
         const cur = this.live.get(key);
-        if (cur === undefined) opened.push(this.open(key, lt, lt.bindPort ?? lt.port));
-        else if (cur.identity !== identityOf(lt)) {
+        const shared = passthrough.shared.has(key);
+        if (cur === undefined) opened.push(this.open(key, lt, portOf(key, lt), shared));
+        else if (cur.identity !== identity(key, lt)) {
           // The node:tls listeners (raw front, HTTP/2) swap certificates in place: no second socket, so
           // nothing queued is reset. Only the certificates may differ for that.
-          if (swapsInPlace(cur.server) && sameShape(cur.identity, identityOf(lt))) {
+          if (swapsInPlace(cur.server) && sameShape(cur.identity, identity(key, lt))) {
             const commit = cur.server.prepareCertificates(lt.tls?.certificates ?? []);
             rotated.push(() => {
               commit();
-              this.live.set(key, { ...cur, identity: identityOf(lt) });
+              this.live.set(key, { ...cur, identity: identity(key, lt) });
             });
             continue;
           }
           // HTTPS → HTTPS binds beside the old one; a protocol change must not share the port even briefly.
           if (!cur.identity.startsWith("HTTPS") || lt.protocol !== "HTTPS") await this.close(cur, true);
           else warnWithoutMigration();
-          replaced.push(this.open(key, lt, cur.state.boundPort));
+          replaced.push(this.open(key, lt, shared ? portOf(key, lt) : cur.state.boundPort, shared));
         }
       }
     } catch (err) {
@@ -212,7 +231,14 @@ export class GatewayServer {
     closeH2cSessions();
   }
 
-  private open(key: string, lt: ListenerTable, port: number): LiveListener {
+  /** The HTTPS listener a shared passthrough socket hands connections to (raw front). */
+  private handoffTo(key: string): ((stream: Duplex) => void) | undefined {
+    const server = this.live.get(key)?.server;
+    return server instanceof RawFront && server.secure ? (s) => server.acceptShared(s) : undefined;
+  }
+
+  /** `shared`: the port belongs to a passthrough listener that hands connections over (raw front). */
+  private open(key: string, lt: ListenerTable, port: number, shared = false): LiveListener {
     const state: ListenerState = { table: lt, boundPort: port, settings: this.settings };
     const app = createListenerApp(state);
     const tls = lt.protocol === "HTTPS" ? sniEntries(lt.name, lt.tls?.certificates ?? []) : undefined;
@@ -225,6 +251,7 @@ export class GatewayServer {
           ? {
               certificates: lt.tls.certificates,
               http2: this.http2,
+              bind: !shared,
               ...(lt.tls.clientValidation ? { clientValidation: lt.tls.clientValidation } : {}),
               // Scanners and broken clients fail handshakes all day: a metric and a debug line, not a warning.
               onHandshakeError: (reason: string) => {
@@ -255,8 +282,13 @@ export class GatewayServer {
         secure,
       );
       state.boundPort = server.port;
-      log.info("listener open", { listener: lt.name, address: server.hostname, port: state.boundPort });
-      return { key, server, state, sockets, identity: identityOf(lt) };
+      log.info("listener open", {
+        listener: lt.name,
+        address: server.hostname,
+        port: state.boundPort,
+        ...(shared ? { sharedWithPassthrough: true } : {}),
+      });
+      return { key, server, state, sockets, identity: identityOf(lt, shared) };
     }
     if (tls !== undefined && this.http2) {
       const hostname = lt.address || this.bind;
@@ -317,22 +349,6 @@ export class GatewayServer {
     });
     return done;
   }
-}
-
-/**
- * What a listener's server was started with: the protocol, then (HTTPS) what fixes the TLS server's
- * shape (client validation), then the certificates. Equal shapes differ at most in certificates.
- */
-function identityOf(lt: ListenerTable): string {
-  if (lt.protocol !== "HTTPS" || lt.tls === undefined) return lt.protocol;
-  const certs = lt.tls.certificates.map((c) => `${c.hostnames.join(",")}\n${c.certPem}\n${c.keyPem}`);
-  const v = lt.tls.clientValidation;
-  const shape = v === undefined ? "" : Bun.hash(`${v.mode}\n${v.caPem}`).toString(16);
-  return `HTTPS\n${shape}\n${Bun.hash(certs.join("\n")).toString(16)}`;
-}
-
-function sameShape(a: string, b: string): boolean {
-  return a.slice(0, a.lastIndexOf("\n")) === b.slice(0, b.lastIndexOf("\n"));
 }
 
 /** Servers whose certificates rotate in place (node:tls underneath). */

@@ -15,13 +15,16 @@ import type { Socket, TCPSocketListener, TCPSocketListenOptions } from "bun";
 import { limitedLog } from "../../observability/log-limit.ts";
 import { logger } from "../../observability/logger.ts";
 import { maxClientHelloBytes, parseClientHello } from "./client-hello.ts";
+import { HandedClient, type TerminationHandoff } from "./handoff.ts";
 import { type PassthroughTable, routeFor } from "./table.ts";
 
 const log = logger.child({ component: "passthrough" });
 
 /** One client connection and, once routed, its upstream. */
 interface Pipe {
-  phase: "hello" | "connecting" | "piping" | "closed";
+  /** `handed`: given to the HTTPS listener sharing the port (`handed` is its stream). */
+  phase: "hello" | "connecting" | "piping" | "handed" | "closed";
+  handed?: HandedClient;
   hello: Uint8Array[];
   helloBytes: number;
   timer?: ReturnType<typeof setTimeout>;
@@ -45,6 +48,11 @@ export class PassthroughServer {
   private readonly listener: TCPSocketListener<Pipe>;
   private readonly pipes = new Set<Pipe>();
   private readonly helloTimeoutMs: number;
+  /**
+   * The HTTPS listener sharing this port (`--enable-ssl-passthrough`): a ClientHello whose SNI no route
+   * takes is handed to it, looked up per connection so a replaced listener is followed. Absent: closed.
+   */
+  terminate: (() => TerminationHandoff | undefined) | undefined;
   private stopped: Promise<void> | undefined;
   private allClosed: (() => void) | undefined;
 
@@ -63,7 +71,8 @@ export class PassthroughServer {
       socket: {
         open: (s) => this.opened(s),
         data: (s, chunk) => this.guard(s.data, () => this.fromClient(s.data, chunk)),
-        drain: (s) => this.guard(s.data, () => flush(s.data, "client")),
+        drain: (s) =>
+          this.guard(s.data, () => (s.data.handed ? s.data.handed.drained() : flush(s.data, "client"))),
         end: (s) => this.guard(s.data, () => this.ended(s.data, "client")),
         close: (s) => this.sideClosed(s.data, "client"),
         error: (s) => this.close(s.data),
@@ -129,6 +138,10 @@ export class PassthroughServer {
 
   private fromClient(pipe: Pipe, chunk: Uint8Array): void {
     if (pipe.phase === "closed") return;
+    if (pipe.phase === "handed") {
+      pipe.handed?.fromClient(chunk);
+      return;
+    }
     if (pipe.phase !== "hello") {
       relay(pipe, chunk, "upstream");
       return;
@@ -151,7 +164,9 @@ export class PassthroughServer {
     clearTimeout(pipe.timer);
     const route = routeFor(this.table, hello.serverName);
     if (route === undefined) {
-      this.refuse(pipe, `no route for SNI "${hello.serverName ?? ""}"`);
+      const handoff = this.terminate?.();
+      if (handoff !== undefined) this.handOver(pipe, bytes, handoff);
+      else this.refuse(pipe, `no route for SNI "${hello.serverName ?? ""}"`);
       return;
     }
     const dest = route.pick();
@@ -200,8 +215,31 @@ export class PassthroughServer {
     }).catch(() => this.close(pipe));
   }
 
+  /** The HTTPS listener terminates this connection: it gets the ClientHello, then every client byte. */
+  private handOver(pipe: Pipe, hello: Uint8Array, handoff: TerminationHandoff): void {
+    const client = pipe.client;
+    const stream = new HandedClient({
+      write: (data) => client.write(data),
+      end: () => client.end(),
+      pause: () => client.pause(),
+      resume: () => client.resume(),
+      remoteAddress: client.remoteAddress,
+      remotePort: client.remotePort,
+    });
+    pipe.phase = "handed";
+    pipe.handed = stream;
+    pipe.hello = [];
+    stream.on("error", () => {}); // the TLS server reports and closes; the pipe closes with the socket
+    stream.fromClient(hello);
+    handoff(stream);
+  }
+
   /** One side sent FIN: end the other once what it still has to receive is written. */
   private ended(pipe: Pipe, side: "client" | "upstream"): void {
+    if (pipe.phase === "handed") {
+      pipe.handed?.push(null);
+      return;
+    }
     if (side === "client") pipe.endUpstream = true;
     else pipe.endClient = true;
     if (pipe.phase === "hello") {
@@ -214,6 +252,11 @@ export class PassthroughServer {
   /** One socket closed: the other still gets what is queued for it, then is ended (`flush`). */
   private sideClosed(pipe: Pipe | undefined, side: "client" | "upstream"): void {
     if (pipe === undefined) return;
+    if (pipe.phase === "handed") {
+      pipe.handed?.destroy();
+      this.close(pipe);
+      return;
+    }
     const pending = side === "client" ? pipe.toUpstream : pipe.toClient;
     if (pipe.phase !== "piping" || pending.length === 0) {
       this.close(pipe);
@@ -237,6 +280,7 @@ export class PassthroughServer {
       pipe.toUpstream = [];
       pipe.client.end();
       pipe.upstream?.end();
+      pipe.handed?.destroy();
     }
     if (this.pipes.delete(pipe)) this.checkClosed();
   }

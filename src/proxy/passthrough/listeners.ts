@@ -6,6 +6,7 @@
  */
 import type { GatewayModel } from "../../model/index.ts";
 import { logger } from "../../observability/logger.ts";
+import type { TerminationHandoff } from "./handoff.ts";
 import { PassthroughServer } from "./listener.ts";
 import { compilePassthrough } from "./table.ts";
 
@@ -13,9 +14,16 @@ const log = logger.child({ component: "proxy" });
 
 /** An apply in the making: `commit` makes it current, `abort` closes what it opened. */
 export interface PassthroughApply {
+  /** Keys of the sockets shared with an HTTPS listener (which must not bind them itself). */
+  readonly shared: ReadonlySet<string>;
+  /** The port bound for `key` (a model port of 0 binds a free one). */
+  portOf(key: string): number | undefined;
   commit(): void;
   abort(): void;
 }
+
+/** Where a shared socket hands what it does not pass through (undefined: that key is not shared). */
+export type ShareWith = (key: string) => (() => TerminationHandoff | undefined) | undefined;
 
 export class PassthroughListeners {
   private readonly live = new Map<string, PassthroughServer>();
@@ -24,15 +32,28 @@ export class PassthroughListeners {
 
   /**
    * Open the sockets `model` adds. `taken` holds the `address:port` keys of HTTP listeners: a
-   * passthrough listener there is not opened (both would accept on one port), and says so.
+   * passthrough listener there is not opened (both would accept on one port), and says so, unless
+   * `share` names the HTTPS listener it hands every other ClientHello to (`--enable-ssl-passthrough`).
    */
-  prepare(model: GatewayModel, bind: string, taken: ReadonlySet<string>): PassthroughApply {
+  prepare(
+    model: GatewayModel,
+    bind: string,
+    taken: ReadonlySet<string>,
+    share?: ShareWith,
+  ): PassthroughApply {
     const wanted = compilePassthrough(model, bind);
+    const terminations = new Map<string, () => TerminationHandoff | undefined>();
     for (const [key, table] of wanted) {
       if (!taken.has(key)) continue;
+      const terminate = share?.(key);
+      if (terminate !== undefined) {
+        terminations.set(key, terminate);
+        continue;
+      }
       log.error("passthrough listener shares its address and port with an HTTP listener; not served", {
         listener: table.name,
         socket: key,
+        hint: "an HTTPS listener can share it with --enable-ssl-passthrough",
       });
       wanted.delete(key);
     }
@@ -41,6 +62,7 @@ export class PassthroughListeners {
       for (const [key, table] of wanted) {
         if (this.live.has(key)) continue;
         const server = new PassthroughServer(table, table.port);
+        server.terminate = terminations.get(key);
         opened.set(key, server);
         log.info("listener open", { listener: table.name, address: server.hostname, port: server.port });
       }
@@ -49,13 +71,17 @@ export class PassthroughListeners {
       throw err;
     }
     return {
+      shared: new Set(terminations.keys()),
+      portOf: (key) => (opened.get(key) ?? this.live.get(key))?.port,
       abort: () => {
         for (const s of opened.values()) void s.stop(true);
       },
       commit: () => {
         for (const [key, table] of wanted) {
           const cur = this.live.get(key);
-          if (cur !== undefined) cur.table = table;
+          if (cur === undefined) continue;
+          cur.table = table;
+          cur.terminate = terminations.get(key);
         }
         for (const [key, server] of opened) this.live.set(key, server);
         for (const [key, server] of this.live) {

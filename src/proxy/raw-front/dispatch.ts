@@ -64,6 +64,7 @@ export function dispatch(conn: ClientSide, head: RequestHead): Exchange | undefi
         method: head.method,
         headers: lookup,
         clientIp: conn.clientIp,
+        tls: conn.tls,
         guards: state.settings.guards,
         serverHeader: state.settings.serverHeader,
       });

@@ -13,6 +13,7 @@ import type { EdgeGuards } from "../request/guards.ts";
 import type { RequestTarget } from "../request/request-target.ts";
 import { errorResponse } from "../request/responses.ts";
 import type { CompiledRoute } from "../table.ts";
+import type { TlsSession } from "./client-side.ts";
 import type { ResponseHeaderEdit } from "./http1/head-to-client.ts";
 import { type ClaimEdit, DROP } from "./http1/head-to-upstream.ts";
 
@@ -28,6 +29,8 @@ export interface GuardInput {
   readonly method: string;
   readonly headers: HeadReader;
   readonly clientIp: string;
+  /** HTTPS: what the handshake settled (SNI, the client's verified certificate chain). */
+  readonly tls: TlsSession | undefined;
   readonly guards: EdgeGuards | undefined;
   readonly serverHeader: string;
 }

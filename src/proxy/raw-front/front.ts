@@ -16,6 +16,7 @@
 import { mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import type { Duplex } from "node:stream";
 import type { TLSSocket } from "node:tls";
 import type { ServeOptions, Socket, TCPSocketListener, TCPSocketListenOptions } from "bun";
 import type { ClientCertificateValidation, TLSCertificate } from "../../model/index.ts";
@@ -55,6 +56,8 @@ export interface RawFrontTls {
   readonly http2: boolean;
   readonly clientValidation?: ClientCertificateValidation;
   readonly handshakeTimeoutMs?: number;
+  /** false: the port belongs to a passthrough listener that hands connections over (`acceptShared`). */
+  readonly bind?: boolean;
   /** Told of each failed handshake, with a short reason (tls-listener.ts `handshakeFailure`). */
   readonly onHandshakeError?: (reason: string) => void;
 }
@@ -209,6 +212,15 @@ export class RawFront implements ServingSocket {
 
   get openConnections(): number {
     return this.connections.size + this.h2Sockets.size;
+  }
+
+  /** HTTPS on a port a passthrough listener owns: a connection it hands over (passthrough/handoff.ts). */
+  acceptShared(stream: Duplex): void {
+    if (this.stopping !== undefined || this.tlsListener === undefined) {
+      stream.destroy();
+      return;
+    }
+    this.tlsListener.accept(stream);
   }
 
   /** An HTTPS listener. */

@@ -3,13 +3,14 @@
  * h2c, WebSocket upgrades, invalid backends, …) is relayed, nearly byte for byte, to the listener's own
  * Bun.serve + Hono app listening on a private unix socket, and the answer relayed back (after a 101,
  * both directions become a tunnel). So every feature behaves exactly as on the Bun front, with one
- * addition: the client's address travels in RELAYED_CLIENT_HEADER, which the internal listener
- * trusts. The app does its own metrics and access log for these requests.
+ * addition: the client's address travels in RELAYED_CLIENT_HEADER (and on HTTPS the TLS session in
+ * RELAYED_TLS_HEADER), which the internal listener trusts. The app does its own metrics and access log for these requests.
  */
 
 import { limitedLog } from "../../observability/log-limit.ts";
 import { RELAYED_CLIENT_HEADER } from "../request/client-address.ts";
-import type { ClientSide } from "./client-side.ts";
+import { RELAYED_TLS_HEADER, relayedTlsValue } from "../request/client-tls.ts";
+import type { ClientSide, TlsSession } from "./client-side.ts";
 import { framing, type UpstreamRequest } from "./http1/head-to-upstream.ts";
 import type { RequestHead } from "./http1/request-head.ts";
 import { NO_LIMITS, UpstreamExchange } from "./upstream/exchange.ts";
@@ -22,6 +23,7 @@ const DROP: ReadonlySet<string> = new Set([
   "keep-alive",
   "expect",
   RELAYED_CLIENT_HEADER,
+  RELAYED_TLS_HEADER,
 ]);
 
 export class RelayedExchange extends UpstreamExchange {
@@ -40,7 +42,7 @@ export class RelayedExchange extends UpstreamExchange {
   }
 
   protected requestHead(): UpstreamRequest {
-    return { head: internalHead(this.head, this.conn.clientIp), requestId: "" };
+    return { head: internalHead(this.head, this.conn.clientIp, this.conn.tls), requestId: "" };
   }
 
   protected headersArrived(): void {}
@@ -59,7 +61,7 @@ export class RelayedExchange extends UpstreamExchange {
  * tokens stay (so the app still drops the fields they name, and sees an upgrade) minus `close`: the
  * internal connection is reused.
  */
-export function internalHead(head: RequestHead, clientIp: string): string {
+export function internalHead(head: RequestHead, clientIp: string, tls?: TlsSession): string {
   const { rawNames, names, values } = head;
   let out = `${head.method} ${head.target} HTTP/1.${head.http10 ? 0 : 1}\r\n`;
   for (let i = 0; i < names.length; i++) {
@@ -69,6 +71,11 @@ export function internalHead(head: RequestHead, clientIp: string): string {
   for (const t of head.connection) if (t !== "close" && t !== "keep-alive") connection += `, ${t}`;
   if (head.http10) connection += ", keep-alive";
   if (connection !== "") out += `Connection: ${connection.slice(2)}\r\n`;
-  out += `${RELAYED_CLIENT_HEADER}: ${clientIp}\r\n${framing(head)}\r\n`;
+  out += `${RELAYED_CLIENT_HEADER}: ${clientIp}\r\n`;
+  if (tls !== undefined) {
+    const session = { servername: tls.servername, authorized: tls.authorized, chain: tls.peerCertificates() };
+    out += `${RELAYED_TLS_HEADER}: ${relayedTlsValue(session)}\r\n`;
+  }
+  out += `${framing(head)}\r\n`;
   return out;
 }

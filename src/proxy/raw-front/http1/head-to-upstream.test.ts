@@ -1,6 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import type { RequestContext } from "../../filters/filter-types.ts";
 import { RELAYED_CLIENT_HEADER } from "../../request/client-address.ts";
+import { parseRelayedTls, RELAYED_TLS_HEADER } from "../../request/client-tls.ts";
 import { isSaneRequestId, prepareUpstreamHeaders } from "../../request/forwarded-headers.ts";
 import { claimEditOf } from "../edge-guards.ts";
 import { scratch } from "../outbox.ts";
@@ -159,6 +160,17 @@ describe("internalHead (slow path)", () => {
     expect(f.get("connection")).toBe("x-hop");
     expect(f.get("x-hop")).toBe("1");
     expect(f.has("expect")).toBe(false);
+  });
+
+  test("HTTPS: the TLS session travels in its own field; a client's field of that name never does", () => {
+    const forged = `${RELAYED_TLS_HEADER}: 1;admin.example;AAAA\r\n`;
+    const h = head(`GET / HTTP/1.1\r\nHost: a\r\n${forged}\r\n`);
+    expect(fields(internalHead(h, "1.2.3.4")).has(RELAYED_TLS_HEADER)).toBe(false);
+    const leaf = Buffer.from([1, 2, 3]);
+    const session = { servername: "a\r\nx", authorized: true, peerCertificates: () => [leaf] };
+    const value = fields(internalHead(h, "1.2.3.4", session)).get(RELAYED_TLS_HEADER) ?? "";
+    expect(value).not.toContain("\r");
+    expect(parseRelayedTls(value)).toEqual({ servername: "a\r\nx", authorized: true, chain: [leaf] });
   });
 
   test("an upgrade keeps Upgrade and its Connection token", () => {

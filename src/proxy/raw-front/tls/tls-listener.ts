@@ -12,6 +12,7 @@
  * A handshake that does not finish within `handshakeTimeoutMs` is dropped (a client that stops
  * mid-handshake holds nothing longer than that).
  */
+import type { Duplex } from "node:stream";
 import { createServer, type Server, type TLSSocket } from "node:tls";
 import type { ClientCertificateValidation, TLSCertificate } from "../../../model/index.ts";
 import { logger } from "../../../observability/logger.ts";
@@ -32,6 +33,11 @@ export interface TlsListenerOptions {
   readonly http2: boolean;
   readonly clientValidation?: ClientCertificateValidation;
   readonly handshakeTimeoutMs?: number;
+  /**
+   * false: bind nothing; connections arrive through `accept` from the passthrough listener that owns the
+   * port and hands over every ClientHello no TLSRoute takes (`--enable-ssl-passthrough`). Default true.
+   */
+  readonly bind?: boolean;
   /** A connection whose handshake finished, with the protocol ALPN chose. */
   readonly onConnection: (socket: TLSSocket, h2: boolean) => void;
   /** A handshake that failed (bad client, wrong protocol, timeout). */
@@ -76,6 +82,11 @@ export class TlsListener {
     this.server.on("error", (err) =>
       log.error("listener error", { listener: options.name, error: err.message }),
     );
+    if (options.bind === false) {
+      this.hostname = options.hostname;
+      this.port = options.port;
+      return;
+    }
     this.server.listen({ port: options.port, host: options.hostname, reusePort: true });
     // Bun binds synchronously: no address now means the bind failed (the error event follows).
     const addr = this.server.address();
@@ -104,6 +115,11 @@ export class TlsListener {
         key: first.keyPem,
       });
     };
+  }
+
+  /** Runs a TLS handshake on a connection accepted elsewhere (a passthrough listener's handoff). */
+  accept(stream: Duplex): void {
+    this.server.emit("connection", stream);
   }
 
   /** Stops accepting; open connections are the front's to close. */
