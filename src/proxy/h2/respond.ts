@@ -22,6 +22,17 @@ export interface AppTarget {
   readonly bind: (request: Request) => void;
 }
 
+/**
+ * RFC 9113 §8.3.1: an HTTP/2 request whose Host field names another authority than `:authority` is
+ * malformed (nginx answers 400): routing by one and forwarding the other would let the two disagree.
+ */
+function conflictingHost(req: Http2ServerRequest): boolean {
+  if (req.httpVersionMajor !== 2) return false;
+  const authority = req.headers[":authority"];
+  const host = req.headers.host;
+  return authority !== undefined && host !== undefined && authority.toLowerCase() !== host.toLowerCase();
+}
+
 export async function respondThroughApp(
   target: AppTarget,
   req: Http2ServerRequest,
@@ -31,7 +42,7 @@ export async function respondThroughApp(
 ): Promise<void> {
   const { state } = target;
   try {
-    const request = toRequest(req, authority, signal, target.scheme);
+    const request = conflictingHost(req) ? undefined : toRequest(req, authority, signal, target.scheme);
     if (request === undefined) {
       await writeResponse(res, errorResponse(400, state.settings.serverHeader), false, signal);
       return;

@@ -64,8 +64,12 @@ export class RelayedExchange extends UpstreamExchange {
 export function internalHead(head: RequestHead, clientIp: string, tls?: TlsSession): string {
   const { rawNames, names, values } = head;
   let out = `${head.method} ${head.target} HTTP/1.${head.http10 ? 0 : 1}\r\n`;
+  // An absolute-form target arrives here as its origin-form, its authority as the one Host line.
+  if (head.hostFromTarget) out += `Host: ${head.host}\r\n`;
   for (let i = 0; i < names.length; i++) {
-    if (!DROP.has(names[i] as string)) out += `${rawNames[i]}: ${values[i]}\r\n`;
+    const name = names[i] as string;
+    if (DROP.has(name) || (head.hostFromTarget && name === "host")) continue;
+    out += `${rawNames[i]}: ${values[i]}\r\n`;
   }
   let connection = "";
   for (const t of head.connection) if (t !== "close" && t !== "keep-alive") connection += `, ${t}`;

@@ -123,6 +123,30 @@ forEachFront("clients speaking h2c with prior knowledge", (front) => {
 
   afterAll(() => gw.stop(true));
 
+  // RFC 9113 §8.3.1: a Host naming another authority than :authority makes the request malformed. The raw
+  // front answers 400 (as nginx does) and serves a Host equal to :authority. A written exception: Bun.serve,
+  // which serves h2c itself, resets the stream (PROTOCOL_ERROR) whenever both are sent, equal or not.
+  // Either way nothing is routed by the one and forwarded with the other.
+  test("a Host field that disagrees with :authority is refused", async () => {
+    const authority = `h2c.example:${port}`;
+    const ask = async (host: string) => {
+      // A session each: Bun.serve's reset may take the whole session down.
+      const s = session();
+      try {
+        return String(
+          (await request(s, { ":method": "GET", ":path": "/x", ":authority": authority, host })).status,
+        );
+      } catch (err) {
+        return (err as Error).message;
+      } finally {
+        s.close();
+      }
+    };
+    const reset = "Stream closed with error code NGHTTP2_PROTOCOL_ERROR";
+    expect(await ask("evil.example")).toBe(front === "raw" ? "400" : reset);
+    expect(await ask(`H2C.example:${port}`)).toBe(front === "raw" ? "200" : reset);
+  });
+
   test("concurrent streams with bodies reach the upstream intact, from the client's real address", async () => {
     const s = session();
     const sent = Array.from({ length: 8 }, (_, i) => ({

@@ -145,15 +145,27 @@ forEachFront("hostile request targets and Host headers", (front) => {
     expect(got.match(/HTTP\/1\.1 \d{3}/g)).toEqual(["HTTP/1.1 200", second]);
   });
 
-  describe("Host decides, never the request target", () => {
-    test("absolute-form target: the URL's host is ignored, its path and query kept", async () => {
+  describe("the host routing uses", () => {
+    // RFC 9112 §3.2.2: an absolute-form target's authority is the host, whatever Host says (nginx routes by
+    // it, and sends it upstream as Host). A written exception: Bun.serve keeps the Host header as the URL's
+    // authority and gives no access to the target as sent, so `--front bun` routes by Host. Pinned.
+    test("absolute-form target: its authority decides (Bun.serve: the Host header), its path and query kept", async () => {
       const res = await wireGet(port, "http://evil.example/public/x?q=1", "app.example");
-      expect(JSON.parse(res.body)).toMatchObject({ upstream: "public", path: "/public/x?q=1" });
+      if (front === "raw") expect(res.body).toBe("evil");
+      else expect(JSON.parse(res.body)).toMatchObject({ upstream: "public", path: "/public/x?q=1" });
+      const routed = await wireGet(port, "http://APP.example:8080/public/x?q=1", "evil.example");
+      if (front === "raw") {
+        const echoed = JSON.parse(routed.body);
+        expect(echoed).toMatchObject({ upstream: "public", path: "/public/x?q=1" });
+        expect(echoed.headers.host).toBe("APP.example:8080");
+      } else expect(routed.body).toBe("evil");
     });
 
-    test("absolute-form target cannot reach a host the Host header does not name", async () => {
-      const res = await wireGet(port, "http://evil.example/", "other.example");
-      expect(res.body).toBe("catch-all");
+    test("absolute-form target with userinfo or a malformed authority: 400 (Bun.serve: routed by Host)", async () => {
+      const before = pub.requests.length;
+      const res = await wireGet(port, "http://user@app.example/public/x", "app.example");
+      expect(res.status).toBe(front === "raw" ? 400 : 200);
+      expect(pub.requests.length).toBe(before + (front === "raw" ? 0 : 1));
     });
 
     test("Host is case-insensitive, port and trailing dot ignored", async () => {

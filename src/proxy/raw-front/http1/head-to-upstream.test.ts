@@ -56,6 +56,15 @@ describe("plainUpstreamHead", () => {
     expect(Object.fromEntries(ours)).toEqual(Object.fromEntries(reference.entries()));
   });
 
+  test("absolute-form: one Host line with the target's authority, with or without a Host field", () => {
+    for (const hostLine of ["Host: probe.local\r\n", "Host: a\r\nHost: b\r\n"]) {
+      const h = head(`GET http://other.local:81/p HTTP/1.1\r\n${hostLine}Accept: x\r\n\r\n`);
+      const wire = upstreamHeadText(plainUpstreamHead(h, { path: "/p", query: "" }, hop, "127.0.0.1:9"));
+      expect(wire.match(/^host: .*$/gim)).toEqual(["Host: other.local:81"]);
+      expect(fields(wire).get("accept")).toBe("x");
+    }
+  });
+
   test("random heads: the Bun front's fields, the client's order, nothing made up", () => {
     let seed = 1;
     const r = (n: number) => {
@@ -160,6 +169,14 @@ describe("internalHead (slow path)", () => {
     expect(f.get("connection")).toBe("x-hop");
     expect(f.get("x-hop")).toBe("1");
     expect(f.has("expect")).toBe(false);
+  });
+
+  test("absolute-form: origin-form target and one Host line, the authority routing saw", () => {
+    const h = head("GET http://other.local/x?q HTTP/1.1\r\nHost: probe.local\r\nX-A: 1\r\n\r\n");
+    const wire = internalHead(h, "1.2.3.4");
+    expect(wire.startsWith("GET /x?q HTTP/1.1\r\n")).toBe(true);
+    expect(wire.match(/^host:/gim)).toEqual(["Host:"]);
+    expect(fields(wire).get("host")).toBe("other.local");
   });
 
   test("HTTPS: the TLS session travels in its own field; a client's field of that name never does", () => {

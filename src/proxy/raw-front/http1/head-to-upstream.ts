@@ -98,6 +98,8 @@ export function plainUpstreamHead(
   let requestId: string | null = null;
   const named = head.connection;
   let hostSent = false;
+  // Several Host lines, or an absolute-form target's authority: one Host line with the value routing saw.
+  const replaceHost = head.hostFields > 1 || head.hostFromTarget;
   // The run of kept lines not yet copied: buf[runStart, runEnd).
   let runStart = 0;
   let runEnd = 0;
@@ -108,7 +110,7 @@ export function plainUpstreamHead(
     if (name === "host") {
       // One Host line with the (joined) value routing saw, never two an upstream could choose from; a
       // single Host line is that already. The Host line stays even when Connection names it.
-      if (head.hostFields > 1) {
+      if (replaceHost) {
         keep = false;
         if (!hostSent) {
           at = copyBytes(buf, runStart, runEnd, out, at);
@@ -136,6 +138,7 @@ export function plainUpstreamHead(
   at = copyBytes(buf, runStart, runEnd, out, at);
   if (edit !== undefined) at += out.latin1Write(edit.lines, at);
   if (head.host === null) at = line(out, at, "Host: ", endpointHost);
+  else if (!hostSent && replaceHost) at = line(out, at, "Host: ", head.host);
   if (hop.clientIp !== "") {
     at += out.latin1Write("X-Forwarded-For: ", at);
     if (xff !== null) {

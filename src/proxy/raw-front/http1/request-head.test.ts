@@ -118,6 +118,20 @@ describe("parseRequestHead", () => {
     expect(head("GET / HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n").host).toBe("a, b");
   });
 
+  test("absolute-form: the target's authority is the host (RFC 9112 §3.2.2), the target its origin-form", () => {
+    const h = head("GET http://Other.local:8080/x?y=1 HTTP/1.1\r\nHost: probe.local\r\n\r\n");
+    expect([h.host, h.target, h.hostFromTarget, h.hostFields]).toEqual(["Other.local:8080", "/x?y=1", true, 1]);
+    expect(head("GET https://a.example HTTP/1.1\r\nHost: a\r\n\r\n").target).toBe("/");
+    expect(head("GET http://a.example?q HTTP/1.1\r\nHost: a\r\n\r\n").target).toBe("/?q");
+    expect(head("GET http://[::1]:80/ HTTP/1.1\r\nHost: a\r\n\r\n").host).toBe("[::1]:80");
+    expect(head("GET /x HTTP/1.1\r\nHost: a\r\n\r\n").hostFromTarget).toBe(false);
+    // Userinfo, an empty or malformed authority: two parsers could read it differently.
+    for (const t of ["http://user@evil/x", "http:///x", "http://a b/", "http://a:b:c/", "http://a%2f/"])
+      expect([t, parse(`GET ${t} HTTP/1.1\r\nHost: a\r\n\r\n`)]).toEqual([t, 400]);
+    // Host is still required on HTTP/1.1, as RFC 9112 §3.2 says.
+    expect(parse("GET http://a.example/ HTTP/1.1\r\n\r\n")).toBe(400);
+  });
+
   test("limits: too many fields → 431", () => {
     let fields = "";
     for (let i = 0; i < MAX_HEADERS; i++) fields += `X-${i}: v\r\n`;

@@ -9,6 +9,7 @@
 import { isTchar, isToken } from "../../../model/http-syntax.ts";
 import { nameIs } from "./chars.ts";
 import { knownName, methodAt, NAME_HASH_BASIS, nameHashStep } from "./interned.ts";
+import { absoluteForm } from "./target-path.ts";
 
 export const BODY_NONE = 0;
 export const BODY_LENGTH = 1;
@@ -32,7 +33,10 @@ export class RequestHead {
   constructor(
     readonly buf: Buffer,
     readonly method: string,
-    /** The request-target as sent, latin1-decoded (no controls or spaces; bytes ≥ 0x80 allowed). */
+    /**
+     * The request-target as sent, latin1-decoded (no controls or spaces; bytes ≥ 0x80 allowed); an
+     * absolute-form target as its origin-form (its authority is `host`, `hostFromTarget`).
+     */
     readonly target: string,
     readonly http10: boolean,
     /** FIELD numbers per field, in order. */
@@ -42,7 +46,10 @@ export class RequestHead {
     readonly bodyKind: 0 | 1 | 2,
     /** Body length for BODY_LENGTH, else 0. */
     readonly contentLength: number,
-    /** The Host value (several Host fields joined with ", "); null when none was sent. */
+    /**
+     * The host routing uses: an absolute-form target's authority (RFC 9112 §3.2.2), else the Host value
+     * (several Host fields joined with ", "); null when none was sent.
+     */
     readonly host: string | null,
     /** How many Host fields were sent. */
     readonly hostFields: number,
@@ -55,6 +62,8 @@ export class RequestHead {
     readonly expectContinue: boolean,
     /** A Content-Length field was sent (even `0`). */
     readonly sentLength: boolean,
+    /** `host` is an absolute-form target's authority: the Host fields sent are replaced upstream. */
+    readonly hostFromTarget = false,
   ) {}
 
   get fieldCount(): number {
@@ -245,6 +254,18 @@ export function parseRequestHead(buf: Buffer, start: number, headEnd: number): R
     pos = end + 2;
   }
   if (host === null && !http10) return 400;
+  // RFC 9112 §3.2.2: an absolute-form target's authority is the host, whatever Host says.
+  let routed = target;
+  let hostFromTarget = false;
+  if (target.charCodeAt(0) !== 47) {
+    const abs = absoluteForm(target);
+    if (abs === undefined) return 400;
+    if (abs !== null) {
+      routed = abs.originForm;
+      host = abs.authority;
+      hostFromTarget = true;
+    }
+  }
   let bodyKind: 0 | 1 | 2 = length > 0 ? BODY_LENGTH : BODY_NONE;
   if (te !== null) {
     // RFC 9112 §6.1: both present is a smuggling attempt as far as an intermediary is concerned.
@@ -259,7 +280,7 @@ export function parseRequestHead(buf: Buffer, start: number, headEnd: number): R
   return new RequestHead(
     buf,
     method,
-    target,
+    routed,
     http10,
     spans.slice(0, fields * FIELD),
     known.slice(0, fields),
@@ -272,6 +293,7 @@ export function parseRequestHead(buf: Buffer, start: number, headEnd: number): R
     upgrade,
     expectContinue,
     length >= 0,
+    hostFromTarget,
   );
 }
 

@@ -2,8 +2,9 @@
  * The request-target of a raw request → the path and query routing sees. Bun.serve resolves `.` and `..`
  * segments before `parseRequestTarget` (src/proxy/request/request-target.ts) runs; here we do that step
  * ourselves (RFC 3986 §5.2.4), then hand over to the same function so both fronts refuse the same
- * targets (encoded `/`, `\`, NUL, bad escapes, fragments). Absolute-form (`http://h/p`) keeps only its
- * path: routing uses the Host header, as with Bun.serve. Asterisk- and authority-form are refused.
+ * targets (encoded `/`, `\`, NUL, bad escapes, fragments). An absolute-form target (`http://h/p`) reaches
+ * here as its origin-form: the parser (request-head.ts, `absoluteForm`) made its authority the request's
+ * host, as RFC 9112 §3.2.2 asks and nginx does. Asterisk- and authority-form are refused.
  */
 import { parseRequestTarget, type RequestTarget } from "../../request/request-target.ts";
 
@@ -30,6 +31,38 @@ export function routingTarget(raw: string): RequestTarget | undefined {
     path = removeDotSegments(path);
   }
   return parseRequestTarget(q < 0 ? path : path + t.slice(q));
+}
+
+/** An absolute-form target split: its authority (the host routing uses) and its origin-form. */
+export interface AbsoluteForm {
+  readonly authority: string;
+  readonly originForm: string;
+}
+
+/** host[:port], a reg-name or an IPv4 / bracketed IPv6 literal; no userinfo. */
+const AUTHORITY = /^(?:[A-Za-z0-9._~!$&'()*+,;=-]+|\[[0-9A-Fa-f:.]+\])(?::[0-9]{1,5})?$/;
+
+/**
+ * `http://authority/path?query` (or https) → its authority and `/path?query`; null for any other form (the
+ * target is routed as it is); undefined for an absolute-form whose authority is empty, carries userinfo
+ * or is malformed (answer 400: two parsers could read such an authority differently).
+ */
+export function absoluteForm(target: string): AbsoluteForm | null | undefined {
+  const lower = target.slice(0, 8).toLowerCase();
+  const skip = lower.startsWith("http://") ? 7 : lower.startsWith("https://") ? 8 : -1;
+  if (skip < 0) return null;
+  let end = target.length;
+  for (let i = skip; i < target.length; i++) {
+    const c = target.charCodeAt(i);
+    if (c === 47 || c === 63 || c === 35) {
+      end = i;
+      break;
+    }
+  }
+  const authority = target.slice(skip, end);
+  if (!AUTHORITY.test(authority)) return undefined;
+  const rest = target.slice(end);
+  return { authority, originForm: rest.charCodeAt(0) === 47 ? rest : `/${rest}` };
 }
 
 function hasHighBytes(s: string): boolean {
