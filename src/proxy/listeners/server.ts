@@ -270,6 +270,7 @@ export class GatewayServer {
           development: false,
           fetch: (req, srv) => {
             takeRelayedClient(req);
+            takeRelayedTls(req);
             return app.fetch(req, srv);
           },
           websocket: websocketHandler(sockets),

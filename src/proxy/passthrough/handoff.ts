@@ -65,8 +65,14 @@ export class HandedClient extends Duplex {
 
   override _write(chunk: Buffer, _enc: BufferEncoding, done: (err?: Error | null) => void): void {
     const n = this.socket.write(chunk);
-    if (n < 0) return done(new Error("client connection closed"));
-    if (n === chunk.length) return done();
+    if (n < 0) {
+      done(new Error("client connection closed"));
+      return;
+    }
+    if (n === chunk.length) {
+      done();
+      return;
+    }
     // Bun's write takes what the kernel does: the rest waits for `drain`, and so does the stream.
     this.queued = chunk.subarray(n);
     this.pendingWrite = done;

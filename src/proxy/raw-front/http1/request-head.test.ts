@@ -120,7 +120,12 @@ describe("parseRequestHead", () => {
 
   test("absolute-form: the target's authority is the host (RFC 9112 §3.2.2), the target its origin-form", () => {
     const h = head("GET http://Other.local:8080/x?y=1 HTTP/1.1\r\nHost: probe.local\r\n\r\n");
-    expect([h.host, h.target, h.hostFromTarget, h.hostFields]).toEqual(["Other.local:8080", "/x?y=1", true, 1]);
+    expect([h.host, h.target, h.hostFromTarget, h.hostFields]).toEqual([
+      "Other.local:8080",
+      "/x?y=1",
+      true,
+      1,
+    ]);
     expect(head("GET https://a.example HTTP/1.1\r\nHost: a\r\n\r\n").target).toBe("/");
     expect(head("GET http://a.example?q HTTP/1.1\r\nHost: a\r\n\r\n").target).toBe("/?q");
     expect(head("GET http://[::1]:80/ HTTP/1.1\r\nHost: a\r\n\r\n").host).toBe("[::1]:80");

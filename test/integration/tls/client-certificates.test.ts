@@ -1,0 +1,138 @@
+/**
+ * The client-certificate hook of HTTPS listeners (a model listener's `tls.clientValidation`), end to end
+ * through GatewayServer: with AllowValidOnly only a client certificate from the CA completes the handshake,
+ * with AllowInsecureFallback every client is served; on the fast path and on the relayed one (a route with
+ * a mirror filter, served by the listener app) the upstream never sees the front's own relay fields. On
+ * `--front bun`, which cannot verify client certificates, such a listener is not opened (never open).
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { connect } from "node:tls";
+import type { ClientCertificateValidation, GatewayModel } from "../../../src/model/index.ts";
+import { setLogSink } from "../../../src/observability/logger.ts";
+import { GatewayServer } from "../../../src/proxy/listeners/server.ts";
+import { clientCertificate, selfSigned, testAuthority } from "../../../src/proxy/testing/certs.ts";
+import {
+  backend,
+  forwardTo,
+  listener,
+  match,
+  model,
+  route,
+  vhost,
+} from "../../../src/proxy/testing/model.ts";
+import { type EchoServer, startEchoServer } from "../../helpers/echo-server.ts";
+
+const host = "mtls.example";
+const serverCert = selfSigned(host);
+const ca = testAuthority("clients");
+const alice = clientCertificate(ca, "alice");
+const stranger = clientCertificate(testAuthority("elsewhere"), "mallory");
+let echo: EchoServer;
+let restoreSink: ((line: string) => void) | undefined;
+
+function mtlsModel(mode: ClientCertificateValidation["mode"]): GatewayModel {
+  const mirror = { kind: "RequestMirror", backendId: "echo", percent: 100 } as const;
+  return model(
+    [
+      listener(
+        [
+          vhost(host, [
+            route("fast", match("/fast"), forwardTo("echo")),
+            route("slow", match("/slow"), forwardTo("echo"), { filters: [mirror] }),
+          ]),
+        ],
+        {
+          name: "test/https",
+          protocol: "HTTPS",
+          tls: { certificates: [serverCert], clientValidation: { caPem: ca.certPem, mode } },
+        },
+      ),
+    ],
+    [backend("echo", [echo.port])],
+  );
+}
+
+/** GET `path` with the client certificate `cert` (none when undefined): status and echoed header names. */
+function get(
+  port: number,
+  path: string,
+  cert?: { certPem: string; keyPem: string },
+): Promise<{ status: number; headers: string[] } | { error: string }> {
+  return new Promise((resolve) => {
+    let raw = "";
+    const s = connect(
+      {
+        host: "127.0.0.1",
+        port,
+        servername: host,
+        rejectUnauthorized: false,
+        ...(cert ? { cert: cert.certPem, key: cert.keyPem } : {}),
+      },
+      () => s.write(`GET ${path} HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`),
+    );
+    s.on("data", (d: Buffer) => {
+      raw += d.toString("latin1");
+    });
+    s.on("error", (err) => resolve({ error: err.message }));
+    s.on("close", () => {
+      const at = raw.indexOf("\r\n\r\n");
+      if (at < 0) return resolve({ error: "closed without a response" });
+      const body = JSON.parse(raw.slice(at + 4)) as { headers: Record<string, string[]> };
+      resolve({
+        status: Number(raw.slice(9, 12)),
+        headers: Object.keys(body.headers).map((n) => n.toLowerCase()),
+      });
+    });
+  });
+}
+
+beforeAll(() => {
+  restoreSink = setLogSink(() => {});
+  echo = startEchoServer({ service: "echo" });
+});
+
+afterAll(async () => {
+  await echo.stop();
+  if (restoreSink) setLogSink(restoreSink);
+});
+
+describe("client certificates on HTTPS listeners", () => {
+  test("AllowValidOnly: only a certificate from the CA is served, on the fast and the relayed path", async () => {
+    const gw = new GatewayServer({ bind: "127.0.0.1", front: "raw" });
+    try {
+      await gw.apply(mtlsModel("AllowValidOnly"));
+      const port = gw.ports()[0]?.port ?? 0;
+      for (const path of ["/fast", "/slow"]) {
+        const ok = await get(port, path, alice);
+        expect(ok).toMatchObject({ status: 200 });
+        if ("headers" in ok) expect(ok.headers.filter((n) => n.startsWith("x-gatehouse"))).toEqual([]);
+        expect(await get(port, path)).toHaveProperty("error");
+        expect(await get(port, path, stranger)).toHaveProperty("error");
+      }
+    } finally {
+      await gw.stop(true);
+    }
+  });
+
+  test("AllowInsecureFallback: every client is served", async () => {
+    const gw = new GatewayServer({ bind: "127.0.0.1", front: "raw" });
+    try {
+      await gw.apply(mtlsModel("AllowInsecureFallback"));
+      const port = gw.ports()[0]?.port ?? 0;
+      for (const cert of [alice, stranger, undefined])
+        expect(await get(port, "/slow", cert)).toMatchObject({ status: 200 });
+    } finally {
+      await gw.stop(true);
+    }
+  });
+
+  test("--front bun cannot verify them: the listener is not opened", async () => {
+    const gw = new GatewayServer({ bind: "127.0.0.1", front: "bun" });
+    try {
+      await gw.apply(mtlsModel("AllowValidOnly"));
+      expect(gw.ports()).toEqual([]);
+    } finally {
+      await gw.stop(true);
+    }
+  });
+});
