@@ -66,6 +66,12 @@ export interface ClientSide {
   responseDone(close: boolean): void;
   /** Ends the connection once queued bytes are out. */
   closeWhenFlushed(): void;
+  /**
+   * The request's body is about to be forwarded: a client waiting on `Expect: 100-continue` is told to send
+   * it now (once per request; nothing for other requests). Never before: a request answered without its
+   * body (404, a guard's 401, a redirect) gets no 100, as RFC 9110 §10.1.1 allows and nginx does.
+   */
+  bodyWanted(): void;
   /** Answers `status` and closes (malformed request, or no exchange could start). */
   fail(status: number): void;
   /** Stops reading for `reason` (a bit: 1 = the body's destination is backlogged, 2 = pipelining). */

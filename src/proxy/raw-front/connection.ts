@@ -35,6 +35,14 @@ const CLOSED = 4;
 
 const PIPELINE_LIMIT = 64 * 1024;
 
+const CONTINUE = Buffer.from("HTTP/1.1 100 Continue\r\n\r\n");
+
+/** The request line `buf[start, lineEnd)` ends with an ` HTTP/` version (a CR may precede the LF). */
+function hasVersion(buf: Buffer, start: number, lineEnd: number): boolean {
+  const at = buf.lastIndexOf(" HTTP/", lineEnd);
+  return at >= start;
+}
+
 export class ClientConnection implements ClientSide {
   readonly out: Outbox;
   private state = HEAD;
@@ -55,6 +63,8 @@ export class ClientConnection implements ClientSide {
   private draining = false;
   /** No request head has been read yet: the bytes may be the HTTP/2 preface. */
   private fresh = true;
+  /** The current request expects `100 Continue` before it sends its body, and has not had it. */
+  private continuePending = false;
 
   constructor(
     readonly socket: FrontSocket,
@@ -160,6 +170,12 @@ export class ClientConnection implements ClientSide {
     else this.out.onFlushed = () => this.socket.end();
   }
 
+  bodyWanted(): void {
+    if (!this.continuePending) return;
+    this.continuePending = false;
+    if (this.state === BODY) this.write(CONTINUE);
+  }
+
   /** Answers `status` and closes (malformed request, or no exchange could start). */
   fail(status: number): void {
     if (this.state === CLOSED) return;
@@ -249,9 +265,17 @@ export class ClientConnection implements ClientSide {
     const headEnd = findHeadEnd(buf, Math.max(this.start, this.scanFrom), this.end);
     if (headEnd < 0) {
       const have = this.end - this.start;
+      const lineEnd = buf.indexOf(10, this.start);
       if (have > MAX_HEAD_BYTES) this.fail(431);
-      else if (have > MAX_REQUEST_LINE && buf.indexOf(10, this.start) < 0) this.fail(414);
-      else this.scanFrom = Math.max(this.start, this.end - 2);
+      else if (lineEnd < 0 || lineEnd >= this.end) {
+        if (have > MAX_REQUEST_LINE) this.fail(414);
+      } else if (!hasVersion(buf, this.start, lineEnd)) {
+        // HTTP/0.9 (`GET /` and a line end, no version, no headers): its head never ends, so it would
+        // wait for the idle timeout. nginx answers it 400 at once, and so do we.
+        this.fail(400);
+        return false;
+      }
+      this.scanFrom = Math.max(this.start, this.end - 2);
       return false;
     }
     const head = parseRequestHead(buf, this.start, headEnd);
@@ -276,9 +300,9 @@ export class ClientConnection implements ClientSide {
       this.decoder = new ChunkedDecoder();
       this.state = BODY;
     } else this.state = WAIT;
-    // `Expect: 100-continue` is answered here, as Bun.serve does; the upstream never sees it.
-    if (head.expectContinue && this.state === BODY && !head.http10)
-      this.write(Buffer.from("HTTP/1.1 100 Continue\r\n\r\n"));
+    // `Expect: 100-continue` is answered here once the body is wanted (`bodyWanted`); the upstream never
+    // sees it. An HTTP/1.0 client cannot be sent a 1xx (RFC 9110 §15.2).
+    this.continuePending = head.expectContinue && this.state === BODY && !head.http10;
     const ex = dispatch(this, head);
     if (this.state === CLOSED) return;
     this.exchange = ex;

@@ -145,6 +145,62 @@ forEachFront("hostile request targets and Host headers", (front) => {
     expect(got.match(/HTTP\/1\.1 \d{3}/g)).toEqual(["HTTP/1.1 200", second]);
   });
 
+  test("an HTTP/0.9 request line is refused at once, not held until the idle timeout", async () => {
+    const t0 = performance.now();
+    const res = await wireExchange(port, "GET /public/x\r\n", 3000);
+    expect(performance.now() - t0).toBeLessThan(1000);
+    // 400 as nginx; Bun.serve's own parser answers 505 (pinned).
+    expect(res.status).toBe(front === "raw" ? 400 : 505);
+  });
+
+  describe("Expect: 100-continue", () => {
+    /** Sends a head announcing a 5-byte body; the body follows once the gateway said 100 (or after 300 ms). */
+    const expectContinue = (target: string, version = "1.1") =>
+      new Promise<string>((resolve) => {
+        const socket = connect({ host: "127.0.0.1", port });
+        let got = "";
+        socket.on("data", (c: Buffer) => {
+          got += c.toString("latin1");
+          if (got.includes("100 Continue\r\n\r\n") && !got.includes("body sent")) {
+            got += "<body sent>";
+            socket.write("hello");
+          }
+        });
+        socket.on("error", () => {});
+        socket.on("close", () => resolve(got));
+        socket.on("connect", () =>
+          socket.write(
+            `POST ${target} HTTP/${version}\r\nHost: app.example\r\nContent-Length: 5\r\n` +
+              "Expect: 100-continue\r\nConnection: close\r\n\r\n",
+          ),
+        );
+        setTimeout(() => {
+          if (!got.includes("body sent")) socket.write("hello");
+        }, 300);
+        setTimeout(() => socket.destroy(), 3000);
+      });
+
+    test("a forwarded request gets 100 Continue, then its answer", async () => {
+      const got = await expectContinue("/public/upload");
+      expect(got.match(/HTTP\/1\.1 \d{3}/g)).toEqual(["HTTP/1.1 100", "HTTP/1.1 200"]);
+      expect(got).toContain('"body":"hello"');
+    });
+
+    // A written exception: Bun.serve answers 100 itself before the request reaches any handler. Pinned.
+    test("a request answered without its body (404) gets no 100 first (Bun.serve: it does)", async () => {
+      const got = await expectContinue("/nowhere");
+      expect(got.match(/HTTP\/1\.1 \d{3}/g)).toEqual(
+        front === "raw" ? ["HTTP/1.1 404"] : ["HTTP/1.1 100", "HTTP/1.1 404"],
+      );
+    });
+
+    test("an HTTP/1.0 client is never sent a 1xx (RFC 9110 §15.2; Bun.serve: it is)", async () => {
+      const got = await expectContinue("/public/upload", "1.0");
+      expect(got.includes("100 Continue")).toBe(front !== "raw");
+      expect(got).toMatch(/HTTP\/1\.[01] 200/);
+    });
+  });
+
   describe("the host routing uses", () => {
     // RFC 9112 §3.2.2: an absolute-form target's authority is the host, whatever Host says (nginx routes by
     // it, and sends it upstream as Host). A written exception: Bun.serve keeps the Host header as the URL's

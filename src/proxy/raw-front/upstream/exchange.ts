@@ -100,6 +100,8 @@ export abstract class UpstreamExchange implements Exchange, UpstreamHandler, Exp
   /** Sends the first attempt; subclasses call it once their fields are set. */
   protected start(): void {
     this.send(false);
+    // The request is on its way: a client waiting to send its body may now send it.
+    this.conn.bodyWanted();
   }
 
   // ---- request side ----
