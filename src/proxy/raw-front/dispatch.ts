@@ -8,6 +8,7 @@
 import { findVirtualHost, normaliseHost } from "../match/host.ts";
 import { findRoute, type HeaderLookup } from "../match/routes.ts";
 import { needsGuards } from "../request/guards.ts";
+import { refusedMethod } from "../request/methods.ts";
 import { type RequestInfo, startedInfo } from "../request/observer.ts";
 import type { ClientSide, Exchange } from "./client-side.ts";
 import { runGuards } from "./edge-guards.ts";
@@ -53,6 +54,10 @@ export function dispatch(conn: ClientSide, head: RequestHead): Exchange | undefi
     return undefined;
   }
   if (info !== undefined) info.route = route.name;
+  if (refusedMethod(head.method, route)) {
+    answer(conn, head, info, 405, target.path, false);
+    return undefined;
+  }
   // Upgrades go the slow way: the app proxies WebSockets (and closes them on drain) as it always has.
   if (head.upgrade === null && route.action.kind === "Forward" && isFastRoute(route)) {
     const choice = route.action.pick();

@@ -16,6 +16,7 @@ import { clientAddress } from "./client-address.ts";
 import { forward, outlastsIdle, prepareClientResponse } from "./forward.ts";
 import { prepareUpstreamHeaders } from "./forwarded-headers.ts";
 import { guarded, needsGuards } from "./guards.ts";
+import { refusedMethod } from "./methods.ts";
 import type { RequestInfo } from "./observer.ts";
 import { buildLocation } from "./redirect.ts";
 import { parseRequestTarget, type RequestTarget } from "./request-target.ts";
@@ -42,6 +43,7 @@ export function handleRequest(
     vh === undefined ? undefined : findRoute(vh, target.path, req.method, req.headers, target.query);
   if (route === undefined) return errorResponse(404, server);
   if (info !== undefined) info.route = route.name;
+  if (refusedMethod(req.method, route)) return errorResponse(405, server);
   if (needsGuards(route)) {
     return guarded(
       req,

@@ -118,6 +118,11 @@ describe("parseRequestHead", () => {
     expect(head("GET / HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n").host).toBe("a, b");
   });
 
+  test("methods are case-sensitive: lower case is refused, extension methods pass", () => {
+    for (const m of ["get", "Get", "pOST"]) expect(parse(`${m} / HTTP/1.1\r\nHost: a\r\n\r\n`)).toBe(400);
+    expect(head("PURGE / HTTP/1.1\r\nHost: a\r\n\r\n").method).toBe("PURGE");
+  });
+
   test("absolute-form: the target's authority is the host (RFC 9112 §3.2.2), the target its origin-form", () => {
     const h = head("GET http://Other.local:8080/x?y=1 HTTP/1.1\r\nHost: probe.local\r\n\r\n");
     expect([h.host, h.target, h.hostFromTarget, h.hostFields]).toEqual([

@@ -161,7 +161,12 @@ export function parseRequestHead(buf: Buffer, start: number, headEnd: number): R
   if (lineEnd < 0) return 400;
   if (lineEnd - start > MAX_REQUEST_LINE) return 414;
   let i = start;
-  while (i < lineEnd && isTchar(buf[i] as number)) i++;
+  for (; i < lineEnd; i++) {
+    const c = buf[i] as number;
+    if (!isTchar(c)) break;
+    // Methods are case-sensitive (RFC 9110 §9.1): `get` is not GET. nginx refuses lower case, as do we.
+    if (c >= 97 && c <= 122) return 400;
+  }
   if (i === start || buf[i] !== 32) return 400;
   const method = methodAt(buf, start, i);
   const targetStart = ++i;
