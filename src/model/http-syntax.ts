@@ -4,6 +4,13 @@
  * parsers read heads with it. Lookup tables, no regexes per request.
  */
 
+/**
+ * The largest response head taken from an upstream (status line and fields), on both fronts; a larger
+ * one is an unreadable answer (502). nginx's default `proxy_buffer_size` is 4–8 KB; Envoy's
+ * `max_response_headers_kb` 60 KB.
+ */
+export const MAX_RESPONSE_HEAD_BYTES = 64 * 1024;
+
 const TCHAR = new Uint8Array(256);
 for (let c = 0; c < 128; c++) {
   const ch = String.fromCharCode(c);

@@ -11,6 +11,7 @@
  * without a body, since a streamed body cannot be replayed.
  */
 
+import { MAX_RESPONSE_HEAD_BYTES } from "../../model/http-syntax.ts";
 import type { LimitedLog } from "../../observability/log-limit.ts";
 import type { RequestContext } from "../filters/filter-types.ts";
 import { type CompiledBackend, type CompiledRoute, nextEndpoint } from "../table.ts";
@@ -97,6 +98,19 @@ export async function forward(
       clearTimeout(timer);
       req.signal.removeEventListener("abort", onClientGone);
     }
+    if (headBytes(res) > MAX_RESPONSE_HEAD_BYTES) {
+      // The raw front refuses such a head while parsing it; fetch takes any size, so it is measured here.
+      res.body?.cancel().catch(() => {});
+      log("warn", route.name, "upstream response head too large", {
+        route: route.name,
+        backend: backend.id,
+        endpoint: base,
+        attempt,
+        error: `response head over ${MAX_RESPONSE_HEAD_BYTES} bytes`,
+      });
+      observer?.upstreamFailed?.(backend.id, "connect");
+      return UPSTREAM_UNREACHABLE;
+    }
     if (attempt < attempts && retry?.codes.includes(res.status)) {
       res.body?.cancel().catch(() => {});
       await backoff(retry.backoffMs);
@@ -104,6 +118,13 @@ export async function forward(
     }
     return res;
   }
+}
+
+/** The size of a response's head as sent (status line aside): `name: value\r\n` per field. */
+function headBytes(res: Response): number {
+  let n = 0;
+  for (const [name, value] of res.headers) n += name.length + value.length + 4;
+  return n;
 }
 
 /** A time limit in ms: 0 (Gateway API `0s`) and negative values mean none. */

@@ -228,6 +228,34 @@ forEachFront("forwarding", (front) => {
     });
   });
 
+  // What Bun's fetch does to the request on the way out, which the raw front does not: written exceptions,
+  // pinned so a Bun upgrade that changes them shows (docs/http.md).
+  describe("what reaches the upstream as sent (Bun's fetch: written exceptions)", () => {
+    test("a GET with a body: forwarded with it (Bun's fetch: without it)", async () => {
+      const res = await wire(["GET /hdr HTTP/1.1", "Host: fwd.example", "Content-Length: 5"], "hello");
+      const got = JSON.parse(res.body) as Received;
+      // The test upstream (Bun.serve) does not read a GET's body, so its framing is what shows it was sent.
+      expect(got.headers["content-length"]).toBe(front === "raw" ? "5" : undefined);
+    });
+
+    test("no User-Agent or Accept sent: none added (Bun's fetch: its own)", async () => {
+      const res = await wire(["GET /hdr HTTP/1.1", "Host: fwd.example"]);
+      const got = JSON.parse(res.body) as Received;
+      if (front === "raw")
+        expect([got.headers["user-agent"], got.headers.accept]).toEqual([undefined, undefined]);
+      else expect([got.headers["user-agent"]?.startsWith("Bun/"), got.headers.accept]).toEqual([true, "*/*"]);
+    });
+
+    test("a chunked body with a trailer: forwarded, the trailer dropped (Bun.serve: 400)", async () => {
+      const body = "5\r\nhello\r\n0\r\nX-Checksum: 1\r\n\r\n";
+      const res = await wire(["POST /hdr HTTP/1.1", "Host: fwd.example", "Transfer-Encoding: chunked"], body);
+      if (front === "raw") {
+        const got = JSON.parse(res.body) as Received;
+        expect([res.status, got.body, got.headers["x-checksum"]]).toEqual([200, "hello", undefined]);
+      } else expect(res.status).toBe(400);
+    });
+  });
+
   test("a client that disconnects cancels its upstream request", async () => {
     const socket = connect({ host: "127.0.0.1", port }, () =>
       socket.write("GET /slow/3000?gone HTTP/1.1\r\nHost: fwd.example\r\n\r\n"),

@@ -3,7 +3,7 @@
  * strictly as requests — an upstream head that could be read two ways is a 502, not passed on. Framing
  * decides where the response ends, so the upstream connection can be reused exactly then.
  */
-import { isTchar } from "../../../model/http-syntax.ts";
+import { isTchar, MAX_RESPONSE_HEAD_BYTES } from "../../../model/http-syntax.ts";
 import { HOP_BY_HOP } from "../../request/hop-by-hop.ts";
 import { nameIs } from "./chars.ts";
 import { contentLengthAt, tokens } from "./request-head.ts";
@@ -85,7 +85,6 @@ export class ResponseHead {
   }
 }
 
-const MAX_RESPONSE_HEAD = 64 * 1024;
 const HTTP1 = "HTTP/1.";
 
 /** The names the fast path acts on, indexed by length (compared as bytes: no string per field). */
@@ -125,7 +124,7 @@ export function parseResponseHead(
   headEnd: number,
   noBody: boolean,
 ): ResponseHead | undefined {
-  if (headEnd - start > MAX_RESPONSE_HEAD) return undefined;
+  if (headEnd - start > MAX_RESPONSE_HEAD_BYTES) return undefined;
   let lf = lfAt(buf, start, headEnd);
   if (lf < start + 12 || buf[lf - 1] !== 13) return undefined;
   // "HTTP/1.x SSS" then optionally " reason"
