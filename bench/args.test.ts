@@ -30,6 +30,7 @@ test("--smoke makes every section tiny, also from the environment", () => {
 test("--only picks sections, in both spellings", () => {
   expect(parseBenchArgs(["--only", "matcher"], {}).only).toEqual(["matcher"]);
   expect(parseBenchArgs(["--only=apply,memory", "--smoke"], {}).only).toEqual(["apply", "memory"]);
+  expect(parseBenchArgs(["--only", "proxy,https"], {}).only).toEqual(["proxy", "https"]);
 });
 
 test("environment numbers and worker counts", () => {

@@ -8,7 +8,7 @@ export interface BenchSettings {
   /** wrk duration per round. */
   readonly seconds: number;
   readonly connections: number;
-  /** Worker counts measured in the proxy section (N=1 and N=cores by default). */
+  /** Worker counts measured in the proxy and https sections (N=1 and N=cores by default). */
   readonly workerCounts: readonly number[];
   /** Also measure the floor rows (bench/floor/: a Bun byte pipe, and that pipe with our HTTP parsing). */
   readonly floor: boolean;

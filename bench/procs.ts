@@ -32,13 +32,18 @@ export interface Run extends WrkResult {
 }
 
 /**
- * One wrk run, with the CPU time (user + system) `pids` used for it divided by the requests served: what
- * each request costs the target whichever resource bounds the req/s (none: `pids` is empty). Any
- * failed response or socket error fails the run, naming `label`.
+ * One wrk run (or another load with wrk's summary, `load`), with the CPU time (user + system) `pids`
+ * used for it divided by the requests served: what each request costs the target whichever resource
+ * bounds the req/s (none: `pids` is empty). Any failed response or socket error fails the run, naming
+ * `label`.
  */
-export async function measuredRun(label: string, pids: readonly number[], wrk: WrkOptions): Promise<Run> {
+export async function measuredRun(
+  label: string,
+  pids: readonly number[],
+  load: WrkOptions | (() => Promise<WrkResult>),
+): Promise<Run> {
   const before = await cpuMs(pids);
-  const res = await runWrk(wrk);
+  const res = typeof load === "function" ? await load() : await runWrk(load);
   if (res.errors > 0) throw new Error(`${label}: ${res.errors} failed responses in a bench run`);
   if (pids.length === 0) return res;
   return { ...res, cpuUsPerRequest: (((await cpuMs(pids)) - before) * 1000) / res.requests };
@@ -60,6 +65,16 @@ export async function cpuMs(pids: readonly number[]): Promise<number> {
   return ticks * 10;
 }
 
+/** A started process serves once `GET probe` on `port` (with `host`) answers a body starting `expect`. */
+export interface ReadyProbe {
+  readonly port: number;
+  readonly probe?: string | undefined;
+  readonly expect: string;
+  readonly host?: string | undefined;
+  /** Probe over HTTPS, taking any certificate (the bench's own are self-signed). */
+  readonly tls?: boolean | undefined;
+}
+
 /** Everything started by one bench run; `stopAll()` in a `finally`. */
 export class Processes {
   private readonly children = new Set<Bun.Subprocess>();
@@ -71,7 +86,7 @@ export class Processes {
    */
   async start(
     cmd: string[],
-    ready: { port: number; probe?: string; expect: string; host?: string },
+    ready: ReadyProbe,
     stdout: "ignore" | "pipe" = "ignore",
     env: Record<string, string | undefined> = process.env,
     /** A file to write the process's stderr to, instead of the bench's own. */
@@ -80,14 +95,24 @@ export class Processes {
     const stderr = stderrFile === undefined ? "inherit" : Bun.file(stderrFile);
     const proc = Bun.spawn(cmd, { stdout, stderr, stdin: "ignore", env });
     this.children.add(proc);
+    await this.ready(proc, ready, cmd);
+    return proc;
+  }
+
+  /** Wait until `proc` answers `ready` (see `start`); throws when it exits or stays silent for 30 s. */
+  async ready(proc: Bun.Subprocess, ready: ReadyProbe, cmd: readonly string[] = []): Promise<void> {
     const deadline = Date.now() + 30_000;
-    const url = `http://127.0.0.1:${ready.port}${ready.probe ?? "/p0/x"}`;
+    const url = `${ready.tls ? "https" : "http"}://127.0.0.1:${ready.port}${ready.probe ?? "/p0/x"}`;
+    const init: RequestInit = {
+      ...(ready.host ? { headers: { host: ready.host } } : {}),
+      ...(ready.tls ? { tls: { rejectUnauthorized: false } } : {}),
+    };
     while (Date.now() < deadline) {
       if (proc.exitCode !== null)
         throw new Error(`${cmd.slice(0, 3).join(" ")} exited with ${proc.exitCode}`);
       try {
-        const res = await fetch(url, ready.host ? { headers: { host: ready.host } } : {});
-        if ((await res.text()).startsWith(ready.expect)) return proc;
+        const res = await fetch(url, init);
+        if ((await res.text()).startsWith(ready.expect)) return;
       } catch {
         // not listening yet
       }
@@ -129,13 +154,16 @@ export class Processes {
 
   /**
    * `gatehouse serve` on a folder, as users start it. Access log off (nginx runs with none), metrics on.
-   * BENCH_GATEHOUSE_ARGS adds flags (e.g. to compare data planes).
+   * BENCH_GATEHOUSE_ARGS adds flags (e.g. to compare data planes). With `httpsPort`, the Ingress HTTPS
+   * listener is there too, and the target is it: ready once `ready.probe` answers over TLS as well.
    */
   async gatehouse(opts: {
     dir: string;
     port: number;
+    httpsPort?: number;
     workers: number;
-    ready: { probe: string; host: string; expect?: string };
+    /** `httpsHost`: the host probed on the HTTPS port (default `host`). */
+    ready: { probe: string; host: string; expect?: string; httpsHost?: string };
     extra?: readonly string[];
     /** The source tree to run (bench/ab.ts runs a second checkout); default: this one. */
     root?: string;
@@ -167,6 +195,7 @@ export class Processes {
         // Nothing to drain for at the end of a bench: stop at once instead of serving 5 s more.
         "--drain-delay-ms",
         "0",
+        ...(opts.httpsPort === undefined ? [] : ["--https-port", String(opts.httpsPort)]),
         ...(opts.extra ?? []),
         ...extra,
       ],
@@ -176,6 +205,18 @@ export class Processes {
       opts.stderrFile,
     );
     const name = opts.name ?? "gatehouse";
+    if (opts.httpsPort !== undefined) {
+      // The plain port answering says the configuration is applied; the HTTPS listener opens with it, but
+      // wait for its first answer anyway rather than count on the order.
+      await this.ready(proc, {
+        port: opts.httpsPort,
+        probe: opts.ready.probe,
+        host: opts.ready.httpsHost ?? opts.ready.host,
+        expect: opts.ready.expect ?? "ok",
+        tls: true,
+      });
+      return { name, url: `https://127.0.0.1:${opts.httpsPort}`, proc, stop: () => this.stop(proc) };
+    }
     return { name, url: `http://127.0.0.1:${opts.port}`, proc, stop: () => this.stop(proc) };
   }
 
@@ -207,17 +248,26 @@ export class Processes {
     };
   }
 
-  /** A real nginx (`nginx -p prefix -c conf`) on `port`, the config already rendered. */
-  async nginx(opts: { prefix: string; conf: string; port: number; host: string }): Promise<Target> {
+  /** A real nginx (`nginx -p prefix -c conf`) on `port`, the config already rendered (`tls`: over TLS). */
+  async nginx(opts: {
+    prefix: string;
+    conf: string;
+    port: number;
+    host: string;
+    tls?: boolean;
+  }): Promise<Target> {
     await Bun.$`mkdir -p ${opts.prefix}`.quiet();
     const confPath = join(opts.prefix, "nginx.conf");
     await writeFile(confPath, opts.conf);
+    const tls = opts.tls === true;
     const proc = await this.start(["nginx", "-p", opts.prefix, "-c", confPath, "-g", "daemon off;"], {
       port: opts.port,
       expect: "ok",
       host: opts.host,
+      tls,
     });
-    return { name: "nginx", url: `http://127.0.0.1:${opts.port}`, proc, stop: () => this.stop(proc) };
+    const url = `${tls ? "https" : "http"}://127.0.0.1:${opts.port}`;
+    return { name: "nginx", url, proc, stop: () => this.stop(proc) };
   }
 }
 

@@ -3,6 +3,7 @@
  * as an equivalent nginx.conf, so both proxies route the same hosts and paths to the same upstream.
  */
 import { stringify } from "yaml";
+import { type BenchCertificate, nginxTlsDirectives } from "./tls.ts";
 import { classesAndGateway } from "./workload.ts";
 
 export interface RouteSet {
@@ -19,9 +20,11 @@ export function routeSet(hostCount: number, pathsPerHost: number): RouteSet {
 
 /**
  * Even hosts as Ingresses, odd hosts as HTTPRoutes on a Gateway sharing the Ingress socket (`httpPort`),
- * one Prefix path per route; one Service + its EndpointSlice behind all of them.
+ * one Prefix path per route; one Service + its EndpointSlice behind all of them. With `tlsSecret` (a
+ * kubernetes.io/tls Secret in namespace `bench`), each Ingress names it in `spec.tls` for its host, so the
+ * Ingress hosts are served on `--https-port` too (the HTTPRoutes stay on the HTTP listener).
  */
-export function manifests(set: RouteSet, upstreamPort: number, httpPort: number): string {
+export function manifests(set: RouteSet, upstreamPort: number, httpPort: number, tlsSecret?: string): string {
   const docs: unknown[] = [
     ...classesAndGateway("bench", "bench", httpPort),
     {
@@ -66,6 +69,7 @@ export function manifests(set: RouteSet, upstreamPort: number, httpPort: number)
       metadata: { name: `bench-${i}`, namespace: "bench" },
       spec: {
         ingressClassName: "gatehouse",
+        ...(tlsSecret === undefined ? {} : { tls: [{ hosts: [host], secretName: tlsSecret }] }),
         rules: [
           {
             host,
@@ -84,11 +88,21 @@ export function manifests(set: RouteSet, upstreamPort: number, httpPort: number)
   return docs.map((d) => stringify(d)).join("---\n");
 }
 
-/** nginx with the same routes, upstream keep-alive, no access log: the configuration a tuned ingress uses. */
+/**
+ * nginx with the same routes, upstream keep-alive, no access log: the configuration a tuned ingress uses.
+ * With `tls`, every server listens with `ssl` on `port` instead (HTTP/1.1 only, as Gatehouse's default).
+ */
 export function nginxConf(
   set: RouteSet,
-  opts: { port: number; upstreamPort: number; workers: number; prefix: string },
+  opts: {
+    port: number;
+    upstreamPort: number;
+    workers: number;
+    prefix: string;
+    tls?: Pick<BenchCertificate, "certFile" | "keyFile">;
+  },
 ) {
+  const listen = `listen 127.0.0.1:${opts.port}${opts.tls === undefined ? "" : " ssl"}`;
   const locations = set.paths
     .map(
       (p) => `      location ${p} {
@@ -99,7 +113,7 @@ export function nginxConf(
   const servers = set.hosts
     .map(
       (h) => `    server {
-      listen 127.0.0.1:${opts.port};
+      ${listen};
       server_name ${h};
 ${locations}
     }`,
@@ -121,12 +135,12 @@ http {
   proxy_set_header Connection "";
   proxy_set_header Host $host;
   proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
-  upstream backend {
+${opts.tls === undefined ? "" : nginxTlsDirectives(opts.tls)}  upstream backend {
     server 127.0.0.1:${opts.upstreamPort};
     keepalive 128;
   }
   server {
-    listen 127.0.0.1:${opts.port} default_server;
+    ${listen} default_server;
     return 404;
   }
 ${servers}

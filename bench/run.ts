@@ -1,6 +1,7 @@
 /**
  * `bun run bench`: every section, one report. Sections (each in its own file):
  *   proxy    Gatehouse / nginx / direct, N=1 and N=cores workers (proxy.ts)
+ *   https    Gatehouse (both fronts) / nginx terminating TLS: keep-alive, new connections (https.ts)
  *   guards   JWT and rate-limit rows against the same route unguarded (guards.ts)
  *   matcher  route lookup at 10…100k routes (matcher.ts)
  *   apply    a config change at 10k routes, in process and end to end (apply.ts)
@@ -15,6 +16,7 @@ import { applySection } from "./apply.ts";
 import { parseBenchArgs, type SectionName } from "./args.ts";
 import type { BenchContext } from "./context.ts";
 import { guardsSection } from "./guards.ts";
+import { httpsSection } from "./https.ts";
 import { matcherSection } from "./matcher.ts";
 import { memorySection } from "./memory.ts";
 import { Processes } from "./procs.ts";
@@ -31,6 +33,7 @@ try {
 const sections: Record<SectionName, { title: string; run: (ctx: BenchContext) => Promise<string> | string }> =
   {
     proxy: { title: "proxy", run: proxySection },
+    https: { title: "https (TLS termination)", run: httpsSection },
     guards: { title: "guards (JWT, rate limit)", run: guardsSection },
     matcher: { title: "matcher", run: matcherSection },
     apply: { title: "config change", run: applySection },

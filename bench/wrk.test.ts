@@ -24,6 +24,18 @@ test("parseWrk reads throughput, percentiles and errors", () => {
   expect(r.p50Ms).toBeCloseTo(0.71);
   expect(r.p99Ms).toBeCloseTo(1.3);
   expect(r.errors).toBe(3);
+  expect(r.readErrors).toBe(0);
+});
+
+test("parseWrk counts read errors among the socket errors", () => {
+  const r = parseWrk(
+    sample.replace(
+      "  Non-2xx or 3xx responses: 3\n",
+      "  Socket errors: connect 1, read 40, write 2, timeout 0\n",
+    ),
+  );
+  expect(r.errors).toBe(43);
+  expect(r.readErrors).toBe(40);
 });
 
 test("parseWrk refuses output it cannot read", () => {

@@ -6,6 +6,11 @@ export interface WrkResult {
   readonly requests: number;
   /** Non-2xx/3xx responses plus socket errors: must be 0 for a valid run. */
   readonly errors: number;
+  /**
+   * The socket errors that were reads (counted in `errors` too): a connection wrk believed open that the
+   * server had closed, e.g. after answering `Connection: close` without saying it closes.
+   */
+  readonly readErrors?: number;
 }
 
 export interface WrkOptions {
@@ -53,6 +58,7 @@ export function parseWrk(out: string): WrkResult {
     p50Ms: latencyMs(out, "50%"),
     p99Ms: latencyMs(out, "99%"),
     errors: non2xx + sockErrors,
+    readErrors: sock ? Number(sock[2]) : 0,
   };
 }
 
