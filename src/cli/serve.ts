@@ -57,6 +57,11 @@ export async function startGateway(config: ServeConfig): Promise<RunningGateway>
   const proxy = new GatewayServer({
     bind: config.bind,
     defaultUpstreamTimeoutMs: config["upstream-timeout-ms"],
+    ...(config["upstream-read-timeout-ms"] !== undefined
+      ? { upstreamReadTimeoutMs: config["upstream-read-timeout-ms"] }
+      : {}),
+    clientBodyTimeoutMs: config["client-body-timeout-ms"],
+    requestBufferBytes: config["request-buffer-bytes"],
     front: config.front,
     http2: config.http2,
     sharedTlsPorts: config["enable-ssl-passthrough"],

@@ -71,6 +71,19 @@ const serveFlags = z
       .regex(/^\d{1,3}(\.\d{1,3}){3}\/\d{1,2}$/, "must be an IPv4 CIDR such as 127.0.1.0/24")
       .optional(),
     "upstream-timeout-ms": z.coerce.number().int().min(1).default(60_000),
+    /** Longest silence between two reads of an upstream's response body (nginx `proxy_read_timeout`);
+     * unset: `--upstream-timeout-ms`. */
+    "upstream-read-timeout-ms": z.coerce.number().int().min(1).optional(),
+    /** Longest silence between two reads of a client's request body (nginx `client_body_timeout`). */
+    "client-body-timeout-ms": z.coerce.number().int().min(1).default(60_000),
+    /** Request bodies with a Content-Length up to this size are read whole before an upstream connection
+     * is taken (nginx `proxy_request_buffering`); 0: every body is streamed. */
+    "request-buffer-bytes": z.coerce
+      .number()
+      .int()
+      .min(0)
+      .max(16 * 1024 * 1024)
+      .default(64 * 1024),
     "debounce-ms": z.coerce.number().int().min(0).default(100),
     /** What serves plain-HTTP listeners: `raw` (own HTTP/1.1 on raw sockets, src/proxy/raw-front/) or `bun`
      * (Bun.serve). HTTPS listeners are always Bun.serve. */

@@ -11,6 +11,22 @@ import type { ListenerTable } from "./table.ts";
 /** Settings shared by every listener of a server. */
 export interface ProxySettings {
   readonly defaultUpstreamTimeoutMs: number;
+  /**
+   * Longest silence between two reads of an upstream's response body, whole ms (nginx's
+   * `proxy_read_timeout`; Infinity: none). Past it the response is cut.
+   */
+  readonly upstreamReadTimeoutMs: number;
+  /**
+   * Longest silence between two reads of a client's request body, seconds (nginx's
+   * `client_body_timeout`); not counted while the upstream is the one not taking the body.
+   */
+  readonly clientBodyTimeoutSeconds: number;
+  /**
+   * Request bodies with a Content-Length up to this many bytes are read whole before an upstream
+   * connection is taken (nginx's `proxy_request_buffering`), so a slow sender holds no backend
+   * connection; larger ones, chunked ones and those that expect `100 Continue` are streamed. 0: none.
+   */
+  readonly requestBufferBytes: number;
   readonly serverHeader: string;
   /** Bun's `idleTimeout` of the listeners, seconds; it also runs while a request waits for us. */
   readonly idleTimeoutSeconds: number;

@@ -40,6 +40,12 @@ export interface GatewayServerOptions {
   bind?: string;
   /** Upstream time limit to response headers when a route sets none (default 60 000). */
   defaultUpstreamTimeoutMs?: number;
+  /** Longest silence between two reads of a response body from an upstream (default: `defaultUpstreamTimeoutMs`). */
+  upstreamReadTimeoutMs?: number;
+  /** Longest silence between two reads of a request body from a client (default 60 000). */
+  clientBodyTimeoutMs?: number;
+  /** Request bodies up to this size are read whole before an upstream is chosen (default 65 536; 0: none). */
+  requestBufferBytes?: number;
   /** `Server` header added to responses that lack one (default `gatehouse`). */
   serverHeader?: string;
   /** Authentication / rate-limit engines for routes that require them (absent: such routes fail closed). */
@@ -102,6 +108,9 @@ export class GatewayServer {
     const defaultUpstreamTimeoutMs = options.defaultUpstreamTimeoutMs ?? 60_000;
     this.settings = {
       defaultUpstreamTimeoutMs,
+      upstreamReadTimeoutMs: Math.ceil(options.upstreamReadTimeoutMs ?? defaultUpstreamTimeoutMs),
+      clientBodyTimeoutSeconds: Math.max(1, Math.ceil((options.clientBodyTimeoutMs ?? 60_000) / 1000)),
+      requestBufferBytes: options.requestBufferBytes ?? 64 * 1024,
       serverHeader: options.serverHeader ?? "gatehouse",
       // Bun counts a connection waiting for our upstream as idle: allow the upstream timeout and more.
       idleTimeoutSeconds:

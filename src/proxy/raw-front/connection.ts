@@ -7,6 +7,10 @@
  * upstream cannot take the body as fast as the client sends it (backpressure both ways). A response
  * that starts before its request body was read completely closes the connection afterwards: the rest
  * of that body is never read as a next request. TUNNEL (after a 101) passes bytes through unparsed.
+ * A body with a Content-Length up to `requestBufferBytes` (and no `Expect: 100-continue`) is read whole
+ * before the request is dispatched (nginx's `proxy_request_buffering`): a slow sender holds no upstream
+ * connection. While a body is read, the client may stay silent at most `clientBodyTimeoutSeconds`
+ * between reads (not while we hold it back for a backlogged upstream); past it the connection is dropped.
  * A connection whose first bytes are the HTTP/2 preface is handed to `h2c` (h2c-handoff.ts) and becomes
  * a tunnel into that HTTP/2 session; only the first read of a connection is compared with it.
  */
@@ -65,6 +69,8 @@ export class ClientConnection implements ClientSide {
   private fresh = true;
   /** The current request expects `100 Continue` before it sends its body, and has not had it. */
   private continuePending = false;
+  /** A request whose body is being read whole before it is dispatched. */
+  private deferred: RequestHead | undefined;
 
   constructor(
     readonly socket: FrontSocket,
@@ -102,6 +108,7 @@ export class ClientConnection implements ClientSide {
       return;
     }
     if (this.state === CLOSED) return;
+    if (this.state === BODY) this.bodyClock();
     if (this.buf === undefined || this.start === this.end) {
       this.buf = chunk;
       this.start = 0;
@@ -197,14 +204,36 @@ export class ClientConnection implements ClientSide {
 
   /** Stops reading for `reason` (a bit: 1 = the body's destination is backlogged, 2 = pipelining). */
   pause(reason: number): void {
-    if (this.pausedBy === 0) this.socket.pause();
+    if (this.pausedBy === 0) {
+      this.socket.pause();
+      // Held back by us: the client's silence is not its fault.
+      if (this.state === BODY) this.socket.timeout(0);
+    }
     this.pausedBy |= reason;
   }
 
   resume(reason: number): void {
     if (this.pausedBy === 0) return;
     this.pausedBy &= ~reason;
-    if (this.pausedBy === 0) this.socket.resume();
+    if (this.pausedBy === 0) {
+      this.socket.resume();
+      this.bodyClock();
+    }
+  }
+
+  /**
+   * The socket's timer ran out. A body being read whole (nothing sent upstream yet) is answered 408, as
+   * the full request path does; anything else (idle, a slow head, a client not reading) is dropped.
+   */
+  onTimeout(): void {
+    if (this.state === BODY && this.deferred !== undefined) this.fail(408);
+    else this.socket.terminate();
+  }
+
+  /** Reading a body the client is free to send: it may not stay silent longer than the body timeout. */
+  private bodyClock(): void {
+    if (this.state === BODY && this.pausedBy === 0)
+      this.socket.timeout(this.state0.settings.clientBodyTimeoutSeconds);
   }
 
   private append(chunk: Buffer): void {
@@ -230,8 +259,11 @@ export class ClientConnection implements ClientSide {
       while (this.state !== CLOSED && this.end > this.start) {
         if (this.state === HEAD) {
           if (!this.readHead()) break;
-        } else if (this.state === BODY) this.readBody();
-        else {
+        } else if (this.state === BODY) {
+          // A buffered body: dispatched once all of it is here.
+          if (this.deferred !== undefined && !this.dispatchWhole()) break;
+          this.readBody();
+        } else {
           if (this.end - this.start > PIPELINE_LIMIT) this.pause(2);
           break;
         }
@@ -291,7 +323,6 @@ export class ClientConnection implements ClientSide {
 
   private startRequest(head: RequestHead): void {
     if (!head.keepAlive) this.closeAfter = true;
-    this.socket.timeout(0);
     if (head.bodyKind === BODY_LENGTH) {
       this.bodyLeft = head.contentLength;
       this.decoder = undefined;
@@ -303,6 +334,13 @@ export class ClientConnection implements ClientSide {
     // `Expect: 100-continue` is answered here once the body is wanted (`bodyWanted`); the upstream never
     // sees it. An HTTP/1.0 client cannot be sent a 1xx (RFC 9110 §15.2).
     this.continuePending = head.expectContinue && this.state === BODY && !head.http10;
+    if (this.state === BODY) this.bodyClock();
+    else this.socket.timeout(0);
+    const limit = this.state0.settings.requestBufferBytes;
+    if (head.bodyKind === BODY_LENGTH && head.contentLength <= limit && !head.expectContinue) {
+      this.deferred = head;
+      return;
+    }
     const ex = dispatch(this, head);
     if (this.state === CLOSED) return;
     this.exchange = ex;
@@ -340,7 +378,19 @@ export class ClientConnection implements ClientSide {
     if (this.decoder.done) this.bodyDone();
   }
 
+  /** Dispatches the deferred request once its whole body is buffered; false while more is needed. */
+  private dispatchWhole(): boolean {
+    if (this.end - this.start < this.bodyLeft) return false;
+    const head = this.deferred as RequestHead;
+    this.deferred = undefined;
+    const ex = dispatch(this, head);
+    if (this.state === CLOSED) return false;
+    this.exchange = ex;
+    return true;
+  }
+
   private bodyDone(): void {
+    this.socket.timeout(0);
     this.state = WAIT;
     this.scanFrom = this.start;
     this.exchange?.bodyEnd();

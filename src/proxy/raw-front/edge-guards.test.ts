@@ -313,12 +313,26 @@ describe("authentication in the fast path", () => {
   test("a body-carrying request without a token: 401, its body never read as a request, nothing forwarded", async () => {
     const before = seen.length;
     const inner = req("/jwt/smuggled");
+    // Larger than requestBufferBytes, so streamed: refused before its body is read, and then closed.
+    const padding = "x".repeat(70 * 1024);
     const wire = await exchange([
-      `POST /jwt/post HTTP/1.1\r\nHost: g.example\r\nContent-Length: ${inner.length + 10}\r\n\r\n`,
+      `POST /jwt/post HTTP/1.1\r\nHost: g.example\r\nContent-Length: ${inner.length + padding.length + 10}\r\n\r\n`,
       inner,
     ]);
     expect(statuses(wire)).toEqual([401]);
     expect(header(wire, "connection")).toBe("close");
+    expect(seen.length).toBe(before);
+  });
+
+  test("a small body is read whole first: then 401, and the connection goes on with the next request", async () => {
+    const before = seen.length;
+    const inner = req("/jwt/smuggled", "", false);
+    const wire = await exchange([
+      `POST /jwt/post HTTP/1.1\r\nHost: g.example\r\nContent-Length: ${inner.length}\r\n\r\n`,
+      inner,
+      req("/jwt/again"),
+    ]);
+    expect(statuses(wire)).toEqual([401, 401]);
     expect(seen.length).toBe(before);
   });
 });

@@ -191,7 +191,7 @@ export class RawFront implements ServingSocket {
           close: (s: ClientSocket) => this.closed(s.data),
           error: (s: ClientSocket) => this.closed(s.data),
           // Idle (keep-alive or slow head): the connection is dropped, as Bun.serve's idleTimeout does.
-          timeout: (s: ClientSocket) => s.terminate(),
+          timeout: (s: ClientSocket) => s.data.onTimeout(),
         },
       };
       this.listener = Bun.listen<ClientConnection>(options);
@@ -315,7 +315,7 @@ export class RawFront implements ServingSocket {
     });
     socket.on("drain", () => c.onDrain());
     // Idle (keep-alive or slow head): the connection is dropped, as on plain HTTP.
-    socket.on("timeout", () => socket.destroy());
+    socket.on("timeout", () => c.onTimeout());
     socket.on("error", () => {}); // a reset client; "close" follows
     socket.on("close", () => this.closed(c));
   }

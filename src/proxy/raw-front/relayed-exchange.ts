@@ -32,8 +32,9 @@ export class RelayedExchange extends UpstreamExchange {
     head: RequestHead,
     private readonly endpoint: string,
   ) {
-    // The app applies the route's limits; the front adds none of its own.
-    super(conn, head, NO_LIMITS, []);
+    // The app applies the route's limits to response headers; the front adds the read gap, which the app's
+    // fetch cannot (a stalled upstream stalls the app's answer: cutting it cancels the app's fetch).
+    super(conn, head, { ...NO_LIMITS, readGapMs: conn.state0.settings.upstreamReadTimeoutMs }, []);
     this.start();
   }
 

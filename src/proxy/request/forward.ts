@@ -1,7 +1,9 @@
 /**
  * Sends a prepared request to one endpoint of a backend with Bun's fetch (keep-alive pooling is its
  * default), or over an h2c session for `h2c` backends, and hands back the upstream response for
- * streaming: request and response bodies are passed as streams, never buffered. Timeouts cover connect
+ * streaming: response bodies are passed as streams; a request body with a Content-Length up to
+ * `bufferBytes` is read whole first (nginx's `proxy_request_buffering`: a slow sender holds no upstream
+ * connection), a larger or chunked one is streamed. Timeouts cover connect
  * to response headers only — the timer is cleared once headers arrive, so a long download is not cut.
  * `backendRequestMs` bounds each attempt (the route's `requestMs`, then the gateway default, when
  * unset); `requestMs` bounds all attempts and backoffs together; 0 disables either. Failures map to 502
@@ -17,6 +19,7 @@ import type { RequestContext } from "../filters/filter-types.ts";
 import { type CompiledBackend, type CompiledRoute, nextEndpoint } from "../table.ts";
 import { stripHopByHop } from "./hop-by-hop.ts";
 import type { RequestObserver } from "./observer.ts";
+import { readBodyWithin } from "./read-body.ts";
 import { h2cFetch } from "./upstream-h2c.ts";
 
 /** What a failed forward ended as; the handler turns it into a response. */
@@ -24,6 +27,8 @@ export const UPSTREAM_UNREACHABLE = 502;
 export const UPSTREAM_TIMEOUT = 504;
 /** The client disconnected before the upstream answered; nobody is left to answer. */
 export const CLIENT_GONE = 499;
+/** The client went silent while its body was being read whole (nginx answers 408 too). */
+export const CLIENT_BODY_TIMEOUT = 408;
 
 export async function forward(
   ctx: RequestContext,
@@ -33,10 +38,20 @@ export async function forward(
   log: LimitedLog,
   /** Told of each failed attempt (`upstreamFailed`), for the upstream error metric. */
   observer?: RequestObserver,
-): Promise<Response | 499 | 502 | 504> {
+  buffering: { readonly bytes: number; readonly gapMs: number } = { bytes: 0, gapMs: 60_000 },
+): Promise<Response | 408 | 499 | 502 | 504> {
   const req = ctx.req;
   if (ctx.host !== null) ctx.headers.set("host", ctx.host);
-  const body = req.body;
+  const length = Number(req.headers.get("content-length") ?? Number.NaN);
+  // h2c backends take a stream only (upstream-h2c.ts).
+  const buffer = !backend.h2c && req.body !== null && length > 0 && length <= buffering.bytes;
+  let body: Uint8Array | ReadableStream<Uint8Array> | null = req.body;
+  if (buffer) {
+    const whole = await readBodyWithin(req, buffering.gapMs);
+    if (whole === "timeout") return CLIENT_BODY_TIMEOUT;
+    if (whole === "aborted") return CLIENT_GONE;
+    body = whole;
+  }
   const t = route.timeouts;
   const attemptMs = limit(t?.backendRequestMs ?? t?.requestMs ?? defaultTimeoutMs);
   const deadline = t?.requestMs ? performance.now() + t.requestMs : Number.POSITIVE_INFINITY;
@@ -65,7 +80,7 @@ export async function forward(
         ? await h2cFetch(base, ctx.path + ctx.query, {
             method: req.method,
             headers: ctx.headers,
-            body,
+            body: req.body,
             signal: ctrl.signal,
           })
         : await fetch(base + ctx.path + ctx.query, {

@@ -180,6 +180,10 @@ async function forwardRoute(
           defaultUpstreamTimeoutMs,
           limitedLog,
           state.settings.observer,
+          {
+            bytes: state.settings.requestBufferBytes,
+            gapMs: state.settings.clientBodyTimeoutSeconds * 1000,
+          },
         );
         if (info !== undefined) {
           info.upstream = ctx.upstream;

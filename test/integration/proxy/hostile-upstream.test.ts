@@ -1,9 +1,12 @@
 /**
  * Upstreams that misbehave, on both fronts: a response head larger than the gateway takes (64 KB, as the
  * raw front's parser and, measured on Bun's path, the full request path) is a 502, never relayed; one
- * within the limit is served. The backend is a raw socket, so it can send what no HTTP library would.
+ * within the limit is served. An upstream that goes silent mid-body is cut after the read-gap limit
+ * (`upstreamReadTimeoutMs`, nginx's `proxy_read_timeout`), freeing both connections, instead of holding
+ * them until the client's idle timeout. The backend is a raw socket, so it can send what no HTTP library would.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
+import { connect } from "node:net";
 import type { Socket, TCPSocketListener } from "bun";
 import { setLogSink } from "../../../src/observability/logger.ts";
 import { GatewayServer } from "../../../src/proxy/listeners/server.ts";
@@ -20,10 +23,17 @@ import { forEachFront } from "../../helpers/fronts.ts";
 import { wireGet } from "../../helpers/raw-http.ts";
 
 let upstream: TCPSocketListener<undefined>;
+/** Backend connections closed so far (a stalled one must be closed by the gateway). */
+let closedUpstreams = 0;
 let restoreSink: ((line: string) => void) | undefined;
 
 /** Answers `/head/N` with a response whose one extra field is N bytes long. */
 function answer(s: Socket<undefined>, chunk: Buffer): void {
+  if (/^GET (\/relayed)?\/stall /.test(chunk.toString("latin1"))) {
+    // The head and 10 of 100 bytes, then silence.
+    s.write("HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n0123456789");
+    return;
+  }
   const m = /^GET \/head\/(\d+) /.exec(chunk.toString("latin1"));
   const size = Number(m?.[1] ?? 0);
   s.write(
@@ -34,7 +44,16 @@ function answer(s: Socket<undefined>, chunk: Buffer): void {
 
 beforeAll(() => {
   restoreSink = setLogSink(() => {});
-  upstream = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data: answer } });
+  upstream = Bun.listen({
+    hostname: "127.0.0.1",
+    port: 0,
+    socket: {
+      data: answer,
+      close: () => {
+        closedUpstreams++;
+      },
+    },
+  });
 });
 
 afterAll(() => {
@@ -47,10 +66,26 @@ forEachFront("hostile upstreams", (front) => {
   let port: number;
 
   beforeAll(async () => {
-    gw = new GatewayServer({ bind: "127.0.0.1", front });
+    // Bun.serve has no read-gap clock of its own: there its idle timeout bounds a stall (1 s here).
+    gw = new GatewayServer({
+      bind: "127.0.0.1",
+      front,
+      upstreamReadTimeoutMs: 400,
+      ...(front === "bun" ? { idleTimeoutSeconds: 1 } : {}),
+    });
     await gw.apply(
       model(
-        [listener([vhost("up.example", [route("all", match("/"), forwardTo("up"))])])],
+        [
+          listener([
+            vhost("up.example", [
+              // A mirror makes the raw front relay the request to the listener app (the slow path).
+              route("relayed", match("/relayed"), forwardTo("up"), {
+                filters: [{ kind: "RequestMirror", backendId: "up", percent: 100 }],
+              }),
+              route("all", match("/"), forwardTo("up")),
+            ]),
+          ]),
+        ],
         [backend("up", [upstream.port])],
       ),
     );
@@ -65,4 +100,34 @@ forEachFront("hostile upstreams", (front) => {
     const ok = await wireGet(port, `/head/${60 * 1024}`, "up.example");
     expect([ok.status, ok.headers["x-big"]?.length, ok.body]).toEqual([200, 60 * 1024, "ok"]);
   });
+
+  for (const path of ["/stall", "/relayed/stall"]) {
+    test(`an upstream silent mid-body is cut after the read-gap limit, both connections closed (${path})`, async () => {
+      const before = closedUpstreams;
+      const t0 = performance.now();
+      const got = await new Promise<string>((resolve) => {
+        const c = connect({ host: "127.0.0.1", port }, () =>
+          c.write(`GET ${path} HTTP/1.1\r\nHost: up.example\r\n\r\n`),
+        );
+        let text = "";
+        c.on("data", (d: Buffer) => {
+          text += d.toString("latin1");
+        });
+        c.on("error", () => {});
+        c.on("close", () => resolve(text));
+        setTimeout(() => c.destroy(), 15_000);
+      });
+      const ms = performance.now() - t0;
+      expect(got).toStartWith("HTTP/1.1 200");
+      // Cut, never an orderly end: the 100 bytes announced never all arrive.
+      expect(got).toContain("0123456789");
+      expect(got).not.toContain("\r\n0\r\n\r\n");
+      expect(ms).toBeGreaterThan(300);
+      // A written exception: on Bun.serve the listener's idle timeout (1 s here, applied in steps of
+      // about 4 s) bounds the stall, not the read gap.
+      expect(ms).toBeLessThan(front === "raw" ? 3000 : 10_000);
+      for (let i = 0; i < 100 && closedUpstreams === before; i++) await Bun.sleep(20);
+      expect(closedUpstreams).toBeGreaterThan(before);
+    });
+  }
 });

@@ -9,10 +9,13 @@
  *
  * Time limits and retries follow forward.ts: `attemptMs` per attempt until response headers,
  * `deadline` over all attempts, retries only without a body; 502 when the upstream cannot be reached
- * or resets before answering, 504 on timeout. A pooled connection that turns out closed before any
+ * or resets before answering, 504 on timeout. Once the response has started, the upstream may stay
+ * silent for at most `readGapMs` between two reads (nginx's `proxy_read_timeout`); the clock stops
+ * while the client is the one not keeping up. Past it the response is cut (the head is out already). A pooled connection that turns out closed before any
  * response byte is retried once on a fresh one when nothing was lost by sending (idempotent method,
  * no body).
  */
+import { MAX_RESPONSE_HEAD_BYTES } from "../../../model/http-syntax.ts";
 import type { ResponseFilter } from "../../filters/filter-types.ts";
 import type { ClientSide, Exchange } from "../client-side.ts";
 import { type DeadlineList, deadlineList, type Expiring } from "../deadlines.ts";
@@ -30,7 +33,6 @@ import { type UpstreamConn, type UpstreamHandler, upstreamPool } from "./pool.ts
 import { type RelayOwner, ResponseRelay } from "./relay.ts";
 
 const IDEMPOTENT: ReadonlySet<string> = new Set(["GET", "HEAD", "OPTIONS", "PUT", "DELETE", "TRACE"]);
-const MAX_RESPONSE_HEAD = 64 * 1024;
 /** A request that cannot be retried on a stale connection takes only one idle for less than this. */
 const UNSAFE_MAX_IDLE_MS = 2000;
 const CRLF = Buffer.from("\r\n");
@@ -40,6 +42,8 @@ const LAST_CHUNK = Buffer.from("0\r\n\r\n");
 export interface ExchangeLimits {
   /** Per attempt, to response headers (Infinity: none). */
   readonly attemptMs: number;
+  /** Between two reads of the response body, whole ms (Infinity: none). */
+  readonly readGapMs: number;
   /** `performance.now()` after which no attempt starts (Infinity: none). */
   readonly deadline: number;
   readonly attempts: number;
@@ -49,6 +53,7 @@ export interface ExchangeLimits {
 
 export const NO_LIMITS: ExchangeLimits = {
   attemptMs: Number.POSITIVE_INFINITY,
+  readGapMs: Number.POSITIVE_INFINITY,
   deadline: Number.POSITIVE_INFINITY,
   attempts: 1,
   retryCodes: [],
@@ -65,6 +70,8 @@ export abstract class UpstreamExchange implements Exchange, UpstreamHandler, Exp
   dlDue = 0;
   private timer: Timer | undefined;
   private armedMs = 0;
+  /** The armed clock is the read-gap one (the response has started), not the attempt's. */
+  private readClock = false;
   protected sentAt = 0;
   private gotBytes = false;
   private sentBody = false;
@@ -128,6 +135,8 @@ export abstract class UpstreamExchange implements Exchange, UpstreamHandler, Exp
 
   clientDrained(): void {
     this.upstream?.socket?.resume();
+    const relay = this.relay;
+    if (relay !== undefined && !relay.tunnel && !relay.complete && !this.finished) this.startReadClock();
   }
 
   abort(): void {
@@ -153,6 +162,7 @@ export abstract class UpstreamExchange implements Exchange, UpstreamHandler, Exp
     this.gotBytes = true;
     const relay = this.relay;
     if (relay !== undefined) {
+      if (this.dlList !== undefined) this.touchReadClock();
       relay.feed(chunk, 0, chunk.length);
       if (relay.failed) this.brokenResponse();
       else if (relay.complete && this.bodyDone) this.finish();
@@ -227,6 +237,7 @@ export abstract class UpstreamExchange implements Exchange, UpstreamHandler, Exp
   }
 
   private stopClock(): void {
+    this.readClock = false;
     this.dlList?.disarm(this);
     if (this.timer !== undefined) {
       clearTimeout(this.timer);
@@ -234,10 +245,35 @@ export abstract class UpstreamExchange implements Exchange, UpstreamHandler, Exp
     }
   }
 
-  /** The attempt's limit passed before response headers (Expiring). */
+  /** Arms the read-gap clock (response started, the client keeping up); idempotent. */
+  private startReadClock(): void {
+    const ms = this.limits.readGapMs;
+    if (ms === Number.POSITIVE_INFINITY || this.dlList !== undefined) return;
+    this.readClock = true;
+    deadlineList(ms).arm(this, performance.now());
+  }
+
+  private touchReadClock(): void {
+    const list = this.dlList as DeadlineList;
+    list.disarm(this);
+    list.arm(this, performance.now());
+  }
+
+  /** The attempt's limit passed before response headers, or the upstream went silent mid-body (Expiring). */
   expired(): void {
     this.timer = undefined;
-    this.timedOut(this.armedMs);
+    if (this.readClock) this.stalled();
+    else this.timedOut(this.armedMs);
+  }
+
+  /** No body byte from the upstream for `readGapMs`: the response is cut, as nginx does. */
+  private stalled(): void {
+    if (this.finished) return;
+    this.attemptFailed(true, this.attempt, `no response bytes for ${this.limits.readGapMs} ms`);
+    this.upstream?.destroy();
+    this.upstream = undefined;
+    this.finished = true;
+    this.conn.socket.terminate();
   }
 
   private timedOut(ms: number): void {
@@ -261,7 +297,7 @@ export abstract class UpstreamExchange implements Exchange, UpstreamHandler, Exp
   private readResponseHead(buf: Buffer, from: number): void {
     const end = findHeadEnd(buf, from, buf.length);
     if (end < 0) {
-      if (buf.length - from > MAX_RESPONSE_HEAD) this.brokenResponse();
+      if (buf.length - from > MAX_RESPONSE_HEAD_BYTES) this.brokenResponse();
       else this.pending = from === 0 ? buf : buf.subarray(from);
       return;
     }
@@ -303,6 +339,7 @@ export abstract class UpstreamExchange implements Exchange, UpstreamHandler, Exp
     this.observe(res.status, res.bodyKind === RES_LENGTH ? res.contentLength : res.bodyKind === 0 ? 0 : -1);
     if (relay.failed) this.brokenResponse();
     else if (relay.complete && this.bodyDone) this.finish();
+    else if (!relay.complete && !this.conn.closed) this.startReadClock();
   }
 
   /** The head passed on to the client, with the first body bytes (RelayOwner). */
@@ -322,9 +359,10 @@ export abstract class UpstreamExchange implements Exchange, UpstreamHandler, Exp
     );
   }
 
-  /** RelayOwner: the client cannot keep up. */
+  /** RelayOwner: the client cannot keep up; the upstream is not to blame meanwhile. */
   pauseUpstream(): void {
     this.upstream?.socket?.pause();
+    this.stopClock();
   }
 
   private startTunnel(buf: Buffer, from: number, end: number): void {
@@ -344,6 +382,7 @@ export abstract class UpstreamExchange implements Exchange, UpstreamHandler, Exp
   private finish(): void {
     if (this.finished) return;
     this.finished = true;
+    this.stopClock();
     const up = this.upstream;
     const relay = this.relay as ResponseRelay;
     this.upstream = undefined;
@@ -355,6 +394,7 @@ export abstract class UpstreamExchange implements Exchange, UpstreamHandler, Exp
   }
 
   private brokenResponse(): void {
+    this.stopClock();
     this.upstream?.destroy();
     this.upstream = undefined;
     if (this.relay !== undefined) {

@@ -1,0 +1,133 @@
+/**
+ * Clients that send their request body slowly, on both fronts: a body up to `requestBufferBytes` is read
+ * whole before an upstream connection is taken (nginx's `proxy_request_buffering`), so a slow sender holds
+ * no backend connection; a larger one is streamed as it comes. A client silent mid-body longer than the
+ * body timeout gets 408 and the connection is closed.
+ */
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { connect, type Socket } from "node:net";
+import type { TCPSocketListener } from "bun";
+import { setLogSink } from "../../../src/observability/logger.ts";
+import { GatewayServer } from "../../../src/proxy/listeners/server.ts";
+import {
+  backend,
+  forwardTo,
+  listener,
+  match,
+  model,
+  route,
+  vhost,
+} from "../../../src/proxy/testing/model.ts";
+import { forEachFront } from "../../helpers/fronts.ts";
+
+/** An upstream that counts the request heads it sees and answers once a request's whole body is in. */
+let upstream: TCPSocketListener<{ got: string; counted: boolean }>;
+let heads = 0;
+let restoreSink: ((line: string) => void) | undefined;
+
+beforeAll(() => {
+  restoreSink = setLogSink(() => {});
+  upstream = Bun.listen<{ got: string; counted: boolean }>({
+    hostname: "127.0.0.1",
+    port: 0,
+    socket: {
+      open(s) {
+        s.data = { got: "", counted: false };
+      },
+      data(s, chunk) {
+        s.data.got += chunk.toString("latin1");
+        const at = s.data.got.indexOf("\r\n\r\n");
+        if (at >= 0 && !s.data.counted) {
+          s.data.counted = true;
+          heads++;
+        }
+        const length = Number(/content-length: (\d+)/i.exec(s.data.got)?.[1] ?? 0);
+        if (at >= 0 && s.data.got.length - at - 4 >= length) {
+          s.write(`HTTP/1.1 200 OK\r\nContent-Length: ${String(length).length}\r\n\r\n${length}`);
+          s.data.got = "";
+          s.data.counted = false;
+        }
+      },
+    },
+  });
+});
+
+afterAll(() => {
+  upstream.stop(true);
+  if (restoreSink) setLogSink(restoreSink);
+});
+
+/** Opens a connection and sends a POST head announcing `length` bytes plus `first` of them. */
+function startUpload(
+  port: number,
+  length: number,
+  first: string,
+): { socket: Socket; closed: Promise<string> } {
+  const socket = connect({ host: "127.0.0.1", port }, () =>
+    socket.write(
+      `POST /up HTTP/1.1\r\nHost: slow.example\r\nContent-Length: ${length}\r\nConnection: close\r\n\r\n${first}`,
+    ),
+  );
+  let text = "";
+  socket.on("data", (d: Buffer) => {
+    text += d.toString("latin1");
+  });
+  socket.on("error", () => {});
+  const closed = new Promise<string>((resolve) => socket.on("close", () => resolve(text)));
+  return { socket, closed };
+}
+
+forEachFront("slow request bodies", (front) => {
+  let gw: GatewayServer;
+  let port: number;
+
+  beforeAll(async () => {
+    gw = new GatewayServer({
+      bind: "127.0.0.1",
+      front,
+      requestBufferBytes: 4096,
+      clientBodyTimeoutMs: 1000,
+    });
+    await gw.apply(
+      model(
+        [listener([vhost("slow.example", [route("up", match("/"), forwardTo("up"))])])],
+        [backend("up", [upstream.port])],
+      ),
+    );
+    port = gw.ports()[0]?.port ?? 0;
+  });
+
+  afterAll(() => gw.stop(true));
+
+  test("a small body is read whole before anything is sent upstream", async () => {
+    const before = heads;
+    const { socket, closed } = startUpload(port, 1000, "a".repeat(100));
+    await Bun.sleep(300);
+    expect(heads).toBe(before);
+    socket.write(`${"b".repeat(900)}`);
+    const got = await closed;
+    expect(got).toStartWith("HTTP/1.1 200");
+    expect(got.endsWith("1000")).toBe(true);
+    expect(heads).toBe(before + 1);
+  });
+
+  test("a body larger than the buffer is streamed: the upstream is reached before it ends", async () => {
+    const before = heads;
+    const { socket, closed } = startUpload(port, 100_000, "a".repeat(10_000));
+    for (let i = 0; i < 50 && heads === before; i++) await Bun.sleep(20);
+    expect(heads).toBe(before + 1);
+    socket.write("b".repeat(90_000));
+    expect(await closed).toStartWith("HTTP/1.1 200");
+  });
+
+  test("a sender silent mid-body is dropped after the body timeout", async () => {
+    const t0 = performance.now();
+    const { closed } = startUpload(port, 1000, "a".repeat(100));
+    const got = await Promise.race([closed, Bun.sleep(12_000).then(() => "still open")]);
+    const ms = performance.now() - t0;
+    expect(got).not.toBe("still open");
+    expect(got).toStartWith("HTTP/1.1 408");
+    // Bun applies socket timeouts in steps of about 4 s; the Bun path times the read itself.
+    expect(ms).toBeLessThan(front === "raw" ? 6000 : 3000);
+  }, 15_000);
+});
