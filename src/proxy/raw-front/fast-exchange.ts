@@ -22,7 +22,8 @@ import type { ResponseHeaderEdit } from "./http1/head-to-client.ts";
 import type { ClaimEdit } from "./http1/head-to-upstream.ts";
 import { filteredUpstreamHead, plainUpstreamHead, type UpstreamRequest } from "./http1/head-to-upstream.ts";
 import { BODY_NONE, type RequestHead } from "./http1/request-head.ts";
-import { type ExchangeLimits, UpstreamExchange } from "./upstream/exchange.ts";
+import { UpstreamExchange } from "./upstream/exchange.ts";
+import type { ExchangeLimits } from "./upstream/exchange-limits.ts";
 
 export class FastExchange extends UpstreamExchange {
   private readonly backend: CompiledBackend;

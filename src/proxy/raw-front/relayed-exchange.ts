@@ -13,7 +13,8 @@ import { RELAYED_TLS_HEADER, relayedTlsValue } from "../request/client-tls.ts";
 import type { ClientSide, TlsSession } from "./client-side.ts";
 import { framing, type UpstreamRequest } from "./http1/head-to-upstream.ts";
 import type { RequestHead } from "./http1/request-head.ts";
-import { NO_LIMITS, UpstreamExchange } from "./upstream/exchange.ts";
+import { UpstreamExchange } from "./upstream/exchange.ts";
+import { NO_LIMITS } from "./upstream/exchange-limits.ts";
 
 /** Never copied: framing we redo, this hop's connection fields, and our own header. */
 const DROP: ReadonlySet<string> = new Set([

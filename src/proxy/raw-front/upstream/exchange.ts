@@ -7,11 +7,7 @@
  * all sent, and both sides agreed on keep-alive. Subclasses say where the request goes and what its
  * head is: FastExchange (a route's backend) and RelayedExchange (the internal Bun.serve listener).
  *
- * Time limits and retries follow forward.ts: `attemptMs` per attempt until response headers,
- * `deadline` over all attempts, retries only without a body; 502 when the upstream cannot be reached
- * or resets before answering, 504 on timeout. Once the response has started, the upstream may stay
- * silent for at most `readGapMs` between two reads (nginx's `proxy_read_timeout`); the clock stops
- * while the client is the one not keeping up. Past it the response is cut (the head is out already). A pooled connection that turns out closed before any
+ * Time limits and retries: exchange-limits.ts. A pooled connection that turns out closed before any
  * response byte is retried once on a fresh one when nothing was lost by sending (idempotent method,
  * no body).
  */
@@ -29,6 +25,7 @@ import {
   RES_LENGTH,
   type ResponseHead,
 } from "../http1/response-head.ts";
+import type { ExchangeLimits } from "./exchange-limits.ts";
 import { type UpstreamConn, type UpstreamHandler, upstreamPool } from "./pool.ts";
 import { type RelayOwner, ResponseRelay } from "./relay.ts";
 
@@ -37,28 +34,6 @@ const IDEMPOTENT: ReadonlySet<string> = new Set(["GET", "HEAD", "OPTIONS", "PUT"
 const UNSAFE_MAX_IDLE_MS = 2000;
 const CRLF = Buffer.from("\r\n");
 const LAST_CHUNK = Buffer.from("0\r\n\r\n");
-
-/** Time limits and retry policy of one exchange. */
-export interface ExchangeLimits {
-  /** Per attempt, to response headers (Infinity: none). */
-  readonly attemptMs: number;
-  /** Between two reads of the response body, whole ms (Infinity: none). */
-  readonly readGapMs: number;
-  /** `performance.now()` after which no attempt starts (Infinity: none). */
-  readonly deadline: number;
-  readonly attempts: number;
-  readonly retryCodes: readonly number[];
-  readonly backoffMs: number;
-}
-
-export const NO_LIMITS: ExchangeLimits = {
-  attemptMs: Number.POSITIVE_INFINITY,
-  readGapMs: Number.POSITIVE_INFINITY,
-  deadline: Number.POSITIVE_INFINITY,
-  attempts: 1,
-  retryCodes: [],
-  backoffMs: 0,
-};
 
 export abstract class UpstreamExchange implements Exchange, UpstreamHandler, Expiring, RelayOwner {
   private upstream: UpstreamConn | undefined;

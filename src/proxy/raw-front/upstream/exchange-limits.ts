@@ -1,0 +1,31 @@
+/**
+ * The time limits and retry policy of one upstream exchange (exchange.ts): what FastExchange takes from
+ * its route (forward.ts's rules) and RelayedExchange from the listener's settings. `attemptMs` per
+ * attempt until response headers, `deadline` over all attempts, retries only without a body; 502 when
+ * the upstream cannot be reached or resets before answering, 504 on timeout. Once the response has
+ * started, the upstream may stay silent for at most `readGapMs` between two reads (nginx's
+ * `proxy_read_timeout`); the clock stops while the client is the one not keeping up. Past it the
+ * response is cut (the head is out already).
+ */
+
+/** Time limits and retry policy of one exchange. */
+export interface ExchangeLimits {
+  /** Per attempt, to response headers (Infinity: none). */
+  readonly attemptMs: number;
+  /** Between two reads of the response body, whole ms (Infinity: none). */
+  readonly readGapMs: number;
+  /** `performance.now()` after which no attempt starts (Infinity: none). */
+  readonly deadline: number;
+  readonly attempts: number;
+  readonly retryCodes: readonly number[];
+  readonly backoffMs: number;
+}
+
+export const NO_LIMITS: ExchangeLimits = {
+  attemptMs: Number.POSITIVE_INFINITY,
+  readGapMs: Number.POSITIVE_INFINITY,
+  deadline: Number.POSITIVE_INFINITY,
+  attempts: 1,
+  retryCodes: [],
+  backoffMs: 0,
+};
