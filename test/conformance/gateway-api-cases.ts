@@ -60,7 +60,10 @@ async function attempt(ctx: CaseContext, req: RequestData, exp: Expected): Promi
 }
 
 /** Upstream's AwaitConvergence: `consecutive` passes in a row before the deadline. */
-async function eventually(ctx: CaseContext, once: () => Promise<string>): Promise<string> {
+export async function eventually(
+  ctx: Pick<CaseContext, "deadlineMs" | "retryMs">,
+  once: () => Promise<string>,
+): Promise<string> {
   const end = performance.now() + ctx.deadlineMs;
   let streak = 0;
   let last = "";

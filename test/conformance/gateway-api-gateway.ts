@@ -17,9 +17,14 @@ export const addressPool = "127.0.1.0/24";
  * `http2`: HTTPS listeners also speak HTTP/2 (`--http2 true`, off by default); the runner turns it on for
  * the tests that send HTTP/2 over TLS, so the others cover the default Bun.serve listeners.
  * `GATEHOUSE_HTTP2=true` in the environment turns it on for every test (the node:http2 listeners against
- * the whole suite).
+ * the whole suite). `pool`: the addresses its Gateways get (tests that run side by side need their own).
  */
-export async function startGatewayOn(folder: string, front: Front, http2 = false): Promise<RunningGateway> {
+export async function startGatewayOn(
+  folder: string,
+  front: Front,
+  http2 = false,
+  pool = addressPool,
+): Promise<RunningGateway> {
   const config = parseServeConfig(
     [
       "--dir",
@@ -34,7 +39,7 @@ export async function startGatewayOn(folder: string, front: Front, http2 = false
       "--admin-port",
       "0",
       "--gateway-address-pool",
-      addressPool,
+      pool,
       "--gateway-controller",
       gatewayController,
       "--debounce-ms",

@@ -7,31 +7,31 @@ import type { ObjectStatus } from "../../src/status/types.ts";
 import { type StatusCheck, splitRef } from "./gateway-api-data.ts";
 import { findObject, gatewayController, type Placed, refOf } from "./gateway-api-manifests.ts";
 
-interface Cond {
+export interface Cond {
   type: string;
   status: string;
   reason: string;
   observedGeneration?: number;
 }
-interface ParentRef {
+export interface ParentRef {
   group?: string;
   kind?: string;
   namespace?: string;
   name: string;
 }
-interface RouteParent {
+export interface RouteParent {
   parentRef: ParentRef;
   controllerName: string;
   conditions?: Cond[];
 }
-interface ListenerStatus {
+export interface ListenerStatus {
   name: string;
   supportedKinds?: { group?: string; kind: string }[];
   attachedRoutes: number;
   conditions?: Cond[];
 }
-interface GatewayStatus {
-  addresses?: { value: string }[];
+export interface GatewayStatus {
+  addresses?: { type?: string; value: string }[];
   conditions?: Cond[];
   listeners?: ListenerStatus[];
 }
@@ -44,19 +44,20 @@ export interface StatusView {
   readonly generationsBefore: ReadonlyMap<string, number>;
 }
 
-const gatewayGroup = "gateway.networking.k8s.io";
+export const gatewayGroup = "gateway.networking.k8s.io";
 
-function statusOf(view: StatusView, kind: string, ref: string) {
+export function statusOf(view: StatusView, kind: string, ref: string) {
   const { namespace, name } = splitRef(ref);
   return view.statuses.find(
     (s) => s.target.kind === kind && s.target.namespace === namespace && s.target.name === name,
   )?.status;
 }
-const gateway = (v: StatusView, ref: string) => statusOf(v, "Gateway", ref) as GatewayStatus | undefined;
-const routeParents = (v: StatusView, ref: string) =>
-  ((statusOf(v, "HTTPRoute", ref) as { parents?: RouteParent[] } | undefined)?.parents ??
-    []) as RouteParent[];
-const generation = (v: StatusView, kind: string, ref: string) =>
+export const gateway = (v: StatusView, ref: string) =>
+  statusOf(v, "Gateway", ref) as GatewayStatus | undefined;
+/** A route's status parents; `kind` is the check's `routeKind` (absent: HTTPRoute). */
+export const routeParents = (v: StatusView, ref: string, kind = "HTTPRoute") =>
+  ((statusOf(v, kind, ref) as { parents?: RouteParent[] } | undefined)?.parents ?? []) as RouteParent[];
+export const generation = (v: StatusView, kind: string, ref: string) =>
   findObject(v.objects, kind, ref)?.object.metadata.generation ?? 1;
 
 export function hasCondition(conds: readonly Cond[] | undefined, want: Omit<Cond, "observedGeneration">) {
@@ -65,43 +66,44 @@ export function hasCondition(conds: readonly Cond[] | undefined, want: Omit<Cond
       c.type === want.type && c.status === want.status && (want.reason === "" || c.reason === want.reason),
   );
 }
-const show = (conds: readonly Cond[] | undefined) =>
+export const show = (conds: readonly Cond[] | undefined) =>
   JSON.stringify(
     (conds ?? []).map((c) => `${c.type}=${c.status}/${c.reason}@${c.observedGeneration ?? "-"}`),
   );
 
 /** Conditions whose observedGeneration is not `gen`, as a message; "" when all are current. */
-function stale(conds: readonly Cond[] | undefined, gen: number, what: string): string {
+export function stale(conds: readonly Cond[] | undefined, gen: number, what: string): string {
   const old = (conds ?? []).filter((c) => c.observedGeneration !== gen);
   return old.length ? `${what}: conditions not at generation ${gen}: ${show(old)}` : "";
 }
 
-/** The route's parent entry for Gateway `gwRef` (parentRef namespace defaults to the route's). */
+/**
+ * The route's parent entry for `gwRef` (parentRef namespace defaults to the route's). Matched by name and
+ * namespace only, as upstream's helper does, so a ListenerSet parent is found the same way.
+ */
 function parentFor(parents: readonly RouteParent[], routeRef: string, gwRef: string) {
   const gw = splitRef(gwRef);
   const routeNs = splitRef(routeRef).namespace;
   return parents.find(
-    (p) =>
-      (p.parentRef.kind ?? "Gateway") === "Gateway" &&
-      p.parentRef.name === gw.name &&
-      (p.parentRef.namespace ?? routeNs) === gw.namespace,
+    (p) => p.parentRef.name === gw.name && (p.parentRef.namespace ?? routeNs) === gw.namespace,
   );
 }
 
 export function runStatusCheck(check: StatusCheck, view: StatusView): string {
   const c = check as Record<string, unknown>;
+  const kind = (c.routeKind as string | undefined) ?? "HTTPRoute";
   switch (check.check) {
     case "GatewayAndRoutesAccepted":
-      return gatewayAndRoutesAccepted(view, c.gateway as string, c.routes as string[]);
+      return gatewayAndRoutesAccepted(view, c.gateway as string, c.routes as string[], kind);
     case "RouteCondition": {
       const route = c.route as string;
       const want = c.condition as Cond;
-      const entry = parentFor(routeParents(view, route), route, c.parent as string);
-      if (!entry)
-        return `${route} has no status parent for ${c.parent}: ${JSON.stringify(routeParents(view, route))}`;
+      const parents = routeParents(view, route, kind);
+      const entry = parentFor(parents, route, c.parent as string);
+      if (!entry) return `${kind} ${route} has no status parent for ${c.parent}: ${JSON.stringify(parents)}`;
       if (!hasCondition(entry.conditions, want))
         return `${route} parent ${c.parent}: no ${want.type}=${want.status}/${want.reason || "*"} in ${show(entry.conditions)}`;
-      return stale(entry.conditions, generation(view, "HTTPRoute", route), route);
+      return stale(entry.conditions, generation(view, kind, route), route);
     }
     case "RouteParents":
       return routeParentsMatch(
@@ -109,9 +111,10 @@ export function runStatusCheck(check: StatusCheck, view: StatusView): string {
         c.route as string,
         c.parents as RouteParent[],
         c.namespaceRequired === true,
+        kind,
       );
     case "RouteNoAcceptedParents": {
-      const parents = routeParents(view, c.route as string);
+      const parents = routeParents(view, c.route as string, kind);
       const ok =
         parents.length === 0 ||
         (parents.length === 1 &&
@@ -143,9 +146,9 @@ export function runStatusCheck(check: StatusCheck, view: StatusView): string {
     }
     case "RouteLatestConditions": {
       const route = c.route as string;
-      const parents = routeParents(view, route);
-      if (!parents.length) return `${route} has no status parents`;
-      const gen = generation(view, "HTTPRoute", route);
+      const parents = routeParents(view, route, kind);
+      if (!parents.length) return `${kind} ${route} has no status parents`;
+      const gen = generation(view, kind, route);
       return parents
         .map((p) => stale(p.conditions, gen, `${route} parent ${p.parentRef.name}`))
         .filter(Boolean)
@@ -164,7 +167,12 @@ export function runStatusCheck(check: StatusCheck, view: StatusView): string {
   }
 }
 
-function gatewayAndRoutesAccepted(view: StatusView, gwRef: string, routes: readonly string[]): string {
+function gatewayAndRoutesAccepted(
+  view: StatusView,
+  gwRef: string,
+  routes: readonly string[],
+  kind: string,
+): string {
   const problems: string[] = [];
   const gw = gateway(view, gwRef);
   if (!gw) return `${gwRef} has no status`;
@@ -172,7 +180,7 @@ function gatewayAndRoutesAccepted(view: StatusView, gwRef: string, routes: reado
   const gwNs = splitRef(gwRef).namespace;
   for (const route of routes) {
     const routeNs = splitRef(route).namespace;
-    const entry = routeParents(view, route).find(
+    const entry = routeParents(view, route, kind).find(
       (p) =>
         p.parentRef.group === gatewayGroup &&
         p.parentRef.kind === "Gateway" &&
@@ -181,7 +189,7 @@ function gatewayAndRoutesAccepted(view: StatusView, gwRef: string, routes: reado
     );
     if (!entry)
       problems.push(
-        `${route}: no status parent {group,kind,name} for ${gwRef}: ${JSON.stringify(routeParents(view, route))}`,
+        `${kind} ${route}: no status parent {group,kind,name} for ${gwRef}: ${JSON.stringify(routeParents(view, route, kind))}`,
       );
     else if (entry.controllerName !== gatewayController)
       problems.push(`${route}: controllerName ${entry.controllerName}`);
@@ -200,8 +208,9 @@ function routeParentsMatch(
   route: string,
   want: readonly RouteParent[],
   nsRequired: boolean,
+  kind: string,
 ): string {
-  const actual = routeParents(view, route);
+  const actual = routeParents(view, route, kind);
   const problems: string[] = [];
   for (const w of want) {
     const found = actual.find(
@@ -220,14 +229,22 @@ function routeParentsMatch(
 }
 
 function listenersMatch(view: StatusView, gwRef: string, want: readonly ListenerStatus[]): string {
-  const actual = gateway(view, gwRef)?.listeners ?? [];
+  return compareListeners(gateway(view, gwRef)?.listeners ?? [], want, gwRef);
+}
+
+/** Upstream's listener comparison: exact count, supportedKinds, attachedRoutes, conditions a subset. */
+export function compareListeners(
+  actual: readonly ListenerStatus[],
+  want: readonly ListenerStatus[],
+  owner: string,
+): string {
   if (actual.length !== want.length)
-    return `${gwRef}: ${actual.length} listener statuses (${actual.map((l) => l.name)}), want ${want.length}`;
+    return `${owner}: ${actual.length} listener statuses (${actual.map((l) => l.name)}), want ${want.length}`;
   const problems: string[] = [];
   for (const w of want) {
     const a = actual.find((l) => l.name === w.name);
     if (!a) {
-      problems.push(`${gwRef}: no listener status ${w.name}`);
+      problems.push(`${owner}: no listener status ${w.name}`);
       continue;
     }
     const kinds = a.supportedKinds ?? [];

@@ -7,8 +7,11 @@ export interface CaseResult {
   readonly front: Front;
   readonly test: string;
   readonly name: string;
-  /** `pass`; `fail`; `xfail` (failed, listed as expected); `xpass` (listed as expected, but passed). */
-  readonly outcome: "pass" | "fail" | "xfail" | "xpass";
+  /**
+   * `pass`; `fail`; `xfail` (failed, listed as expected); `xpass` (listed as expected, but passed); `skip`
+   * (not run, for the reason in `detail`: upstream skips it too).
+   */
+  readonly outcome: "pass" | "fail" | "xfail" | "xpass" | "skip";
   /** Why it failed (empty on pass). */
   readonly detail: string;
   /** Optional grouping for the summary table (e.g. core / extended). */
@@ -22,7 +25,7 @@ export function printReport(
   results: readonly CaseResult[],
   out: (line: string) => void = console.log,
 ): number {
-  const mark = { pass: "PASS ", fail: "FAIL ", xfail: "XFAIL", xpass: "XPASS" } as const;
+  const mark = { pass: "PASS ", fail: "FAIL ", xfail: "XFAIL", xpass: "XPASS", skip: "SKIP " } as const;
   let currentTest = "";
   for (const r of results) {
     const key = `${r.suite}/${r.test} [${r.front} front]`;
@@ -35,15 +38,15 @@ export function printReport(
   const bySuite = new Map<string, Record<CaseResult["outcome"], number>>();
   for (const r of results) {
     const k = `${r.level ? `${r.suite} (${r.level})` : r.suite} [${r.front}]`;
-    const t = bySuite.get(k) ?? { pass: 0, fail: 0, xfail: 0, xpass: 0 };
+    const t = bySuite.get(k) ?? { pass: 0, fail: 0, xfail: 0, xpass: 0, skip: 0 };
     t[r.outcome]++;
     bySuite.set(k, t);
   }
-  out("\nsuite [front]                    pass  fail  xfail  xpass  total");
+  out("\nsuite [front]                             pass  fail  xfail  xpass  skip  total");
   for (const [k, t] of bySuite) {
-    const total = t.pass + t.fail + t.xfail + t.xpass;
+    const total = t.pass + t.fail + t.xfail + t.xpass + t.skip;
     out(
-      `${k.padEnd(32)} ${String(t.pass).padStart(4)}  ${String(t.fail).padStart(4)}  ${String(t.xfail).padStart(5)}  ${String(t.xpass).padStart(5)}  ${String(total).padStart(5)}`,
+      `${k.padEnd(41)} ${String(t.pass).padStart(4)}  ${String(t.fail).padStart(4)}  ${String(t.xfail).padStart(5)}  ${String(t.xpass).padStart(5)}  ${String(t.skip).padStart(4)}  ${String(total).padStart(5)}`,
     );
   }
   printFeatureTable(results, out);
@@ -65,7 +68,10 @@ export function printFeatureTable(
   >();
   for (const r of results)
     for (const f of r.features ?? []) {
-      const row = rows.get(f) ?? { cases: { pass: 0, fail: 0, xfail: 0, xpass: 0 }, tests: new Map() };
+      const row = rows.get(f) ?? {
+        cases: { pass: 0, fail: 0, xfail: 0, xpass: 0, skip: 0 },
+        tests: new Map(),
+      };
       row.cases[r.outcome]++;
       row.tests.set(r.test, (row.tests.get(r.test) ?? true) && r.outcome === "pass");
       rows.set(f, row);

@@ -1,0 +1,185 @@
+/**
+ * The `gateway-api-rest` tests Gatehouse does not pass yet, each with the issue that will make it pass. The
+ * entries name tests, not cases (verdicts.ts): a listed test that passes fails the run until it is removed,
+ * a test that fails unlisted fails it too, so the list can only shrink honestly.
+ */
+import type { Front } from "../../helpers/fronts.ts";
+
+export interface RestExpectedFailure {
+  readonly test: string;
+  /** The issue whose work makes it pass (`issues show N`). */
+  readonly issue: number;
+  readonly reason: string;
+  /** Only on this front; absent: both. */
+  readonly front?: Front;
+}
+
+export function restExpectedFor(
+  xfails: readonly RestExpectedFailure[],
+  test: string,
+  front: Front,
+): RestExpectedFailure | undefined {
+  return xfails.find((x) => x.test === test && (x.front === undefined || x.front === front));
+}
+
+const x = (issue: number, test: string, reason: string): RestExpectedFailure => ({ test, issue, reason });
+
+/**
+ * Issues: 24 client identity (frontend mTLS), 26 upstream protocols (GRPCRoute, BackendTLSPolicy, backend
+ * client certificates), 27 TCPRoute, UDPRoute, TLS termination for TLSRoute, ListenerSet, remaining Gateway.
+ */
+export const restExpectedFailures: readonly RestExpectedFailure[] = [
+  // issue 24
+  x(
+    24,
+    "GatewayFrontendClientCertificateValidation",
+    "spec.tls.frontend validation is refused (listener Accepted=False/UnsupportedValue): no client certificate requested",
+  ),
+  x(
+    24,
+    "GatewayFrontendClientCertificateValidationInsecureFallback",
+    "AllowInsecureFallback and the InsecureFrontendValidationMode condition are not implemented",
+  ),
+  x(
+    24,
+    "GatewayInvalidFrontendClientCertificateValidation",
+    "frontend validation is refused as unsupported instead of judged (ResolvedRefs/InvalidCACertificateRef)",
+  ),
+  x(
+    24,
+    "GatewayFrontendInvalidDefaultClientCertificateValidation",
+    "an invalid default frontend CA is not reported (ResolvedRefs=False/InvalidCACertificateRef, Accepted=False/NoValidCACertificate)",
+  ),
+  // issue 26
+  x(
+    26,
+    "GRPCExactMethodMatching",
+    "GRPCRoute is skipped (SkippedKind): no route, no status; gRPC gets 404 → Unimplemented",
+  ),
+  x(26, "GRPCRouteHeaderMatching", "GRPCRoute is skipped: no header matches, no status"),
+  x(26, "GRPCRouteListenerHostnameMatching", "GRPCRoute is skipped: no hostname routing, no status"),
+  x(26, "GRPCRouteNamedRule", "GRPCRoute is skipped: no status"),
+  x(26, "GRPCRouteWeight", "GRPCRoute is skipped: no weighted gRPC backends, no status"),
+  x(
+    26,
+    "BackendTLSPolicy",
+    "BackendTLSPolicy is not read: no ancestor status, the hop to the backend stays plaintext",
+  ),
+  x(
+    26,
+    "BackendTLSPolicyConflictResolution",
+    "BackendTLSPolicy is not read: no conflict resolution, no ancestor status",
+  ),
+  x(
+    26,
+    "BackendTLSPolicyInvalidCACertificateRef",
+    "BackendTLSPolicy is not read: no NoValidCACertificate/InvalidCACertificateRef conditions",
+  ),
+  x(26, "BackendTLSPolicyInvalidKind", "BackendTLSPolicy is not read: no InvalidKind condition"),
+  x(26, "BackendTLSPolicyObservedGenerationBump", "BackendTLSPolicy is not read: no ancestor status to bump"),
+  x(
+    26,
+    "BackendTLSPolicySANValidation",
+    "BackendTLSPolicy is not read: no SAN validation of backend certificates",
+  ),
+  x(
+    26,
+    "GatewayTLSBackendClientCertificate",
+    "spec.tls.backend.clientCertificateRef is not presented to TLS backends (and BackendTLSPolicy is not read)",
+  ),
+  // issue 27
+  x(
+    27,
+    "TLSRouteListenerMixedTerminationNotSupported",
+    "a Terminate listener beside a Passthrough one on a port is not reported as ProtocolConflict (supportedKinds not emptied)",
+  ),
+  x(
+    27,
+    "TLSRouteListenerTerminateNotSupported",
+    "a TLS Terminate listener keeps TLSRoute in supportedKinds instead of an empty list",
+  ),
+  x(
+    27,
+    "TLSRouteListenerTerminateSupportedKinds",
+    "TLS listeners in Terminate mode are refused (Accepted=False/UnsupportedValue)",
+  ),
+  x(
+    27,
+    "TLSRouteMixedTerminationSameNamespace",
+    "TLS Terminate (and Mixed) listeners are refused: no termination before the TCP backend",
+  ),
+  x(
+    27,
+    "TLSRouteTerminateSimpleSameNamespace",
+    "TLS Terminate listeners are refused: the Gateway is not Accepted",
+  ),
+  x(27, "ListenerSetAllowedNamespaceNone", "ListenerSet is not read: no status (Accepted=False/NotAllowed)"),
+  x(27, "ListenerSetDefaultNotAllowed", "ListenerSet is not read: no status (Accepted=False/NotAllowed)"),
+  x(
+    27,
+    "ListenerSetAllowedNamespaceSame",
+    "ListenerSet is not read: no attachedListenerSets, no listeners contributed",
+  ),
+  x(
+    27,
+    "ListenerSetAllowedNamespaceSelector",
+    "ListenerSet is not read: no attachedListenerSets, no listeners contributed",
+  ),
+  x(27, "ListenerSetAllowedRoutesNamespaces", "ListenerSet is not read: routes attached to it get no status"),
+  x(27, "ListenerSetAllowedRoutesSupportedKinds", "ListenerSet is not read: no listener status"),
+  x(27, "ListenerSetDualParentRefIndependence", "ListenerSet is not read: no status scoped to each parent"),
+  x(27, "ListenerSetGatewayParentSectionNameNotFound", "ListenerSet is not read: no attachedListenerSets"),
+  x(27, "ListenerSetHostnameConflict", "ListenerSet is not read: no hostname-conflict conditions"),
+  x(27, "ListenerSetProtocolConflict", "ListenerSet is not read: no protocol-conflict conditions"),
+  x(27, "ListenerSetHTTPRouting", "ListenerSet is not read: its listeners serve nothing"),
+  x(27, "ListenerSetReferenceGrant", "ListenerSet is not read: no status, no certificate by ReferenceGrant"),
+  x(
+    27,
+    "ListenerSetRouteStatusScopedToParentRef",
+    "ListenerSet is not read: no status for ListenerSet parentRefs",
+  ),
+  x(
+    27,
+    "TCPRouteInvalidBackendRefNonexistent",
+    "TCP listeners are refused (UnsupportedProtocol); TCPRoute is not read",
+  ),
+  x(27, "TCPRouteInvalidCrossNamespaceBackendRef", "TCP listeners are refused; TCPRoute is not read"),
+  x(
+    27,
+    "TCPRouteInvalidNonTCPListener",
+    "TCPRoute is not read: no status parent (Accepted=False/NotAllowedByListeners)",
+  ),
+  x(27, "TCPRouteMultipleRoutesAttachment", "TCP listeners are refused; TCPRoute is not read"),
+  x(27, "TCPRouteParentRefAttachAll", "TCP listeners are refused; TCPRoute is not read"),
+  x(27, "TCPRouteParentRefPortAndSectionName", "TCP listeners are refused; TCPRoute is not read"),
+  x(27, "TCPRouteReferenceGrant", "TCP listeners are refused; TCPRoute is not read"),
+  x(27, "TCPRouteWeightedRouting", "TCP listeners are refused; TCPRoute is not read"),
+  x(27, "UDPRoute", "UDP listeners are refused (UnsupportedProtocol); UDPRoute is not read"),
+  x(27, "UDPRouteInvalidBackendRefNonexistent", "UDP listeners are refused; UDPRoute is not read"),
+  x(27, "UDPRouteInvalidCrossNamespaceBackendRef", "UDP listeners are refused; UDPRoute is not read"),
+  x(27, "UDPRouteMultipleRoutesAttachment", "UDP listeners are refused; UDPRoute is not read"),
+  x(
+    27,
+    "UDPRouteNotAllowedByListeners",
+    "UDPRoute is not read: no status parent (Accepted=False/NotAllowedByListeners)",
+  ),
+  x(27, "UDPRouteParentRefAttachAllListeners", "UDP listeners are refused; UDPRoute is not read"),
+  x(27, "UDPRouteParentRefPortAndSectionName", "UDP listeners are refused; UDPRoute is not read"),
+  x(27, "UDPRouteReferenceGrant", "UDP listeners are refused; UDPRoute is not read"),
+  x(27, "UDPRouteWeightedRouting", "UDP listeners are refused; UDPRoute is not read"),
+  x(
+    27,
+    "GatewayStaticAddresses",
+    "with the invalid address removed, an unusable address refuses the Gateway (Accepted=False) instead of Accepted=True, Programmed=False/AddressNotUsable",
+  ),
+  x(
+    27,
+    "GatewayOptionalAddressValue",
+    "an address entry without a value is refused (UnsupportedAddress) instead of filled in from the pool",
+  ),
+  x(
+    27,
+    "GatewayInfrastructure",
+    "spec.infrastructure labels and annotations are not propagated to anything that can be read in folder mode",
+  ),
+];
