@@ -62,6 +62,8 @@ export async function startGateway(config: ServeConfig): Promise<RunningGateway>
       : {}),
     clientBodyTimeoutMs: config["client-body-timeout-ms"],
     requestBufferBytes: config["request-buffer-bytes"],
+    maxConnections: config["max-connections"],
+    maxConnectionsPerPeer: config["max-connections-per-peer"],
     front: config.front,
     http2: config.http2,
     sharedTlsPorts: config["enable-ssl-passthrough"],

@@ -84,9 +84,14 @@ const serveFlags = z
       .min(0)
       .max(16 * 1024 * 1024)
       .default(64 * 1024),
+    /** Client connections open at once per serving process (raw front); 0: no cap. */
+    "max-connections": z.coerce.number().int().min(0).default(16_384),
+    /** Client connections open at once from one peer address (raw front); 0: no cap. Behind a load
+     * balancer every client shares its address: leave it off there. */
+    "max-connections-per-peer": z.coerce.number().int().min(0).default(0),
     "debounce-ms": z.coerce.number().int().min(0).default(100),
-    /** What serves plain-HTTP listeners: `raw` (own HTTP/1.1 on raw sockets, src/proxy/raw-front/) or `bun`
-     * (Bun.serve). HTTPS listeners are always Bun.serve. */
+    /** What serves HTTP and HTTPS listeners: `raw` (own HTTP/1.1 on raw sockets and node:tls,
+     * src/proxy/raw-front/) or `bun` (Bun.serve). */
     front: z.enum(["raw", "bun"]).default("raw"),
     /** Serving processes sharing the listeners (SO_REUSEPORT); 0 = one per CPU core. */
     workers: z.coerce.number().int().min(0).max(256).default(0),

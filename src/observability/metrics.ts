@@ -53,6 +53,12 @@ export class GatewayMetrics {
     labelNames: ["backend", "kind"] as const,
     registers: [this.registry],
   });
+  private readonly refusedConnections = new Counter({
+    name: "gatehouse_connections_refused_total",
+    help: "Client connections closed as they arrived because a cap was reached (raw front), by reason (total: --max-connections; per_peer: --max-connections-per-peer).",
+    labelNames: ["reason"] as const,
+    registers: [this.registry],
+  });
   private readonly tlsHandshakeFailures = new Counter({
     name: "gatehouse_tls_handshake_failures_total",
     help: "TLS handshakes that failed on HTTPS listeners served by the raw front, by listener and reason (timeout, plain_http, protocol_version, alpn, client_certificate, client_gone, other).",
@@ -212,6 +218,10 @@ export class GatewayMetrics {
   }
 
   /** One failed forwarding attempt; only on failure, so the label lookup costs nothing on success. */
+  connectionRefused(reason: string): void {
+    this.refusedConnections.inc({ reason });
+  }
+
   tlsHandshakeFailure(listener: string, reason: string): void {
     this.tlsHandshakeFailures.inc({ listener, reason });
   }

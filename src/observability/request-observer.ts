@@ -50,6 +50,10 @@ export class MetricsAndAccessLog implements RequestObserver {
     this.metrics.upstreamError(backend, kind);
   }
 
+  connectionRefused(reason: string): void {
+    this.metrics.connectionRefused(reason);
+  }
+
   tlsHandshakeFailed(listener: string, reason: string): void {
     this.metrics.tlsHandshakeFailure(listener, reason);
   }

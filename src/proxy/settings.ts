@@ -4,6 +4,7 @@
  * raw front, HTTP/2), kept apart so that none of those has to import another.
  */
 
+import type { ConnectionAdmission } from "./raw-front/admission.ts";
 import type { EdgeGuards } from "./request/guards.ts";
 import type { RequestObserver } from "./request/observer.ts";
 import type { ListenerTable } from "./table.ts";
@@ -34,6 +35,8 @@ export interface ProxySettings {
   readonly guards?: EdgeGuards;
   /** Metrics and access log; absent in tests that do not need them. */
   readonly observer?: RequestObserver;
+  /** Caps on client connections (raw front); absent: none. */
+  readonly admission?: ConnectionAdmission;
 }
 
 /** A listener's live state: `table` is replaced by one assignment on reload. */

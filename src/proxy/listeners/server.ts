@@ -18,6 +18,7 @@ import { logger } from "../../observability/logger.ts";
 import { compile } from "../compile.ts";
 import { H2Listener } from "../h2/listener.ts";
 import { PassthroughListeners } from "../passthrough/listeners.ts";
+import { ConnectionAdmission } from "../raw-front/admission.ts";
 import { RawFront, type ServingSocket } from "../raw-front/front.ts";
 import { takeRelayedClient } from "../request/client-address.ts";
 import { takeRelayedTls } from "../request/client-tls.ts";
@@ -46,6 +47,10 @@ export interface GatewayServerOptions {
   clientBodyTimeoutMs?: number;
   /** Request bodies up to this size are read whole before an upstream is chosen (default 65 536; 0: none). */
   requestBufferBytes?: number;
+  /** Client connections open at once on the raw front's listeners (default 16 384; 0: no cap). */
+  maxConnections?: number;
+  /** Client connections open at once from one peer address (default 0: no cap; see admission.ts). */
+  maxConnectionsPerPeer?: number;
   /** `Server` header added to responses that lack one (default `gatehouse`). */
   serverHeader?: string;
   /** Authentication / rate-limit engines for routes that require them (absent: such routes fail closed). */
@@ -111,6 +116,11 @@ export class GatewayServer {
       upstreamReadTimeoutMs: Math.ceil(options.upstreamReadTimeoutMs ?? defaultUpstreamTimeoutMs),
       clientBodyTimeoutSeconds: Math.max(1, Math.ceil((options.clientBodyTimeoutMs ?? 60_000) / 1000)),
       requestBufferBytes: options.requestBufferBytes ?? 64 * 1024,
+      admission: new ConnectionAdmission(
+        options.maxConnections ?? 16_384,
+        options.maxConnectionsPerPeer ?? 0,
+        (reason) => options.observer?.connectionRefused?.(reason),
+      ),
       serverHeader: options.serverHeader ?? "gatehouse",
       // Bun counts a connection waiting for our upstream as idle: allow the upstream timeout and more.
       idleTimeoutSeconds:

@@ -154,6 +154,7 @@ export class RawFront implements ServingSocket {
           name: state.table.name,
           ...tls,
           onConnection: (socket, h2) => this.acceptTls(socket, h2),
+          ...(state.settings.admission ? { admission: state.settings.admission } : {}),
         });
       } catch (err) {
         this.internal.stop(true);
@@ -173,6 +174,11 @@ export class RawFront implements ServingSocket {
         data: undefined as unknown as ClientConnection,
         socket: {
           open: (s: ClientSocket) => {
+            const admission = state.settings.admission;
+            if (admission !== undefined && !admission.admit(s.remoteAddress)) {
+              s.terminate();
+              return;
+            }
             const c = new ClientConnection(s, state, this.endpoint, this.takeH2c);
             s.data = c;
             this.connections.add(c);
@@ -322,6 +328,8 @@ export class RawFront implements ServingSocket {
 
   private closed(c: ClientConnection | undefined): void {
     if (c === undefined || !this.connections.delete(c)) return;
+    // HTTPS connections were admitted by the TLS listener, which releases them itself.
+    if (c.tls === undefined) this.state.settings.admission?.release(c.clientIp);
     c.onClose();
     this.checkAllClosed();
   }

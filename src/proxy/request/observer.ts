@@ -39,6 +39,8 @@ export interface RequestObserver {
    * `handshakeFailure`: a fixed set, never client text). Optional; must not throw.
    */
   tlsHandshakeFailed?(listener: string, reason: string): void;
+  /** A client connection was refused by a cap (`total` or `per_peer`, raw-front/admission.ts). Optional. */
+  connectionRefused?(reason: string): void;
 }
 
 /** `connect`: refused, reset or an unreadable answer before response headers (502); `timeout`: no

@@ -12,11 +12,13 @@
  * A handshake that does not finish within `handshakeTimeoutMs` is dropped (a client that stops
  * mid-handshake holds nothing longer than that).
  */
+import type { Socket } from "node:net";
 import type { Duplex } from "node:stream";
 import { createServer, type Server, type TLSSocket } from "node:tls";
 import type { ClientCertificateValidation, TLSCertificate } from "../../../model/index.ts";
 import { logger } from "../../../observability/logger.ts";
 import { buildSniTable, contextFor, h2ProtocolOptions, type SniTable } from "../../h2/sni.ts";
+import type { ConnectionAdmission } from "../admission.ts";
 
 const log = logger.child({ component: "proxy-tls" });
 
@@ -38,6 +40,8 @@ export interface TlsListenerOptions {
    * port and hands over every ClientHello no TLSRoute takes (`--enable-ssl-passthrough`). Default true.
    */
   readonly bind?: boolean;
+  /** Caps on client connections: one over a cap is closed before its handshake. */
+  readonly admission?: ConnectionAdmission;
   /** A connection whose handshake finished, with the protocol ALPN chose. */
   readonly onConnection: (socket: TLSSocket, h2: boolean) => void;
   /** A handshake that failed (bad client, wrong protocol, timeout). */
@@ -75,6 +79,15 @@ export class TlsListener {
       },
       (socket) => options.onConnection(socket, socket.alpnProtocol === "h2"),
     );
+    const admission = options.admission;
+    if (admission !== undefined) {
+      // The TCP connection, before any TLS: the cheapest place to refuse it.
+      this.server.on("connection", (socket: Socket) => {
+        const peer = socket.remoteAddress ?? "";
+        if (!admission.admit(peer)) socket.destroy();
+        else socket.once("close", () => admission.release(peer));
+      });
+    }
     this.server.on("tlsClientError", (err: Error, socket: TLSSocket) => {
       options.onHandshakeError?.(handshakeFailure(err));
       socket.destroy();
