@@ -6,21 +6,13 @@
 import { readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { stringify } from "yaml";
+import { modernCiphers } from "../src/proxy/listeners/tls.ts";
 
 /**
- * TLS 1.2 suites nginx may pick: the Mozilla "intermediate" AEAD list Gatehouse restricts itself to
- * (`modernCiphers`, src/proxy/listeners/tls.ts, docs/tls.md). Copied rather than imported so the bench
- * keeps building while the proxy's TLS code moves; TLS 1.3 suites are the library's defaults on both
- * sides (all AEAD).
+ * TLS 1.2 suites nginx may pick: the ones Gatehouse restricts itself to (docs/tls.md), so both sides offer
+ * the same; TLS 1.3 suites are the library's defaults on both sides (all AEAD).
  */
-export const BENCH_TLS12_CIPHERS = [
-  "ECDHE-ECDSA-AES128-GCM-SHA256",
-  "ECDHE-RSA-AES128-GCM-SHA256",
-  "ECDHE-ECDSA-AES256-GCM-SHA384",
-  "ECDHE-RSA-AES256-GCM-SHA384",
-  "ECDHE-ECDSA-CHACHA20-POLY1305",
-  "ECDHE-RSA-CHACHA20-POLY1305",
-].join(":");
+export const BENCH_TLS12_CIPHERS = modernCiphers;
 
 /** PEM files on disk (nginx reads paths) and their text (the Secret carries the text). */
 export interface BenchCertificate {

@@ -35,12 +35,5 @@ export async function readBodyWithin(
       clearTimeout(timer);
     }
   }
-  if (parts.length === 1) return parts[0] as Uint8Array;
-  const out = new Uint8Array(size);
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
+  return parts.length === 1 ? (parts[0] as Uint8Array) : Buffer.concat(parts, size);
 }

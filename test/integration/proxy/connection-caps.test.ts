@@ -45,7 +45,10 @@ function open(
   return new Promise((resolve) => {
     const ask = () => socket.write("GET /x HTTP/1.1\r\nHost: caps.example\r\n\r\n");
     const socket: Socket = tls
-      ? connectTls({ host: "127.0.0.1", port, localAddress, rejectUnauthorized: false }, ask)
+      ? connectTls(
+          { socket: connect({ host: "127.0.0.1", port, localAddress }), rejectUnauthorized: false },
+          ask,
+        )
       : connect({ host: "127.0.0.1", port, localAddress }, ask);
     socket.once("data", () => resolve({ socket, served: true }));
     socket.on("error", () => resolve({ socket, served: false }));
