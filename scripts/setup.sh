@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Everything the tests need on a fresh machine with only Node.js and npm: Bun (from npm), then the
 # Debian packages the suites start for real (redis-server; nginx and wrk for the benchmark's smoke run;
-# openssl for the conformance certificates),
+# openssl for the conformance certificates; slowhttptest for the slow-client suite),
 # the kernel setting certificate rotation relies on (net.ipv4.tcp_migrate_req), then the project's
 # dependencies from the lockfile. Safe to run again: it installs only what is missing.
 # The apt-get step needs root (as CI runs), or sudo.
@@ -19,6 +19,8 @@ command -v nginx >/dev/null 2>&1 || need+=(nginx-light)
 command -v wrk >/dev/null 2>&1 || need+=(wrk)
 # The conformance suites make their certificates with it and ask s_client what a server requests.
 command -v openssl >/dev/null 2>&1 || need+=(openssl)
+# The slow-client suite attacks the gateway with it (slow headers, bodies and reads).
+command -v slowhttptest >/dev/null 2>&1 || need+=(slowhttptest)
 if [ ${#need[@]} -gt 0 ]; then
   sudo=""
   if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
