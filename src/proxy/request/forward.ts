@@ -42,6 +42,7 @@ export async function forward(
 ): Promise<Response | 408 | 499 | 502 | 504> {
   const req = ctx.req;
   if (ctx.host !== null) ctx.headers.set("host", ctx.host);
+  if (!singleContentLength(ctx.headers)) return UPSTREAM_UNREACHABLE;
   const length = Number(req.headers.get("content-length") ?? Number.NaN);
   // h2c backends take a stream only (upstream-h2c.ts).
   const buffer = !backend.h2c && req.body !== null && length > 0 && length <= buffering.bytes;
@@ -133,6 +134,20 @@ export async function forward(
     }
     return res;
   }
+}
+
+/**
+ * Repeated Content-Length fields reach us joined (`5, 5`), which fetch cannot send. Identical ones are one
+ * length (RFC 9110 §8.6; the raw front takes them so): sent as one field. Differing ones never get here
+ * (Bun.serve answers them 400); if they did, false: nothing is sent.
+ */
+function singleContentLength(h: Headers): boolean {
+  const cl = h.get("content-length");
+  if (cl === null || !cl.includes(",")) return true;
+  const values = cl.split(",").map((v) => v.trim());
+  if (values.some((v) => v !== values[0])) return false;
+  h.set("content-length", values[0] as string);
+  return true;
 }
 
 /** The size of a response's head as sent (status line aside): `name: value\r\n` per field. */
