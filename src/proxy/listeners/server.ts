@@ -1,14 +1,16 @@
 /**
- * GatewayServer: the listeners of the current model, each a `Bun.serve` with a Hono app. `apply()`
- * compiles a model and swaps each listener's table with one assignment; listeners that appear are
- * opened, ones that disappear drain (in-flight requests finish). An HTTPS listener whose certificates
- * change is replaced by a second server on the same port (`reusePort`) before the old one drains,
- * since Bun's `server.reload()` keeps the old certificates; with `http2`, HTTPS listeners are node:http2
- * servers (h2/listener.ts) that swap certificates in place (docs/tls.md). Model listeners sharing an address and port
- * are merged into one socket (listener-merge.ts). Open WebSockets are closed (1001) when their listener
- * drains, since Bun's `stop(false)` would otherwise wait for them forever (measured). TLS Passthrough
- * listeners (TLSRoutes) are raw sockets routed by SNI (passthrough/), opened before an apply commits,
- * their tables swapped, and drained with the others.
+ * GatewayServer: the listeners of the current model. With `--front raw` (the default) each is a RawFront
+ * (raw sockets; HTTPS through its node:tls listener), with `--front bun` a `Bun.serve` (node:http2 for
+ * HTTPS with `http2`); either way a Hono app serves what the fast path does not. `apply()` compiles a
+ * model and swaps each listener's table with one assignment; listeners that appear are opened, ones that
+ * disappear drain (in-flight requests finish). HTTPS certificates that change are swapped in place on
+ * node:tls servers; a Bun.serve HTTPS listener is replaced by a second server on the same port
+ * (`reusePort`) before the old one drains, since Bun's `server.reload()` keeps the old certificates
+ * (docs/tls.md). Model listeners sharing an address and port are merged into one socket
+ * (listener-merge.ts). Open WebSockets are closed (1001) when their listener drains, since Bun's
+ * `stop(false)` would otherwise wait for them forever (measured). TLS Passthrough listeners (TLSRoutes)
+ * are raw sockets routed by SNI (passthrough/), opened before an apply commits, their tables swapped,
+ * and drained with the others; with `sharedTlsPorts` one may share its port with an HTTPS listener.
  */
 import type { Duplex } from "node:stream";
 import type { ServerWebSocket } from "bun";
