@@ -95,6 +95,14 @@ forEachFront("connection caps", (front) => {
         (sockets[0] as Socket).destroy();
         await Bun.sleep(100);
         expect(await served("127.0.0.4")).toBe(true);
+        // Connections that close before sending anything give their room back too.
+        for (const s of sockets) s.destroy();
+        sockets.length = 0;
+        const silent = [0, 1].map(() => connect({ host: "127.0.0.1", port, localAddress: "127.0.0.5" }));
+        await Bun.sleep(100);
+        for (const s of silent) s.destroy();
+        await Bun.sleep(100);
+        expect([await served("127.0.0.5"), await served("127.0.0.5")]).toEqual([true, true]);
       } finally {
         for (const s of sockets) s.destroy();
         await gw.stop(true);
