@@ -24,12 +24,10 @@ import type { TLSSocket } from "node:tls";
 import type { TLSCertificate } from "../../model/index.ts";
 import { logger } from "../../observability/logger.ts";
 import type { ListenerApp } from "../listeners/app.ts";
-import { normaliseHost } from "../match/host.ts";
-import { textResponse } from "../request/responses.ts";
 import type { ProxyServer } from "../request/websocket-relay.ts";
 import type { ListenerState } from "../settings.ts";
 import { serverFacade, writeResponse } from "./bridge.ts";
-import { isMisdirected } from "./misdirected.ts";
+import { misdirectedOn, misdirectedResponse } from "./misdirected.ts";
 import { respondThroughApp } from "./respond.ts";
 import { buildSniTable, contextFor, h2ProtocolOptions, type SniTable } from "./sni.ts";
 import { type RelayServeOptions, UpgradeRelay } from "./upgrade-relay.ts";
@@ -172,15 +170,8 @@ export class H2Listener {
     res.on("close", () => {
       if (!res.writableFinished) ctrl.abort();
     });
-    if (
-      h2 &&
-      isMisdirected(
-        state.table.memberHostnames ?? [state.table.hostname],
-        socket.servername || undefined,
-        normaliseHost(authority),
-      )
-    ) {
-      void writeResponse(res, textResponse(421, "Misdirected Request\n", serverHeader), false, ctrl.signal);
+    if (h2 && misdirectedOn(state.table, socket.servername, authority)) {
+      void writeResponse(res, misdirectedResponse(serverHeader), false, ctrl.signal);
       return;
     }
     const h1Socket = h2 ? undefined : socket;

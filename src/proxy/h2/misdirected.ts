@@ -11,6 +11,9 @@
  * hostname; -1 when none does.
  */
 import { specificity } from "../listeners/listener-merge.ts";
+import { normaliseHost } from "../match/host.ts";
+import { textResponse } from "../request/responses.ts";
+import type { ListenerTable } from "../table.ts";
 
 /** Index into `hostnames` of the listener that owns `name` (lower-case, no port); -1 for none. */
 export function owningListener(hostnames: readonly (string | undefined)[], name: string): number {
@@ -42,4 +45,21 @@ export function isMisdirected(
   const sni = servername.toLowerCase();
   if (sni === host) return false;
   return owningListener(hostnames, sni) !== owningListener(hostnames, host);
+}
+
+/** The 421 check both HTTP/2 servers make: a request for `authority` on a TLS connection whose SNI was `servername`. */
+export function misdirectedOn(
+  table: ListenerTable,
+  servername: string | false | null | undefined,
+  authority: string,
+): boolean {
+  return isMisdirected(
+    table.memberHostnames ?? [table.hostname],
+    servername || undefined,
+    normaliseHost(authority),
+  );
+}
+
+export function misdirectedResponse(serverHeader: string): Response {
+  return textResponse(421, "Misdirected Request\n", serverHeader);
 }

@@ -21,11 +21,9 @@ import {
 import type { Duplex } from "node:stream";
 import { logger } from "../../observability/logger.ts";
 import type { ListenerApp } from "../listeners/app.ts";
-import { normaliseHost } from "../match/host.ts";
-import { textResponse } from "../request/responses.ts";
 import type { ListenerState } from "../settings.ts";
 import { type PeerSocket, serverFacade, writeResponse } from "./bridge.ts";
-import { isMisdirected } from "./misdirected.ts";
+import { misdirectedOn, misdirectedResponse } from "./misdirected.ts";
 import { type AppTarget, respondThroughApp } from "./respond.ts";
 
 const log = logger.child({ component: "proxy-h2c" });
@@ -85,9 +83,9 @@ export class H2SessionServer {
     res.on("close", () => {
       if (!res.writableFinished) ctrl.abort();
     });
-    if (this.scheme === "https" && this.misdirected(req, authority)) {
-      const res421 = textResponse(421, "Misdirected Request\n", this.state.settings.serverHeader);
-      void writeResponse(res, res421, false, ctrl.signal);
+    const servername = (req.socket as { servername?: string | false }).servername;
+    if (this.scheme === "https" && misdirectedOn(this.state.table, servername, authority)) {
+      void writeResponse(res, misdirectedResponse(this.state.settings.serverHeader), false, ctrl.signal);
       return;
     }
     const target: AppTarget =
@@ -96,11 +94,5 @@ export class H2SessionServer {
     void respondThroughApp(target, req, res, authority, ctrl.signal).finally(() => {
       this.pendingRequests--;
     });
-  }
-
-  private misdirected(req: Http2ServerRequest, authority: string): boolean {
-    const table = this.state.table;
-    const servername = (req.socket as { servername?: string | false }).servername || undefined;
-    return isMisdirected(table.memberHostnames ?? [table.hostname], servername, normaliseHost(authority));
   }
 }

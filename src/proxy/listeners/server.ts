@@ -262,7 +262,6 @@ export class GatewayServer {
   private open(key: string, lt: ListenerTable, port: number, shared = false): LiveListener {
     const state: ListenerState = { table: lt, boundPort: port, settings: this.settings };
     const app = createListenerApp(state);
-    const tls = lt.protocol === "HTTPS" ? sniEntries(lt.name, lt.tls?.certificates ?? []) : undefined;
     const serverHeader = this.settings.serverHeader;
     const sockets = new Set<ServerWebSocket<ProxiedSocket>>();
     if (this.front === "raw") {
@@ -312,6 +311,8 @@ export class GatewayServer {
       });
       return { key, server, state, sockets, identity: identityOf(lt, shared) };
     }
+    // Bun.serve's SNI table (the raw front's node:tls listener builds its own contexts).
+    const tls = lt.protocol === "HTTPS" ? sniEntries(lt.name, lt.tls?.certificates ?? []) : undefined;
     if (tls !== undefined && this.http2) {
       const hostname = lt.address || this.bind;
       const idleTimeoutSeconds = this.settings.idleTimeoutSeconds;

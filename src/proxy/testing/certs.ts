@@ -1,5 +1,6 @@
 /**
- * Self-signed certificates for HTTPS listener tests, made with the openssl binary (P-256, one day).
+ * Certificates for HTTPS tests, made with the openssl binary (P-256, one day): self-signed server
+ * certificates, and a CA with client certificates it signed.
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -9,25 +10,21 @@ import type { TLSCertificate } from "../../model/index.ts";
 
 /** A certificate for `name` (CN and DNS SAN). */
 export function selfSigned(name: string): TLSCertificate {
-  const dir = mkdtempSync(join(tmpdir(), "gatehouse-cert-"));
-  try {
-    const key = join(dir, "tls.key");
-    const crt = join(dir, "tls.crt");
-    const r = Bun.spawnSync(
-      ["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
+  const [certPem, keyPem] = openssl(
+    [
+      ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
         .concat(["-subj", `/CN=${name}`, "-addext", `subjectAltName=DNS:${name}`, "-days", "1"])
-        .concat(["-keyout", key, "-out", crt]),
-    );
-    if (r.exitCode !== 0) throw new Error(r.stderr.toString());
-    return {
-      source: { kind: "Secret", namespace: "test", name },
-      hostnames: [name],
-      certPem: readFileSync(crt, "utf8"),
-      keyPem: readFileSync(key, "utf8"),
-    };
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+        .concat(["-keyout", "tls.key", "-out", "tls.crt"]),
+    ],
+    {},
+    ["tls.crt", "tls.key"],
+  );
+  return {
+    source: { kind: "Secret", namespace: "test", name },
+    hostnames: [name],
+    certPem: certPem as string,
+    keyPem: keyPem as string,
+  };
 }
 
 /** The CN of the certificate a TLS server presents for `servername`. */
