@@ -32,11 +32,14 @@ import { type ProxiedSocket, type ProxyServer, websocketHandler } from "../reque
 import type { ListenerState, ProxySettings } from "../settings.ts";
 import type { ListenerTable } from "../table.ts";
 import { createListenerApp } from "./app.ts";
+import { unenforcedOnBunFront } from "./front-settings.ts";
 import { identityOf, sameShape } from "./listener-identity.ts";
 import { groupListeners } from "./listener-merge.ts";
 import { listenerMigrationEnabled, sniEntries } from "./tls.ts";
 
 const log = logger.child({ component: "proxy" });
+
+const DEFAULT_MAX_CONNECTIONS = 16_384;
 
 export interface GatewayServerOptions {
   /** Address for listeners whose model address is "" (default `0.0.0.0`). */
@@ -112,6 +115,9 @@ export class GatewayServer {
     this.front = options.front ?? defaultFront();
     this.http2 = options.http2 ?? false;
     this.sharedTlsPorts = (options.sharedTlsPorts ?? false) && this.front === "raw";
+    if (this.front === "bun")
+      for (const flag of unenforcedOnBunFront(options, DEFAULT_MAX_CONNECTIONS))
+        log.warn(`${flag} is enforced by --front raw only; with --front bun it has no effect (docs/http.md)`);
     const defaultUpstreamTimeoutMs = options.defaultUpstreamTimeoutMs ?? 60_000;
     this.settings = {
       defaultUpstreamTimeoutMs,
@@ -119,7 +125,7 @@ export class GatewayServer {
       clientBodyTimeoutSeconds: Math.max(1, Math.ceil((options.clientBodyTimeoutMs ?? 60_000) / 1000)),
       requestBufferBytes: options.requestBufferBytes ?? 64 * 1024,
       admission: new ConnectionAdmission(
-        options.maxConnections ?? 16_384,
+        options.maxConnections ?? DEFAULT_MAX_CONNECTIONS,
         options.maxConnectionsPerPeer ?? 0,
         (reason) => options.observer?.connectionRefused?.(reason),
       ),
