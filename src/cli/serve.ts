@@ -60,6 +60,9 @@ export async function startGateway(config: ServeConfig): Promise<RunningGateway>
     ...(config["upstream-read-timeout-ms"] !== undefined
       ? { upstreamReadTimeoutMs: config["upstream-read-timeout-ms"] }
       : {}),
+    ...(config["upstream-send-timeout-ms"] !== undefined
+      ? { upstreamSendTimeoutMs: config["upstream-send-timeout-ms"] }
+      : {}),
     clientBodyTimeoutMs: config["client-body-timeout-ms"],
     requestBufferBytes: config["request-buffer-bytes"],
     maxConnections: config["max-connections"],

@@ -74,6 +74,9 @@ const serveFlags = z
     /** Longest silence between two reads of an upstream's response body (nginx `proxy_read_timeout`);
      * unset: `--upstream-timeout-ms`. */
     "upstream-read-timeout-ms": z.coerce.number().int().min(1).optional(),
+    /** Longest time an upstream may take no request byte (nginx `proxy_send_timeout`); unset:
+     * `--upstream-timeout-ms`. */
+    "upstream-send-timeout-ms": z.coerce.number().int().min(1).optional(),
     /** Longest silence between two reads of a client's request body (nginx `client_body_timeout`). */
     "client-body-timeout-ms": z.coerce.number().int().min(1).default(60_000),
     /** Request bodies with a Content-Length up to this size are read whole before an upstream connection

@@ -18,6 +18,11 @@ export interface ProxySettings {
    */
   readonly upstreamReadTimeoutMs: number;
   /**
+   * Longest time an upstream may take no byte of the request (a body it does not read), whole ms
+   * (nginx's `proxy_send_timeout`; Infinity: none): 504 before the response, a cut after.
+   */
+  readonly upstreamSendTimeoutMs: number;
+  /**
    * Longest silence between two reads of a client's request body, seconds (nginx's
    * `client_body_timeout`); not counted while the upstream is the one not taking the body.
    */

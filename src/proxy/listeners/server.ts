@@ -24,8 +24,6 @@ import { ConnectionAdmission } from "../raw-front/admission.ts";
 import { RawFront, type ServingSocket } from "../raw-front/front.ts";
 import { takeRelayedClient } from "../request/client-address.ts";
 import { takeRelayedTls } from "../request/client-tls.ts";
-import type { EdgeGuards } from "../request/guards.ts";
-import type { RequestObserver } from "../request/observer.ts";
 import { errorResponse } from "../request/responses.ts";
 import { closeH2cSessions } from "../request/upstream-h2c.ts";
 import { type ProxiedSocket, type ProxyServer, websocketHandler } from "../request/websocket-relay.ts";
@@ -35,58 +33,12 @@ import { createListenerApp } from "./app.ts";
 import { unenforcedOnBunFront } from "./front-settings.ts";
 import { identityOf, sameShape } from "./listener-identity.ts";
 import { groupListeners } from "./listener-merge.ts";
+import { defaultFront, type FrontKind, type GatewayServerOptions } from "./server-options.ts";
 import { listenerMigrationEnabled, sniEntries } from "./tls.ts";
 
 const log = logger.child({ component: "proxy" });
 
 const DEFAULT_MAX_CONNECTIONS = 16_384;
-
-export interface GatewayServerOptions {
-  /** Address for listeners whose model address is "" (default `0.0.0.0`). */
-  bind?: string;
-  /** Upstream time limit to response headers when a route sets none (default 60 000). */
-  defaultUpstreamTimeoutMs?: number;
-  /** Longest silence between two reads of a response body from an upstream (default: `defaultUpstreamTimeoutMs`). */
-  upstreamReadTimeoutMs?: number;
-  /** Longest silence between two reads of a request body from a client (default 60 000). */
-  clientBodyTimeoutMs?: number;
-  /** Request bodies up to this size are read whole before an upstream is chosen (default 65 536; 0: none). */
-  requestBufferBytes?: number;
-  /** Client connections open at once on the raw front's listeners (default 16 384; 0: no cap). */
-  maxConnections?: number;
-  /** Client connections open at once from one peer address (default 0: no cap; see admission.ts). */
-  maxConnectionsPerPeer?: number;
-  /** `Server` header added to responses that lack one (default `gatehouse`). */
-  serverHeader?: string;
-  /** Authentication / rate-limit engines for routes that require them (absent: such routes fail closed). */
-  guards?: EdgeGuards;
-  /** Told about every request (metrics, access log). */
-  observer?: RequestObserver;
-  /** HTTPS listeners also speak HTTP/2 (ALPN h2; docs/tls.md). Default false. */
-  http2?: boolean;
-  /**
-   * A TLS passthrough listener and an HTTPS listener may share an address and port (raw front only): the
-   * passthrough socket reads each ClientHello and hands those no TLSRoute takes to the HTTPS listener
-   * (`--enable-ssl-passthrough`). Default false: such a passthrough listener is not served.
-   */
-  sharedTlsPorts?: boolean;
-  /** What serves plain-HTTP listeners: the raw-socket front (src/proxy/raw-front/) or Bun.serve. */
-  front?: FrontKind;
-  /**
-   * Seconds a client connection may stay idle (between requests, in an unfinished head, or not reading
-   * a response). Default: the upstream time limit + 5 s, at least 75 (nginx's keepalive_timeout), at most
-   * 255 (Bun's). Bun applies it in steps of about 4 seconds.
-   */
-  idleTimeoutSeconds?: number;
-}
-
-export type FrontKind = "raw" | "bun";
-
-/** The default front; GATEHOUSE_FRONT overrides it (the CLI flag `--front` sets it explicitly). */
-export function defaultFront(): FrontKind {
-  const env = process.env.GATEHOUSE_FRONT;
-  return env === "bun" || env === "raw" ? env : "raw";
-}
 
 interface LiveListener {
   readonly key: string;
@@ -122,6 +74,7 @@ export class GatewayServer {
     this.settings = {
       defaultUpstreamTimeoutMs,
       upstreamReadTimeoutMs: Math.ceil(options.upstreamReadTimeoutMs ?? defaultUpstreamTimeoutMs),
+      upstreamSendTimeoutMs: Math.ceil(options.upstreamSendTimeoutMs ?? defaultUpstreamTimeoutMs),
       clientBodyTimeoutSeconds: Math.max(1, Math.ceil((options.clientBodyTimeoutMs ?? 60_000) / 1000)),
       requestBufferBytes: options.requestBufferBytes ?? 64 * 1024,
       admission: new ConnectionAdmission(

@@ -111,6 +111,7 @@ function routeLimits(route: CompiledRoute, head: RequestHead, conn: ClientSide):
   return {
     attemptMs: limit(t?.backendRequestMs ?? t?.requestMs ?? defaultMs),
     readGapMs: conn.state0.settings.upstreamReadTimeoutMs,
+    sendGapMs: conn.state0.settings.upstreamSendTimeoutMs,
     deadline: t?.requestMs ? performance.now() + t.requestMs : Number.POSITIVE_INFINITY,
     attempts: retry !== undefined && head.bodyKind === BODY_NONE ? 1 + Math.max(0, retry.attempts) : 1,
     retryCodes: retry?.codes ?? [],

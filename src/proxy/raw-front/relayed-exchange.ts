@@ -33,9 +33,15 @@ export class RelayedExchange extends UpstreamExchange {
     head: RequestHead,
     private readonly endpoint: string,
   ) {
-    // The app applies the route's limits to response headers; the front adds the read gap, which the app's
-    // fetch cannot (a stalled upstream stalls the app's answer: cutting it cancels the app's fetch).
-    super(conn, head, { ...NO_LIMITS, readGapMs: conn.state0.settings.upstreamReadTimeoutMs }, []);
+    // The app applies the route's limits to response headers; the front adds the read and send gaps, which
+    // the app's fetch cannot (a stalled upstream stalls the app: cutting it cancels the app's fetch).
+    const settings = conn.state0.settings;
+    const limits = {
+      ...NO_LIMITS,
+      readGapMs: settings.upstreamReadTimeoutMs,
+      sendGapMs: settings.upstreamSendTimeoutMs,
+    };
+    super(conn, head, limits, []);
     this.start();
   }
 

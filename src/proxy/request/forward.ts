@@ -4,7 +4,8 @@
  * streaming: response bodies are passed as streams; a request body with a Content-Length up to
  * `bufferBytes` is read whole first (nginx's `proxy_request_buffering`: a slow sender holds no upstream
  * connection), a larger or chunked one is streamed. Timeouts cover connect
- * to response headers only — the timer is cleared once headers arrive, so a long download is not cut.
+ * to response headers only — the timer is cleared once headers arrive, so a long download is not cut;
+ * a streamed body is abandoned when the upstream stops taking it for `sendGapMs` (upload-watch.ts).
  * `backendRequestMs` bounds each attempt (the route's `requestMs`, then the gateway default, when
  * unset); `requestMs` bounds all attempts and backoffs together; 0 disables either. Failures map to 502
  * (connect/reset) and 504 (timeout), each failed attempt reported to the observer; a client that
@@ -20,7 +21,17 @@ import { type CompiledBackend, type CompiledRoute, nextEndpoint } from "../table
 import { stripHopByHop } from "./hop-by-hop.ts";
 import type { RequestObserver } from "./observer.ts";
 import { readBodyWithin } from "./read-body.ts";
+import { watchedUpload } from "./upload-watch.ts";
 import { h2cFetch } from "./upstream-h2c.ts";
+
+/** How a request body is sent: read whole up to `bytes`, client silence limit, upstream send limit. */
+export interface BodyLimits {
+  readonly bytes: number;
+  /** Longest client silence while the body is read whole, ms. */
+  readonly gapMs: number;
+  /** Longest time the upstream may take no chunk of a streamed body, ms (Infinity: none). */
+  readonly sendGapMs: number;
+}
 
 /** What a failed forward ended as; the handler turns it into a response. */
 export const UPSTREAM_UNREACHABLE = 502;
@@ -38,7 +49,7 @@ export async function forward(
   log: LimitedLog,
   /** Told of each failed attempt (`upstreamFailed`), for the upstream error metric. */
   observer?: RequestObserver,
-  buffering: { readonly bytes: number; readonly gapMs: number } = { bytes: 0, gapMs: 60_000 },
+  buffering: BodyLimits = { bytes: 0, gapMs: 60_000, sendGapMs: Number.POSITIVE_INFINITY },
 ): Promise<Response | 408 | 499 | 502 | 504> {
   const req = ctx.req;
   if (ctx.host !== null) ctx.headers.set("host", ctx.host);
@@ -65,6 +76,15 @@ export async function forward(
     ctx.upstream = base;
     const ctrl = new AbortController();
     let timedOut = false;
+    let sendStalled = false;
+    // A streamed body is watched for an upstream that stops taking it (forward() runs one attempt then).
+    const upload =
+      body instanceof ReadableStream && buffering.sendGapMs !== Number.POSITIVE_INFINITY
+        ? watchedUpload(body, buffering.sendGapMs, () => {
+            sendStalled = timedOut = true;
+            ctrl.abort();
+          })
+        : body;
     const timer =
       ms === Number.POSITIVE_INFINITY
         ? undefined
@@ -81,13 +101,13 @@ export async function forward(
         ? await h2cFetch(base, ctx.path + ctx.query, {
             method: req.method,
             headers: ctx.headers,
-            body: req.body,
+            body: upload instanceof ReadableStream ? upload : req.body,
             signal: ctrl.signal,
           })
         : await fetch(base + ctx.path + ctx.query, {
             method: req.method,
             headers: ctx.headers,
-            body,
+            body: upload,
             redirect: "manual",
             decompress: false,
             // Never through an HTTP(S)_PROXY from the environment: endpoints are pod addresses.
@@ -102,7 +122,11 @@ export async function forward(
         backend: backend.id,
         endpoint: base,
         attempt,
-        error: timedOut ? `no response headers within ${Math.round(ms)} ms` : String(err),
+        error: sendStalled
+          ? `upstream took no request bytes for ${buffering.sendGapMs} ms`
+          : timedOut
+            ? `no response headers within ${Math.round(ms)} ms`
+            : String(err),
       });
       observer?.upstreamFailed?.(backend.id, timedOut ? "timeout" : "connect");
       if (attempt < attempts && (!timedOut || (retry?.codes.includes(504) ?? false))) {

@@ -183,6 +183,7 @@ async function forwardRoute(
           {
             bytes: state.settings.requestBufferBytes,
             gapMs: state.settings.clientBodyTimeoutSeconds * 1000,
+            sendGapMs: state.settings.upstreamSendTimeoutMs,
           },
         );
         if (info !== undefined) {

@@ -5,7 +5,8 @@
  * the upstream cannot be reached or resets before answering, 504 on timeout. Once the response has
  * started, the upstream may stay silent for at most `readGapMs` between two reads (nginx's
  * `proxy_read_timeout`); the clock stops while the client is the one not keeping up. Past it the
- * response is cut (the head is out already).
+ * response is cut (the head is out already). While the upstream takes no request byte (a body it does not
+ * read), `sendGapMs` runs (nginx's `proxy_send_timeout`): past it, 504 before the response, a cut after.
  */
 
 /** Time limits and retry policy of one exchange. */
@@ -14,6 +15,8 @@ export interface ExchangeLimits {
   readonly attemptMs: number;
   /** Between two reads of the response body, whole ms (Infinity: none). */
   readonly readGapMs: number;
+  /** While the upstream takes no request byte, whole ms (Infinity: none). */
+  readonly sendGapMs: number;
   /** `performance.now()` after which no attempt starts (Infinity: none). */
   readonly deadline: number;
   readonly attempts: number;
@@ -24,6 +27,7 @@ export interface ExchangeLimits {
 export const NO_LIMITS: ExchangeLimits = {
   attemptMs: Number.POSITIVE_INFINITY,
   readGapMs: Number.POSITIVE_INFINITY,
+  sendGapMs: Number.POSITIVE_INFINITY,
   deadline: Number.POSITIVE_INFINITY,
   attempts: 1,
   retryCodes: [],

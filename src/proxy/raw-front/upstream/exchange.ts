@@ -14,7 +14,6 @@
 import { MAX_RESPONSE_HEAD_BYTES } from "../../../model/http-syntax.ts";
 import type { ResponseFilter } from "../../filters/filter-types.ts";
 import type { ClientSide, Exchange } from "../client-side.ts";
-import { type DeadlineList, deadlineList, type Expiring } from "../deadlines.ts";
 import { generatedResponse, passedOnHead, type ResponseHeaderEdit } from "../http1/head-to-client.ts";
 import type { UpstreamRequest } from "../http1/head-to-upstream.ts";
 import { BODY_CHUNKED, BODY_NONE, findHeadEnd, type RequestHead } from "../http1/request-head.ts";
@@ -25,6 +24,7 @@ import {
   RES_LENGTH,
   type ResponseHead,
 } from "../http1/response-head.ts";
+import { ClockedExchange } from "./exchange-clock.ts";
 import type { ExchangeLimits } from "./exchange-limits.ts";
 import { type UpstreamConn, type UpstreamHandler, upstreamPool } from "./pool.ts";
 import { type RelayOwner, ResponseRelay } from "./relay.ts";
@@ -35,19 +35,12 @@ const UNSAFE_MAX_IDLE_MS = 2000;
 const CRLF = Buffer.from("\r\n");
 const LAST_CHUNK = Buffer.from("0\r\n\r\n");
 
-export abstract class UpstreamExchange implements Exchange, UpstreamHandler, Expiring, RelayOwner {
+export abstract class UpstreamExchange
+  extends ClockedExchange
+  implements Exchange, UpstreamHandler, RelayOwner
+{
   private upstream: UpstreamConn | undefined;
   private attempt = 0;
-  /** The attempt's time limit: on a deadline list (the common case) or, when clipped, a timer. */
-  dlList: DeadlineList | undefined;
-  dlPrev: Expiring | undefined;
-  dlNext: Expiring | undefined;
-  dlDue = 0;
-  private timer: Timer | undefined;
-  private armedMs = 0;
-  /** The armed clock is the read-gap one (the response has started), not the attempt's. */
-  private readClock = false;
-  protected sentAt = 0;
   private gotBytes = false;
   private sentBody = false;
   private bodyDone = false;
@@ -62,11 +55,13 @@ export abstract class UpstreamExchange implements Exchange, UpstreamHandler, Exp
   constructor(
     protected readonly conn: ClientSide,
     protected readonly head: RequestHead,
-    private readonly limits: ExchangeLimits,
+    limits: ExchangeLimits,
     private readonly responseFilters: readonly ResponseFilter[],
     /** The edge guards' response fields, added after the filters (fast-exchange.ts). */
     private readonly responseEdit?: ResponseHeaderEdit,
-  ) {}
+  ) {
+    super(limits);
+  }
 
   /** The endpoint of the next attempt (`http://ip:port` or `unix:/path`). */
   protected abstract pickEndpoint(): string;
@@ -99,7 +94,7 @@ export abstract class UpstreamExchange implements Exchange, UpstreamHandler, Exp
       up.out.write(buf.subarray(start, end));
       ok = up.out.write(CRLF);
     } else ok = up.out.write(buf.subarray(start, end));
-    if (!ok) this.conn.pause(1);
+    if (!ok) this.upstreamBehind();
   }
 
   bodyEnd(): void {
@@ -116,7 +111,7 @@ export abstract class UpstreamExchange implements Exchange, UpstreamHandler, Exp
 
   abort(): void {
     if (this.finished) return;
-    this.finished = true;
+    this.ended();
     this.stopClock();
     this.upstream?.destroy();
     this.upstream = undefined;
@@ -129,7 +124,35 @@ export abstract class UpstreamExchange implements Exchange, UpstreamHandler, Exp
   }
 
   onDrain(conn: UpstreamConn): void {
-    if (conn === this.upstream) this.conn.resume(1);
+    if (conn !== this.upstream) return;
+    this.sendUnblocked();
+    this.conn.resume(1);
+  }
+
+  /** The upstream is not taking what the client sends: hold the client back, and count how long. */
+  private upstreamBehind(): void {
+    this.conn.pause(1);
+    this.sendBlocked();
+  }
+
+  /** No request byte taken by the upstream for `sendGapMs` (nginx `proxy_send_timeout`). */
+  sendStalled(): void {
+    if (this.finished) return;
+    this.stopClock();
+    this.upstream?.destroy();
+    this.upstream = undefined;
+    this.attemptFailed(true, this.attempt, `upstream took no request bytes for ${this.limits.sendGapMs} ms`);
+    // Before the response a 504 can still be answered (the body is unsent: the connection closes).
+    if (this.relay === undefined) this.fail(504);
+    else {
+      this.ended();
+      this.conn.socket.terminate();
+    }
+  }
+
+  private ended(): void {
+    this.finished = true;
+    this.sendUnblocked();
   }
 
   onData(conn: UpstreamConn, chunk: Buffer): void {
@@ -137,7 +160,7 @@ export abstract class UpstreamExchange implements Exchange, UpstreamHandler, Exp
     this.gotBytes = true;
     const relay = this.relay;
     if (relay !== undefined) {
-      if (this.dlList !== undefined) this.touchReadClock();
+      this.touchReadClock();
       relay.feed(chunk, 0, chunk.length);
       if (relay.failed) this.brokenResponse();
       else if (relay.complete && this.bodyDone) this.finish();
@@ -156,7 +179,7 @@ export abstract class UpstreamExchange implements Exchange, UpstreamHandler, Exp
     if (relay !== undefined) {
       // A close-delimited body ends here, a complete one (answered before the request body was all
       // sent) too; any other body was cut short, and the client must see that: no orderly end.
-      this.finished = true;
+      this.ended();
       if (relay.complete || relay.kind === RES_CLOSE || relay.tunnel) this.conn.responseDone(true);
       else this.conn.socket.terminate();
       return;
@@ -188,6 +211,7 @@ export abstract class UpstreamExchange implements Exchange, UpstreamHandler, Exp
     const endpoint = this.pickEndpoint();
     this.pending = undefined;
     this.gotBytes = false;
+    this.sendUnblocked();
     const req = this.requestHead(endpoint);
     this.requestId = req.requestId;
     const retriable = this.head.bodyKind === BODY_NONE && IDEMPOTENT.has(this.head.method);
@@ -203,55 +227,17 @@ export abstract class UpstreamExchange implements Exchange, UpstreamHandler, Exp
     if (ms !== Number.POSITIVE_INFINITY) this.startClock(ms);
   }
 
-  /** Arms the attempt's limit: the shared list for the route's limit, a timer for a clipped one. */
-  private startClock(ms: number): void {
-    this.stopClock();
-    this.armedMs = ms;
-    if (ms === this.limits.attemptMs && Number.isInteger(ms)) deadlineList(ms).arm(this, this.sentAt);
-    else this.timer = setTimeout(() => this.expired(), ms);
-  }
-
-  private stopClock(): void {
-    this.readClock = false;
-    this.dlList?.disarm(this);
-    if (this.timer !== undefined) {
-      clearTimeout(this.timer);
-      this.timer = undefined;
-    }
-  }
-
-  /** Arms the read-gap clock (response started, the client keeping up); idempotent. */
-  private startReadClock(): void {
-    const ms = this.limits.readGapMs;
-    if (ms === Number.POSITIVE_INFINITY || this.dlList !== undefined) return;
-    this.readClock = true;
-    deadlineList(ms).arm(this, performance.now());
-  }
-
-  private touchReadClock(): void {
-    const list = this.dlList as DeadlineList;
-    list.disarm(this);
-    list.arm(this, performance.now());
-  }
-
-  /** The attempt's limit passed before response headers, or the upstream went silent mid-body (Expiring). */
-  expired(): void {
-    this.timer = undefined;
-    if (this.readClock) this.stalled();
-    else this.timedOut(this.armedMs);
-  }
-
   /** No body byte from the upstream for `readGapMs`: the response is cut, as nginx does. */
-  private stalled(): void {
+  protected stalled(): void {
     if (this.finished) return;
     this.attemptFailed(true, this.attempt, `no response bytes for ${this.limits.readGapMs} ms`);
     this.upstream?.destroy();
     this.upstream = undefined;
-    this.finished = true;
+    this.ended();
     this.conn.socket.terminate();
   }
 
-  private timedOut(ms: number): void {
+  protected timedOut(ms: number): void {
     if (this.finished || this.relay !== undefined) return;
     this.upstream?.destroy();
     this.upstream = undefined;
@@ -349,14 +335,14 @@ export abstract class UpstreamExchange implements Exchange, UpstreamHandler, Exp
     this.observe(101, -1);
     if (end < buf.length) relay.feed(buf, end, buf.length);
     this.conn.becomeTunnel((bytes) => {
-      if (!up.out.write(bytes)) this.conn.pause(1);
+      if (!up.out.write(bytes)) this.upstreamBehind();
     });
   }
 
   /** The response is complete and so is the request body: the upstream connection can be reused. */
   private finish(): void {
     if (this.finished) return;
-    this.finished = true;
+    this.ended();
     this.stopClock();
     const up = this.upstream;
     const relay = this.relay as ResponseRelay;
@@ -374,7 +360,7 @@ export abstract class UpstreamExchange implements Exchange, UpstreamHandler, Exp
     this.upstream = undefined;
     if (this.relay !== undefined) {
       // The head is out already: the client must see a cut, not an orderly end.
-      this.finished = true;
+      this.ended();
       this.conn.socket.terminate();
       return;
     }
@@ -385,7 +371,7 @@ export abstract class UpstreamExchange implements Exchange, UpstreamHandler, Exp
 
   private fail(status: number): void {
     if (this.finished) return;
-    this.finished = true;
+    this.ended();
     this.stopClock();
     const settings = this.conn.state0.settings;
     const close = !this.head.keepAlive || !this.bodyDone;
