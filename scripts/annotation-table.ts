@@ -22,6 +22,7 @@ const label: Record<AnnotationEntry["support"], string> = {
   honoured: "honoured",
   refused: "refused",
   "not-yet": "not yet",
+  "no-effect": "no effect (nginx tuning)",
 };
 
 function rows(prefix: string, entries: Readonly<Record<string, AnnotationEntry>>): string[] {
@@ -42,6 +43,7 @@ export function annotationTable(): string {
   return [
     START,
     `${all.length} ingress-nginx annotations: ${count("honoured")} honoured, ${count("refused")} refused, ` +
+      `${count("no-effect")} nginx tuning knobs accepted with no effect (reported at info level), ` +
       `${count("not-yet")} not yet; ${all.filter((e) => e.guard).length} are access controls, which fail closed.`,
     "",
     "| annotation | Gatehouse | what it does here, or what differs from ingress-nginx |",

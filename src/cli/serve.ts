@@ -65,6 +65,7 @@ export async function startGateway(config: ServeConfig): Promise<RunningGateway>
       : {}),
     clientBodyTimeoutMs: config["client-body-timeout-ms"],
     requestBufferBytes: config["request-buffer-bytes"],
+    underscoresInHeaders: config["underscores-in-headers"],
     maxConnections: config["max-connections"],
     maxConnectionsPerPeer: config["max-connections-per-peer"],
     front: config.front,
@@ -213,7 +214,8 @@ function logNewProblems(problems: readonly Problem[], seen: Set<string>): Set<st
     if (seen.has(key)) continue;
     const fields = { object: `${p.object.kind} ${p.object.namespace}/${p.object.name}`, reason: p.reason };
     if (p.severity === "error") log.error(p.message, fields);
-    else log.warn(p.message, fields);
+    else if (p.severity === "warning") log.warn(p.message, fields);
+    else log.info(p.message, fields);
   }
   return now;
 }

@@ -19,8 +19,28 @@ export const translationFlags = [
   "gateway-address-pool",
 ] as const;
 
+type TranslationConfig = Pick<ServeConfig, (typeof translationFlags)[number]>;
+
+/**
+ * What `parseServeConfig` gives these flags when neither the command line nor the environment sets a
+ * serve flag (a test holds the two equal). `translate` without flags uses it instead of loading
+ * config.ts, whose zod schema of every serve flag was a tenth of its start.
+ */
+export const translationDefaults: TranslationConfig = {
+  "http-port": 8080,
+  "https-port": 8443,
+  "default-certificate": undefined,
+  "ssl-redirect": true,
+  "ingress-class": "gatehouse",
+  "ingress-controller": "gatehouse.dev/ingress-controller",
+  "watch-ingress-without-class": false,
+  "allow-unenforced-annotations": false,
+  "gateway-controller": "gatehouse.dev/gateway-controller",
+  "gateway-address-pool": undefined,
+};
+
 export function translateOptionsOf(
-  config: ServeConfig,
+  config: TranslationConfig,
   generatedCertificate: TranslateOptions["generatedCertificate"],
   nowMs: number,
 ): Partial<TranslateOptions> {

@@ -136,7 +136,11 @@ spec: { ports: [{ port: 80 }] }
 `;
     const annotated = clean.replace(
       "metadata: { name: good }",
-      'metadata: { name: good, annotations: { "nginx.ingress.kubernetes.io/rewrite-target": "/" } }',
+      'metadata: { name: good, annotations: { "nginx.ingress.kubernetes.io/affinity": "cookie" } }',
+    );
+    const tuned = clean.replace(
+      "metadata: { name: good }",
+      'metadata: { name: good, annotations: { "nginx.ingress.kubernetes.io/proxy-buffer-size": "16k" } }',
     );
 
     test("no problem at all: exit 0, as without it", async () => {
@@ -155,6 +159,15 @@ spec: { ports: [{ port: 80 }] }
       expect(strict.stderr.trim()).toBe("gatehouse translate: 1 problem with --strict (see problems)");
       const plain = await translateCli("annotated.yaml");
       expect([plain.code, plain.stderr]).toEqual([0, ""]);
+    });
+
+    test("an info (an nginx tuning knob with no effect) does not fail --strict", async () => {
+      writeFileSync(join(dir, "tuned.yaml"), tuned);
+      const strict = await translateCli("tuned.yaml", "--strict");
+      expect(strict.out.problems.map((p) => [p.reason, p.severity])).toEqual([
+        ["AnnotationNoEffect", "info"],
+      ]);
+      expect([strict.code, strict.stderr]).toEqual([0, ""]);
     });
 
     test("a whole file unusable stays exit 2", async () => {

@@ -1,5 +1,7 @@
 import { dumpTranslateResult } from "../model/dump.ts";
-import { loadFiles, loadProblems } from "../sources/file/index.ts";
+// Not the folder source's index: its watcher is for serve.
+import { loadFiles } from "../sources/file/load.ts";
+import { loadProblems } from "../sources/file/problems.ts";
 import { type TranslateOptions, translate } from "../translate/translate.ts";
 
 /**
@@ -8,7 +10,7 @@ import { type TranslateOptions, translate } from "../translate/translate.ts";
  * are checked against the clock, so the output is what `serve` with the same flags would compute. Load problems (unreadable file, YAML syntax error, unknown field,
  * schema failure, duplicate) come first in `problems`, with file and document, then translation's.
  * Exit code: 0 when everything loaded (translation problems are output, not failures); 1 when some
- * object could not be loaded, or with `strict` when there is any problem at all (a warning included, so a
+ * object could not be loaded, or with `strict` when there is any problem but an info (a warning included, so a
  * GitOps pipeline can refuse what Gatehouse would not serve as written); 2 when a whole file could not be
  * used (unreadable, not YAML). stderr gets one summary line in the non-zero cases, so scripts piping
  * stdout still see that something was refused.
@@ -29,8 +31,9 @@ export async function runTranslate(
     process.stderr.write(`gatehouse translate: ${n} load problem${n === 1 ? "" : "s"} (see problems)\n`);
     return load.errors.some((e) => e.docIndex === -1) ? 2 : 1;
   }
-  if (strict && problems.length > 0) {
-    const n = problems.length;
+  const counted = problems.filter((p) => p.severity !== "info");
+  if (strict && counted.length > 0) {
+    const n = counted.length;
     process.stderr.write(
       `gatehouse translate: ${n} problem${n === 1 ? "" : "s"} with --strict (see problems)\n`,
     );

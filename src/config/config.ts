@@ -87,6 +87,10 @@ const serveFlags = z
       .min(0)
       .max(16 * 1024 * 1024)
       .default(64 * 1024),
+    /** Keep request header fields whose name contains `_` (ingress-nginx `enable-underscores-in-headers`);
+     * false: both fronts drop them, as nginx does, since CGI-style backends read `X_Forwarded_For` as
+     * `X-Forwarded-For`. */
+    "underscores-in-headers": bool.default(false),
     /** Client connections open at once per serving process (raw front); 0: no cap. */
     "max-connections": z.coerce.number().int().min(0).default(16_384),
     /** Client connections open at once from one peer address (raw front); 0: no cap. Behind a load

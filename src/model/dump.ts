@@ -1,5 +1,6 @@
-import { Document, isCollection, isScalar, visit } from "yaml";
+import type * as Yaml from "yaml";
 import type { GatewayModel, Problem } from "./index.ts";
+import { yamlText } from "./yaml-text.ts";
 
 /** What `translate` returns, typed structurally so the model layer does not depend on translation. */
 export interface DumpableResult {
@@ -58,9 +59,26 @@ export function dumpTranslateResult(result: DumpableResult): string {
   });
 }
 
+/** Set for the test suite and conformance (test/setup.ts), as the translator's own self-checks are. */
+const checkingText = process.env.GATEHOUSE_TRANSLATE_CHECK === "1";
+
 function toYaml(value: unknown): string {
+  const normalised = normalise(value);
+  const text = yamlText(normalised);
+  if (text === undefined) return yamlPackageText(normalised);
+  if (checkingText && text !== yamlPackageText(normalised)) {
+    const message = "yaml-text.ts printed a dump differently from the yaml package";
+    console.error(message, JSON.stringify(normalised));
+    throw new Error(message);
+  }
+  return text;
+}
+
+/** The reference printing (yaml-text.ts writes the same text without loading the package). */
+export function yamlPackageText(normalised: unknown): string {
+  const { Document, isCollection, isScalar, visit } = require("yaml") as typeof Yaml;
   // No aliases: a shared object (one SourceRef on many routes) must print in full at each place.
-  const doc = new Document(normalise(value), { aliasDuplicateObjects: false });
+  const doc = new Document(normalised, { aliasDuplicateObjects: false });
   visit(doc, {
     Map(_, node) {
       const leafy = node.items.every(

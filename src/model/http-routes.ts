@@ -3,7 +3,9 @@
  * and the backends (Service ports resolved to pod endpoints) that forwards and passthrough routes use.
  */
 import type { RouteAuth } from "./auth.ts";
+import type { Filter, PathModifier } from "./filters.ts";
 import type { RouteRateLimit } from "./rate-limits.ts";
+import type { RetryPolicy, RouteTimeouts } from "./route-limits.ts";
 import type { SourceRef } from "./source.ts";
 
 /** Protocol a listener speaks to clients. */
@@ -126,6 +128,8 @@ export interface Route {
   readonly auth?: RouteAuth;
   /** Request rate limit (a RateLimitPolicy, or ingress-nginx `limit-*` annotations); absent: unlimited. */
   readonly rateLimit?: RouteRateLimit;
+  /** `false`: its requests are not written to the access log (still counted in metrics); absent: logged. */
+  readonly accessLog?: false;
 }
 
 /** Conditions on a request; all present conditions must hold. */
@@ -159,6 +163,8 @@ export interface PathMatch {
    * already dropped (`/` stays `/`). A `RegularExpression` was checked to be safe for a linear-time engine.
    */
   readonly value: string;
+  /** A `RegularExpression` compared case-insensitively (ingress-nginx's `~*` regex paths). */
+  readonly ignoreCase?: boolean;
 }
 
 /** A header condition. `Exact` compares the value case-sensitively; `RegularExpression` is anchored. */
@@ -187,24 +193,6 @@ export interface QueryParamMatch {
   readonly value: string;
 }
 
-/** Time limits in milliseconds. A value of 0 disables that limit (Gateway API `0s`), as the spec asks. */
-export interface RouteTimeouts {
-  /** Whole request, from receipt to the end of the response headers; 504 when exceeded. */
-  readonly requestMs?: number;
-  /** One attempt to a backend, from connect to response headers; 504 when exceeded. */
-  readonly backendRequestMs?: number;
-}
-
-/** Retry forwarded requests that fail in one of the listed ways. */
-export interface RetryPolicy {
-  /** Attempts after the first. */
-  readonly attempts: number;
-  /** Upstream statuses that trigger a retry (e.g. 502, 503, 504). */
-  readonly codes: readonly number[];
-  /** Wait between attempts. */
-  readonly backoffMs: number;
-}
-
 /** What answers a request once a route matched. */
 export type RouteAction = ForwardAction | RedirectAction | DirectResponseAction;
 
@@ -216,7 +204,10 @@ export interface ForwardAction {
   readonly backends: readonly WeightedBackend[];
 }
 
-/** Answer with a redirect built from the request (Gateway API RequestRedirect, ingress-nginx ssl-redirect). */
+/**
+ * Answer with a redirect built from the request (Gateway API RequestRedirect, ingress-nginx ssl-redirect,
+ * app-root, from-to-www-redirect), or with a literal URL (ingress-nginx permanent-/temporal-redirect).
+ */
 export interface RedirectAction {
   /** Discriminant of `RouteAction`. */
   readonly kind: "Redirect";
@@ -231,6 +222,20 @@ export interface RedirectAction {
   readonly port?: number;
   /** New path; absent keeps the request's path. The query string is always kept. */
   readonly path?: PathModifier;
+  /**
+   * Drop one trailing `/` from the path and query as they end up in `Location` (`/a/` → `/a`, `/` → nothing,
+   * `/a/?q=1` kept): ingress-nginx's ssl-redirect (unless `preserve-trailing-slash`) and www redirects do
+   * so to nginx's `$request_uri`. Absent: kept.
+   */
+  readonly stripTrailingSlash?: boolean;
+  /** Name the port in `Location` even when it is the scheme's default (ingress-nginx use-port-in-redirects). */
+  readonly writeDefaultPort?: boolean;
+  /**
+   * The whole `Location`, as written, when set: an absolute http(s) URL in which the variables of
+   * location-template.ts (`$request_uri`, `$host`, …) are filled from the request; every other field but
+   * `statusCode` is then unused and the query is not added (nginx's `return <code> <url>`).
+   */
+  readonly location?: string;
   /** 301, 302, 303, 307 or 308: Gateway API defaults to 302; the ingress-nginx ssl-redirect uses 308. */
   readonly statusCode: number;
 }
@@ -270,7 +275,7 @@ export type BackendProtocol = "http" | "h2c" | "websocket";
 
 /** An upstream: one Service port, resolved to pod endpoints. */
 export interface Backend {
-  /** `<namespace>/<service>:<port>` with the Service port number. */
+  /** `<namespace>/<service>:<port>` (Service port number); `…@cluster-ip`: the Service's cluster IP. */
   readonly id: string;
   /** The Service this backend is. */
   readonly service: {
@@ -297,109 +302,4 @@ export interface Endpoint {
   readonly port: number;
   /** Pod name from the EndpointSlice's targetRef, when known (logs only). */
   readonly pod?: string;
-}
-
-/** How a path is replaced (redirects and rewrites). */
-export interface PathModifier {
-  /** `ReplaceFullPath` replaces the whole path; `ReplacePrefixMatch` replaces the matched prefix only. */
-  readonly type: "ReplaceFullPath" | "ReplacePrefixMatch";
-  /**
-   * The new path (`ReplaceFullPath`; "" becomes `/`) or the new prefix put in place of the route's
-   * matched `Prefix` path, element-wise, never doubling or losing the `/` before the rest
-   * (`/foo` → `/xyz/` on `/foo/bar` gives `/xyz/bar`). `ReplacePrefixMatch` is only accepted on rules
-   * with exactly one `Prefix` path match.
-   */
-  readonly value: string;
-}
-
-/** Request and response transformations, applied in order. */
-export type Filter =
-  | RequestHeaderModifierFilter
-  | ResponseHeaderModifierFilter
-  | URLRewriteFilter
-  | RequestMirrorFilter
-  | CORSFilter;
-
-/**
- * Header edits, applied as `set`, then `add`, then `remove`. Names are lower-case; when a list names a
- * header twice, the translator keeps only the first (the Gateway API rule).
- */
-export interface HeaderEdits {
-  /** Headers replaced (or created) with exactly this value. */
-  readonly set: readonly {
-    /** Lower-case header name. */
-    readonly name: string;
-    /** The whole new value. */
-    readonly value: string;
-  }[];
-  /** Values appended to a header (`a,b` on one line; Set-Cookie stays separate lines), or it is created. */
-  readonly add: readonly {
-    /** Lower-case header name. */
-    readonly name: string;
-    /** The value appended. */
-    readonly value: string;
-  }[];
-  /** Lower-case names of headers deleted, whatever their values. */
-  readonly remove: readonly string[];
-}
-
-/** Edit the headers sent upstream. */
-export interface RequestHeaderModifierFilter {
-  /** Discriminant of `Filter`. */
-  readonly kind: "RequestHeaderModifier";
-  /** The edits made to the request headers before forwarding. */
-  readonly edits: HeaderEdits;
-}
-
-/** Edit the headers sent to the client. */
-export interface ResponseHeaderModifierFilter {
-  /** Discriminant of `Filter`. */
-  readonly kind: "ResponseHeaderModifier";
-  /** The edits made to the upstream's response headers before they reach the client. */
-  readonly edits: HeaderEdits;
-}
-
-/** Rewrite the Host and/or path sent upstream. */
-export interface URLRewriteFilter {
-  /** Discriminant of `Filter`. */
-  readonly kind: "URLRewrite";
-  /** Host header sent upstream instead of the client's (which stays in X-Forwarded-Host); absent: kept. */
-  readonly hostname?: string;
-  /** New upstream path; absent: kept. The query string is always kept. */
-  readonly path?: PathModifier;
-}
-
-/** Send a copy of the request to another backend and ignore its answer. */
-export interface RequestMirrorFilter {
-  /** Discriminant of `Filter`. */
-  readonly kind: "RequestMirror";
-  /** Key into `GatewayModel.backends`. */
-  readonly backendId: string;
-  /**
-   * Share of requests mirrored, 0–100 (fractions allowed; a Gateway API `fraction` is converted to a
-   * percentage). 100 when the route gave neither. Requests with a body are never mirrored.
-   */
-  readonly percent: number;
-}
-
-/** Answer CORS preflights and decorate responses (Gateway API HTTPCORSFilter). */
-export interface CORSFilter {
-  /** Discriminant of `Filter`. */
-  readonly kind: "CORS";
-  /**
-   * Origins allowed, e.g. `https://app.example`: compared case-insensitively; one `*` inside a pattern
-   * (`https://*.example`) stands for one or more host labels; `*` alone allows every origin. Empty:
-   * none (preflights get a bare 204 and responses no CORS headers).
-   */
-  readonly allowOrigins: readonly string[];
-  /** Methods sent in `Access-Control-Allow-Methods` on preflights; `*` allows any (echoed with credentials). */
-  readonly allowMethods: readonly string[];
-  /** Request headers a preflight may ask for; `*` allows any (the requested ones are echoed with credentials). */
-  readonly allowHeaders: readonly string[];
-  /** Response headers listed in `Access-Control-Expose-Headers`; empty: the header is not sent. */
-  readonly exposeHeaders: readonly string[];
-  /** Send `Access-Control-Allow-Credentials: true`; then `*` is never sent literally. False when not given. */
-  readonly allowCredentials: boolean;
-  /** `Access-Control-Max-Age` of preflight answers, in seconds; 5 when the route gave none (Gateway API). */
-  readonly maxAgeSeconds: number;
 }

@@ -3,8 +3,10 @@
  */
 
 export type * from "./auth.ts";
+export type * from "./filters.ts";
 export type * from "./gateway-model.ts";
 export type * from "./http-routes.ts";
 export type * from "./passthrough.ts";
 export type * from "./rate-limits.ts";
+export type * from "./route-limits.ts";
 export type * from "./source.ts";

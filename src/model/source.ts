@@ -18,6 +18,9 @@ export interface Problem {
   readonly reason: string;
   /** Human-readable explanation naming the offending field and value. */
   readonly message: string;
-  /** `error`: the object (or the named part) was left out; `warning`: served, but worth knowing. */
-  readonly severity: "error" | "warning";
+  /**
+   * `error`: the object (or the named part) was left out; `warning`: served, but worth knowing; `info`:
+   * served as asked, and a setting in it has no meaning here (an nginx tuning annotation).
+   */
+  readonly severity: "error" | "warning" | "info";
 }

@@ -65,6 +65,12 @@ export class GatewayMetrics {
     labelNames: ["listener", "reason"] as const,
     registers: [this.registry],
   });
+  private readonly droppedHeaderFields = new Counter({
+    name: "gatehouse_request_header_fields_dropped_total",
+    help: "Request header fields dropped because their name contains _ (--underscores-in-headers false, as nginx's underscores_in_headers off), by listener. On --front bun, repeated fields of one name count once.",
+    labelNames: ["listener"] as const,
+    registers: [this.registry],
+  });
   private readonly applies = new Counter({
     name: "gatehouse_config_applies_total",
     help: "Configuration snapshots translated and applied, by result.",
@@ -224,6 +230,10 @@ export class GatewayMetrics {
 
   tlsHandshakeFailure(listener: string, reason: string): void {
     this.tlsHandshakeFailures.inc({ listener, reason });
+  }
+
+  headerFieldsDropped(listener: string, count: number): void {
+    this.droppedHeaderFields.inc({ listener }, count);
   }
 
   upstreamError(backend: string, kind: "connect" | "timeout"): void {

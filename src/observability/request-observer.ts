@@ -18,7 +18,15 @@ export class MetricsAndAccessLog implements RequestObserver {
   ) {}
 
   begin(_req: Request): RequestInfo {
-    return { started: performance.now(), route: "", upstream: "", upstreamMs: -1, client: "" };
+    return {
+      started: performance.now(),
+      route: "",
+      upstream: "",
+      upstreamMs: -1,
+      client: "",
+      unlogged: false,
+      host: undefined,
+    };
   }
 
   end(info: RequestInfo, req: Request, res: Response): void {
@@ -27,7 +35,7 @@ export class MetricsAndAccessLog implements RequestObserver {
     const bytes = length === null ? -1 : Number(length);
     this.metrics.request(info.route || undefined, res.status, ms / 1000, bytes);
     const log = this.accessLog;
-    if (log === undefined || !log.wants()) return;
+    if (log === undefined || info.unlogged === true || !log.wants()) return;
     const url = req.url;
     const pathStart = url.indexOf("/", url.indexOf("//") + 2);
     const queryStart = url.indexOf("?", pathStart);
@@ -35,7 +43,8 @@ export class MetricsAndAccessLog implements RequestObserver {
       requestId: req.headers.get("x-request-id") ?? "",
       client: info.client,
       method: req.method,
-      host: req.headers.get("host") ?? "",
+      // The client's Host, not the one a URLRewrite set on the request for fetch.
+      host: (info.host === undefined ? req.headers.get("host") : info.host) ?? "",
       path: pathStart < 0 ? "/" : url.slice(pathStart, queryStart < 0 ? undefined : queryStart),
       status: res.status,
       bytes,
@@ -54,6 +63,10 @@ export class MetricsAndAccessLog implements RequestObserver {
     this.metrics.connectionRefused(reason);
   }
 
+  headerFieldsDropped(listener: string, count: number): void {
+    this.metrics.headerFieldsDropped(listener, count);
+  }
+
   tlsHandshakeFailed(listener: string, reason: string): void {
     this.metrics.tlsHandshakeFailure(listener, reason);
   }
@@ -63,7 +76,7 @@ export class MetricsAndAccessLog implements RequestObserver {
     const ms = performance.now() - info.started;
     this.metrics.request(info.route || undefined, ex.status, ms / 1000, ex.bytes);
     const log = this.accessLog;
-    if (log === undefined || !log.wants()) return;
+    if (log === undefined || info.unlogged === true || !log.wants()) return;
     log.write({
       requestId: ex.requestId,
       client: info.client,

@@ -4,6 +4,7 @@
  * route with a filter we cannot run answers 500 (and logs why on each hit), never a silent skip.
  */
 import type { Backend, GatewayModel, Listener, Route, VirtualHost } from "../model/index.ts";
+import { parseLocationTemplate } from "../model/location-template.ts";
 import { compileFilterChain, joinChains } from "./filters/chain.ts";
 import type { FilterChain } from "./filters/filter-types.ts";
 import { buildPathIndex } from "./match/path-index.ts";
@@ -101,7 +102,7 @@ function compileRoute(r: Route, index: number, ctx: CompileContext): CompiledRou
     pathType = PATH_PREFIX;
     pathValue = pathValue.replace(/\/+$/, "");
   } else if (r.match.path.type === "RegularExpression") {
-    pathRegex = compileAnchored(pathValue);
+    pathRegex = compileAnchored(pathValue, { ignoreCase: r.match.path.ignoreCase === true });
     pathType = pathRegex ? PATH_REGEX : PATH_NEVER;
     if (!pathRegex) dead(`path regex ${JSON.stringify(pathValue)} does not compile`);
   }
@@ -143,6 +144,7 @@ function compileRoute(r: Route, index: number, ctx: CompileContext): CompiledRou
     auth: r.auth,
     rateLimit: r.rateLimit,
     cors: hasCors(r),
+    accessLog: r.accessLog !== false,
   };
 }
 
@@ -189,7 +191,19 @@ function compileAction(r: Route, routeFilters: FilterChain, ctx: CompileContext)
       });
       return { kind: "Forward", pick: weightedPicker(choices), choices: choices.map((c) => c.value) };
     }
-    case "Redirect":
+    case "Redirect": {
+      const location = a.location === undefined ? undefined : parseLocationTemplate(a.location);
+      if (location !== undefined && !location.ok) {
+        const why = `redirect location ${JSON.stringify(a.location)}: ${location.message}`;
+        ctx.warn(`route ${r.name}: ${why}; its requests answer 500`);
+        return {
+          kind: "DirectResponse",
+          status: 500,
+          body: "Internal Server Error\n",
+          contentType: PLAIN_TEXT,
+          error: why,
+        };
+      }
       return {
         kind: "Redirect",
         scheme: a.scheme,
@@ -197,7 +211,11 @@ function compileAction(r: Route, routeFilters: FilterChain, ctx: CompileContext)
         port: a.port,
         path: a.path === undefined ? undefined : compilePathModifier(a.path),
         statusCode: a.statusCode,
+        ...(a.stripTrailingSlash === true ? { stripTrailingSlash: true } : {}),
+        ...(a.writeDefaultPort === true ? { writeDefaultPort: true } : {}),
+        ...(location !== undefined ? { location: location.parts } : {}),
       };
+    }
     case "DirectResponse":
       return {
         kind: "DirectResponse",

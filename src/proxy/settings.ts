@@ -33,6 +33,11 @@ export interface ProxySettings {
    * connection; larger ones, chunked ones and those that expect `100 Continue` are streamed. 0: none.
    */
   readonly requestBufferBytes: number;
+  /**
+   * Keep request header fields whose name contains `_` (nginx's `underscores_in_headers on`). False:
+   * both fronts drop them before routing, guards or forwarding read any field (nginx's default).
+   */
+  readonly underscoresInHeaders: boolean;
   readonly serverHeader: string;
   /** Bun's `idleTimeout` of the listeners, seconds; it also runs while a request waits for us. */
   readonly idleTimeoutSeconds: number;

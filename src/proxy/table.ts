@@ -12,8 +12,9 @@ import type {
   RouteTimeouts,
   SourceRef,
 } from "../model/index.ts";
+import type { LocationPart } from "../model/location-template.ts";
 import type { FilterChain } from "./filters/filter-types.ts";
-import type { ValueRegex } from "./match/regex/regex.ts";
+import type { CaptureRegex, ValueRegex } from "./match/regex/regex.ts";
 import type { ValueMatcher } from "./match/values.ts";
 
 /** Every listener of one model, plus what the compiler had to say about it. */
@@ -119,6 +120,8 @@ export interface CompiledRoute {
   /** Every request of the route passes a CORS filter (on the route or on every backend): a preflight it
    * answers then skips authentication and rate limits (request/guards.ts). */
   readonly cors: boolean;
+  /** Its requests are written to the access log (model `accessLog`; metrics count them either way). */
+  readonly accessLog: boolean;
 }
 
 export type CompiledAction = CompiledForward | CompiledRedirect | CompiledDirect;
@@ -148,6 +151,12 @@ export interface CompiledRedirect {
   readonly port: number | undefined;
   readonly path: CompiledPathModifier | undefined;
   readonly statusCode: number;
+  /** Model `stripTrailingSlash`; absent: false. */
+  readonly stripTrailingSlash?: boolean;
+  /** Model `writeDefaultPort`; absent: false. */
+  readonly writeDefaultPort?: boolean;
+  /** Model `location`, parsed once; when set, the whole Location is this filled in. */
+  readonly location?: readonly LocationPart[];
 }
 
 export interface CompiledDirect {
@@ -163,6 +172,8 @@ export interface CompiledDirect {
 export interface CompiledPathModifier {
   readonly full: boolean;
   readonly value: string;
+  /** `RegexSubstitute`: the pattern whose groups fill `value`'s `$1`…`$9`. */
+  readonly regex?: CaptureRegex;
 }
 
 /** An upstream with its endpoints as ready-made URL prefixes. */

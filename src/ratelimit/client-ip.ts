@@ -4,6 +4,9 @@
  * peer) is limited by its real address.
  */
 import { BlockList, isIP } from "node:net";
+import { parseCidr } from "./cidr.ts";
+
+export { parseCidr };
 
 /** A set of CIDRs (IPv4 and IPv6), compiled once per configuration. Undefined when empty. */
 export function cidrSet(cidrs: readonly string[]): BlockList | undefined {
@@ -14,19 +17,6 @@ export function cidrSet(cidrs: readonly string[]): BlockList | undefined {
     if (parsed) list.addSubnet(parsed.address, parsed.prefix, parsed.family);
   }
   return list;
-}
-
-/** `a.b.c.d/n`, `x::y/n`, or a bare address (a /32 or /128); undefined when malformed. */
-export function parseCidr(
-  cidr: string,
-): { address: string; prefix: number; family: "ipv4" | "ipv6" } | undefined {
-  const [address = "", bits, extra] = cidr.trim().split("/");
-  const version = isIP(address);
-  if (version === 0 || extra !== undefined) return undefined;
-  const max = version === 4 ? 32 : 128;
-  const prefix = bits === undefined ? max : /^\d{1,3}$/.test(bits) ? Number(bits) : Number.NaN;
-  if (!(prefix >= 0 && prefix <= max)) return undefined;
-  return { address, prefix, family: version === 4 ? "ipv4" : "ipv6" };
 }
 
 export function inSet(set: BlockList | undefined, address: string): boolean {

@@ -47,22 +47,4 @@ export const KNOWN_DIFFERENCES: readonly KnownDifference[] = [
       "as GET with a body: Bun.serve drops the body (the /admin in it reaches nothing); whether it forwards the GET before closing on the bytes that follow is a race",
     intermittent: true,
   },
-  {
-    probe: "raw byte 0xff in the path",
-    pairs: BUN_FRONT,
-    reason:
-      "Bun.serve reads the target as UTF-8 and forwards a byte that is not UTF-8 as U+FFFD (%EF%BF%BD): same route, another path upstream. Open: reported with issue 21",
-  },
-  ...["Transfer_Encoding: chunked (underscore)", "Content_Length: 5 (underscore)"].map((probe) => ({
-    probe,
-    pairs: ["raw-nginx", "bun-nginx"] as Pair[],
-    reason:
-      "Gatehouse forwards field names with _ (nginx drops them: underscores_in_headers off); a server that takes _ for - would frame the request by a field the gateway never applied. Open: reported with issue 21",
-  })),
-  {
-    probe: "X_Forwarded_For (underscore) beside the proxy's own",
-    pairs: ["raw-nginx", "bun-nginx"],
-    reason:
-      "Gatehouse forwards field names with _ (nginx drops them); a CGI-style backend (WSGI, Rack, PHP: one HTTP_X_FORWARDED_FOR for both) may read the client's X_Forwarded_For as the gateway's X-Forwarded-For. Open: reported with issue 21",
-  },
 ];

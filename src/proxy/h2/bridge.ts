@@ -7,7 +7,7 @@
  */
 import type { Http2ServerRequest, Http2ServerResponse } from "node:http2";
 import { Readable } from "node:stream";
-import type { ProxyServer } from "../request/websocket-relay.ts";
+import type { ProxyServer } from "../request/websocket/relay.ts";
 
 /** What the request path learns of the client's connection (a TLSSocket, or h2c's link to a raw socket). */
 export interface PeerSocket {
@@ -80,7 +80,7 @@ export function serverFacade(socketOf: (req: Request) => PeerSocket | undefined)
     timeout: () => {},
     upgrade: () => false,
   };
-  // The request path calls only these three (handler.ts, websocket-relay.ts); the rest of Server is not there.
+  // The request path calls only these three (handler.ts, websocket/relay.ts); the rest of Server is not there.
   return facade as unknown as ProxyServer;
 }
 

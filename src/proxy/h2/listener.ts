@@ -24,7 +24,7 @@ import type { TLSSocket } from "node:tls";
 import type { TLSCertificate } from "../../model/index.ts";
 import { logger } from "../../observability/logger.ts";
 import type { ListenerApp } from "../listeners/app.ts";
-import type { ProxyServer } from "../request/websocket-relay.ts";
+import type { ProxyServer } from "../request/websocket/relay.ts";
 import type { ListenerState } from "../settings.ts";
 import { serverFacade, writeResponse } from "./bridge.ts";
 import { misdirectedOn, misdirectedResponse } from "./misdirected.ts";

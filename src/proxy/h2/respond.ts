@@ -8,7 +8,7 @@ import type { Http2ServerRequest, Http2ServerResponse } from "node:http2";
 import { limitedLog } from "../../observability/log-limit.ts";
 import type { ListenerApp } from "../listeners/app.ts";
 import { errorResponse } from "../request/responses.ts";
-import type { ProxyServer } from "../request/websocket-relay.ts";
+import type { ProxyServer } from "../request/websocket/relay.ts";
 import type { ListenerState } from "../settings.ts";
 import { toRequest, writeResponse } from "./bridge.ts";
 

@@ -1,6 +1,6 @@
 /**
  * WebSocket (and any other HTTP/1.1 `Upgrade`) on an HTTP/2-capable HTTPS listener. The WebSocket proxy
- * (websocket-relay.ts) is built on Bun.serve's `upgrade()`, which node:http2's HTTP/1.1 fallback does not
+ * (request/websocket/relay.ts) is built on Bun.serve's `upgrade()`, which node:http2's HTTP/1.1 fallback does not
  * have; so the decrypted upgrade request and everything after it are relayed byte for byte to a private
  * Bun.serve of the same listener app on a unix socket, started on the first upgrade. The client's
  * address travels in RELAYED_CLIENT_HEADER (any copy the client sent is dropped first), the same
@@ -14,7 +14,7 @@ import { join } from "node:path";
 import type { Duplex } from "node:stream";
 import type { ServeOptions, Server } from "bun";
 import { RELAYED_CLIENT_HEADER } from "../request/client-address.ts";
-import type { ProxiedSocket } from "../request/websocket-relay.ts";
+import type { ProxiedSocket } from "../request/websocket/relay.ts";
 
 /** Bun.serve options of the private server, without an address (it gets a unix socket). */
 export type RelayServeOptions = Omit<

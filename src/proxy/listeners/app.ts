@@ -6,7 +6,7 @@ import { Hono } from "hono";
 import { limitedLog } from "../../observability/log-limit.ts";
 import { handleRequest } from "../request/handler.ts";
 import { errorResponse } from "../request/responses.ts";
-import type { ProxyServer } from "../request/websocket-relay.ts";
+import type { ProxyServer } from "../request/websocket/relay.ts";
 import type { ListenerState } from "../settings.ts";
 
 export type ListenerApp = Hono<{ Bindings: ProxyServer }>;

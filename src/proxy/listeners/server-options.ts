@@ -18,6 +18,8 @@ export interface GatewayServerOptions {
   clientBodyTimeoutMs?: number;
   /** Request bodies up to this size are read whole before an upstream is chosen (default 65 536; 0: none). */
   requestBufferBytes?: number;
+  /** Keep request header fields whose name contains `_` (default false: dropped, as nginx does). */
+  underscoresInHeaders?: boolean;
   /** Client connections open at once on the raw front's listeners (default 16 384; 0: no cap). */
   maxConnections?: number;
   /** Client connections open at once from one peer address (default 0: no cap; see admission.ts). */

@@ -15,7 +15,6 @@
 import type { Duplex } from "node:stream";
 import type { ServerWebSocket } from "bun";
 import type { GatewayModel } from "../../model/index.ts";
-import { limitedLog } from "../../observability/log-limit.ts";
 import { logger } from "../../observability/logger.ts";
 import { compile } from "../compile.ts";
 import { H2Listener } from "../h2/listener.ts";
@@ -24,9 +23,9 @@ import { ConnectionAdmission } from "../raw-front/admission.ts";
 import { RawFront, type ServingSocket } from "../raw-front/front.ts";
 import { takeRelayedClient } from "../request/client-address.ts";
 import { takeRelayedTls } from "../request/client-tls.ts";
-import { errorResponse } from "../request/responses.ts";
+import { failedResponse } from "../request/response-failure.ts";
 import { closeH2cSessions } from "../request/upstream-h2c.ts";
-import { type ProxiedSocket, type ProxyServer, websocketHandler } from "../request/websocket-relay.ts";
+import { type ProxiedSocket, type ProxyServer, websocketHandler } from "../request/websocket/relay.ts";
 import type { ListenerState, ProxySettings } from "../settings.ts";
 import type { ListenerTable } from "../table.ts";
 import { createListenerApp } from "./app.ts";
@@ -77,6 +76,7 @@ export class GatewayServer {
       upstreamSendTimeoutMs: Math.ceil(options.upstreamSendTimeoutMs ?? defaultUpstreamTimeoutMs),
       clientBodyTimeoutSeconds: Math.max(1, Math.ceil((options.clientBodyTimeoutMs ?? 60_000) / 1000)),
       requestBufferBytes: options.requestBufferBytes ?? 64 * 1024,
+      underscoresInHeaders: options.underscoresInHeaders ?? false,
       admission: new ConnectionAdmission(
         options.maxConnections ?? DEFAULT_MAX_CONNECTIONS,
         options.maxConnectionsPerPeer ?? 0,
@@ -253,11 +253,7 @@ export class GatewayServer {
             return app.fetch(req, srv);
           },
           websocket: websocketHandler(sockets),
-          error: (err) => {
-            const fields = { listener: lt.name, error: err.message };
-            limitedLog("error", lt.name, "unexpected error while serving a request", fields);
-            return errorResponse(500, serverHeader);
-          },
+          error: (err) => failedResponse(err, lt.name, serverHeader),
         },
         secure,
       );
@@ -307,11 +303,7 @@ export class GatewayServer {
       development: false,
       fetch: (req, srv) => app.fetch(req, srv),
       websocket: websocketHandler(sockets),
-      error: (err) => {
-        const fields = { listener: lt.name, error: err.message };
-        limitedLog("error", lt.name, "unexpected error while serving a request", fields);
-        return errorResponse(500, serverHeader);
-      },
+      error: (err) => failedResponse(err, lt.name, serverHeader),
     });
     state.boundPort = server.port ?? port;
     log.info("listener open", { listener: lt.name, address: server.hostname, port: state.boundPort });

@@ -3,7 +3,7 @@
  * linear-time engine (regex/regex.ts): no pattern the translator accepts can stall the event loop.
  */
 import type { HeaderMatch, QueryParamMatch } from "../../model/index.ts";
-import { compileRegex, type ValueRegex } from "./regex/regex.ts";
+import { compileRegex, type RegexOptions, type ValueRegex } from "./regex/regex.ts";
 
 export interface ValueMatcher {
   readonly name: string;
@@ -20,8 +20,8 @@ export function compileValueMatcher(m: HeaderMatch | QueryParamMatch): ValueMatc
 }
 
 /** A matcher for the whole value (as `^(?:v)$` would), or undefined when the engine refuses `v`. */
-export function compileAnchored(pattern: string): ValueRegex | undefined {
-  return compileRegex(pattern).regex;
+export function compileAnchored(pattern: string, options?: RegexOptions): ValueRegex | undefined {
+  return compileRegex(pattern, options).regex;
 }
 
 export function valueMatches(m: ValueMatcher, value: string | null | undefined): boolean {

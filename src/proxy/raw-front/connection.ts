@@ -310,7 +310,7 @@ export class ClientConnection implements ClientSide {
       this.scanFrom = Math.max(this.start, this.end - 2);
       return false;
     }
-    const head = parseRequestHead(buf, this.start, headEnd);
+    const head = parseRequestHead(buf, this.start, headEnd, this.state0.settings.underscoresInHeaders);
     this.start = headEnd;
     this.scanFrom = headEnd;
     if (typeof head === "number") {

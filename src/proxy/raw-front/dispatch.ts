@@ -10,6 +10,7 @@ import { findRoute, type HeaderLookup } from "../match/routes.ts";
 import { needsGuards } from "../request/guards.ts";
 import { refusedMethod } from "../request/methods.ts";
 import { type RequestInfo, startedInfo } from "../request/observer.ts";
+import { reportDropped } from "../request/underscored-fields.ts";
 import type { ClientSide, Exchange } from "./client-side.ts";
 import { runGuards } from "./edge-guards.ts";
 import { FastExchange } from "./fast-exchange.ts";
@@ -41,6 +42,8 @@ export function dispatch(conn: ClientSide, head: RequestHead): Exchange | undefi
   const state = conn.state0;
   const observer = state.settings.observer;
   const info: RequestInfo | undefined = observer === undefined ? undefined : startedInfo();
+  // The parser left them out already (request-head.ts); here the operator is told.
+  if (head.dropped.length > 0) reportDropped(state, head.dropped);
   const target = routingTarget(head.target);
   if (target === undefined) {
     answer(conn, head, info, 400, "", true);
@@ -53,7 +56,10 @@ export function dispatch(conn: ClientSide, head: RequestHead): Exchange | undefi
     answer(conn, head, info, 404, target.path, false);
     return undefined;
   }
-  if (info !== undefined) info.route = route.name;
+  if (info !== undefined) {
+    info.route = route.name;
+    info.unlogged = !route.accessLog;
+  }
   if (refusedMethod(head.method, route)) {
     answer(conn, head, info, 405, target.path, false);
     return undefined;
@@ -79,7 +85,7 @@ export function dispatch(conn: ClientSide, head: RequestHead): Exchange | undefi
       return new GuardedExchange(conn, head, target, route, choice, info, result);
     }
   }
-  return new RelayedExchange(conn, head, conn.internalEndpoint);
+  return new RelayedExchange(conn, head, conn.internalEndpoint, route.timeouts);
 }
 
 function answer(

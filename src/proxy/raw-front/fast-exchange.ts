@@ -110,8 +110,9 @@ function routeLimits(route: CompiledRoute, head: RequestHead, conn: ClientSide):
   const retry = route.retry;
   return {
     attemptMs: limit(t?.backendRequestMs ?? t?.requestMs ?? defaultMs),
-    readGapMs: conn.state0.settings.upstreamReadTimeoutMs,
-    sendGapMs: conn.state0.settings.upstreamSendTimeoutMs,
+    readGapMs: limit(t?.readGapMs ?? conn.state0.settings.upstreamReadTimeoutMs),
+    sendGapMs: limit(t?.sendGapMs ?? conn.state0.settings.upstreamSendTimeoutMs),
+    connectMs: t?.connectMs === undefined ? Number.POSITIVE_INFINITY : limit(t.connectMs),
     deadline: t?.requestMs ? performance.now() + t.requestMs : Number.POSITIVE_INFINITY,
     attempts: retry !== undefined && head.bodyKind === BODY_NONE ? 1 + Math.max(0, retry.attempts) : 1,
     retryCodes: retry?.codes ?? [],

@@ -23,7 +23,7 @@ import type { ClientCertificateValidation, TLSCertificate } from "../../model/in
 import { limitedLog } from "../../observability/log-limit.ts";
 import { H2SessionServer } from "../h2/session-server.ts";
 import type { ListenerApp } from "../listeners/app.ts";
-import type { ProxiedSocket, ProxyServer } from "../request/websocket-relay.ts";
+import type { ProxiedSocket, ProxyServer } from "../request/websocket/relay.ts";
 import type { ListenerState } from "../settings.ts";
 import { ClientConnection } from "./connection.ts";
 import { H2cLink } from "./h2c-handoff.ts";

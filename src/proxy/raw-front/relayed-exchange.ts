@@ -7,9 +7,11 @@
  * RELAYED_TLS_HEADER), which the internal listener trusts. The app does its own metrics and access log for these requests.
  */
 
+import type { RouteTimeouts } from "../../model/index.ts";
 import { limitedLog } from "../../observability/log-limit.ts";
 import { RELAYED_CLIENT_HEADER } from "../request/client-address.ts";
 import { RELAYED_TLS_HEADER, relayedTlsValue } from "../request/client-tls.ts";
+import { limit } from "../request/forward.ts";
 import type { ClientSide, TlsSession } from "./client-side.ts";
 import { framing, type UpstreamRequest } from "./http1/head-to-upstream.ts";
 import type { RequestHead } from "./http1/request-head.ts";
@@ -32,14 +34,16 @@ export class RelayedExchange extends UpstreamExchange {
     conn: ClientSide,
     head: RequestHead,
     private readonly endpoint: string,
+    /** The route's own time limits, when the request matched one (the app applies the rest). */
+    timeouts?: RouteTimeouts,
   ) {
     // The app applies the route's limits to response headers; the front adds the read and send gaps, which
     // the app's fetch cannot (a stalled upstream stalls the app: cutting it cancels the app's fetch).
     const settings = conn.state0.settings;
     const limits = {
       ...NO_LIMITS,
-      readGapMs: settings.upstreamReadTimeoutMs,
-      sendGapMs: settings.upstreamSendTimeoutMs,
+      readGapMs: limit(timeouts?.readGapMs ?? settings.upstreamReadTimeoutMs),
+      sendGapMs: limit(timeouts?.sendGapMs ?? settings.upstreamSendTimeoutMs),
     };
     super(conn, head, limits, []);
     this.start();

@@ -5,7 +5,7 @@
  * (always overwriting whatever a client sent under that name). Only the internal listener reads it
  * (`takeRelayedClient`): on a public listener the header means nothing and is passed on like any other.
  */
-import type { ProxyServer } from "./websocket-relay.ts";
+import type { ProxyServer } from "./websocket/relay.ts";
 
 export const RELAYED_CLIENT_HEADER = "x-gatehouse-relayed-client";
 

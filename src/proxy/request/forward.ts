@@ -5,7 +5,8 @@
  * `bufferBytes` is read whole first (nginx's `proxy_request_buffering`: a slow sender holds no upstream
  * connection), a larger or chunked one is streamed. Timeouts cover connect
  * to response headers only — the timer is cleared once headers arrive, so a long download is not cut;
- * a streamed body is abandoned when the upstream stops taking it for `sendGapMs` (upload-watch.ts).
+ * a streamed body is abandoned when the upstream stops taking it for `sendGapMs` (upload-watch.ts), and an
+ * endpoint that cannot be connected to within `connectMs` is found as connect-watch.ts says.
  * `backendRequestMs` bounds each attempt (the route's `requestMs`, then the gateway default, when
  * unset); `requestMs` bounds all attempts and backoffs together; 0 disables either. Failures map to 502
  * (connect/reset) and 504 (timeout), each failed attempt reported to the observer; a client that
@@ -18,6 +19,7 @@ import { MAX_RESPONSE_HEAD_BYTES } from "../../model/http-syntax.ts";
 import type { LimitedLog } from "../../observability/log-limit.ts";
 import type { RequestContext } from "../filters/filter-types.ts";
 import { type CompiledBackend, type CompiledRoute, nextEndpoint } from "../table.ts";
+import { watchConnect } from "./connect-watch.ts";
 import { stripHopByHop } from "./hop-by-hop.ts";
 import type { RequestObserver } from "./observer.ts";
 import { readBodyWithin } from "./read-body.ts";
@@ -66,6 +68,8 @@ export async function forward(
   }
   const t = route.timeouts;
   const attemptMs = limit(t?.backendRequestMs ?? t?.requestMs ?? defaultTimeoutMs);
+  const sendGapMs = t?.sendGapMs !== undefined ? limit(t.sendGapMs) : buffering.sendGapMs;
+  const connectMs = t?.connectMs !== undefined ? limit(t.connectMs) : Number.POSITIVE_INFINITY;
   const deadline = t?.requestMs ? performance.now() + t.requestMs : Number.POSITIVE_INFINITY;
   const retry = route.retry;
   const attempts = retry !== undefined && body === null ? 1 + Math.max(0, retry.attempts) : 1;
@@ -77,10 +81,11 @@ export async function forward(
     const ctrl = new AbortController();
     let timedOut = false;
     let sendStalled = false;
+    let unreachable = false;
     // A streamed body is watched for an upstream that stops taking it (forward() runs one attempt then).
     const upload =
-      body instanceof ReadableStream && buffering.sendGapMs !== Number.POSITIVE_INFINITY
-        ? watchedUpload(body, buffering.sendGapMs, () => {
+      body instanceof ReadableStream && sendGapMs !== Number.POSITIVE_INFINITY
+        ? watchedUpload(body, sendGapMs, () => {
             sendStalled = timedOut = true;
             ctrl.abort();
           })
@@ -92,6 +97,14 @@ export async function forward(
             timedOut = true;
             ctrl.abort();
           }, ms);
+    // nginx's proxy_connect_timeout, as near as fetch allows (connect-watch.ts).
+    const stopWatch =
+      connectMs < ms
+        ? watchConnect(base, connectMs, () => {
+            unreachable = timedOut = true;
+            ctrl.abort();
+          })
+        : undefined;
     // A client that goes away cancels the upstream request too (long polls would pile up otherwise).
     const onClientGone = () => ctrl.abort();
     req.signal.addEventListener("abort", onClientGone);
@@ -122,20 +135,24 @@ export async function forward(
         backend: backend.id,
         endpoint: base,
         attempt,
-        error: sendStalled
-          ? `upstream took no request bytes for ${buffering.sendGapMs} ms`
-          : timedOut
-            ? `no response headers within ${Math.round(ms)} ms`
-            : String(err),
+        error: unreachable
+          ? `could not connect within ${connectMs} ms (no response headers, and a probe could not connect either)`
+          : sendStalled
+            ? `upstream took no request bytes for ${sendGapMs} ms`
+            : timedOut
+              ? `no response headers within ${Math.round(ms)} ms`
+              : String(err),
       });
       observer?.upstreamFailed?.(backend.id, timedOut ? "timeout" : "connect");
-      if (attempt < attempts && (!timedOut || (retry?.codes.includes(504) ?? false))) {
+      // A connect that timed out is a failed connection: retried as one.
+      if (attempt < attempts && (!timedOut || unreachable || (retry?.codes.includes(504) ?? false))) {
         await backoff(retry?.backoffMs);
         continue;
       }
       return status;
     } finally {
       clearTimeout(timer);
+      stopWatch?.();
       req.signal.removeEventListener("abort", onClientGone);
     }
     if (headBytes(res) > MAX_RESPONSE_HEAD_BYTES) {

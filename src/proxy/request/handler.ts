@@ -21,8 +21,9 @@ import type { RequestInfo } from "./observer.ts";
 import { buildLocation } from "./redirect.ts";
 import { parseRequestTarget, type RequestTarget } from "./request-target.ts";
 import { errorResponse, textResponse } from "./responses.ts";
-import { forwardWebSocket } from "./websocket-forward.ts";
-import { isWebSocketUpgrade, type ProxyServer } from "./websocket-relay.ts";
+import { dropUnderscoredFields, reportDropped } from "./underscored-fields.ts";
+import { forwardWebSocket } from "./websocket/forward.ts";
+import { isWebSocketUpgrade, type ProxyServer } from "./websocket/relay.ts";
 
 const log = logger.child({ component: "proxy" });
 
@@ -34,6 +35,11 @@ export function handleRequest(
 ): Response | Promise<Response> {
   const table = state.table;
   const server = state.settings.serverHeader;
+  // First, so that no header match, guard or forwarded field sees them (underscored-fields.ts).
+  if (!state.settings.underscoresInHeaders) {
+    const dropped = dropUnderscoredFields(req.headers);
+    if (dropped !== undefined) reportDropped(state, dropped);
+  }
   const target = parseRequestTarget(req.url);
   if (target === undefined) return errorResponse(400, server);
   const rawHost = req.headers.get("host");
@@ -42,7 +48,11 @@ export function handleRequest(
   const route =
     vh === undefined ? undefined : findRoute(vh, target.path, req.method, req.headers, target.query);
   if (route === undefined) return errorResponse(404, server);
-  if (info !== undefined) info.route = route.name;
+  if (info !== undefined) {
+    info.route = route.name;
+    info.unlogged = !route.accessLog;
+    info.host = rawHost;
+  }
   if (refusedMethod(req.method, route)) return errorResponse(405, server);
   if (needsGuards(route)) {
     return guarded(

@@ -16,6 +16,11 @@ export interface RequestInfo {
   upstreamMs: number;
   /** Client address, once looked up. */
   client: string;
+  /** The route matched keeps its requests out of the access log (set with `route`; metrics still count). */
+  unlogged?: boolean;
+  /** The Host the client sent, kept by the full request path once a route matched (a URLRewrite or
+   * upstream-vhost changes the request's own Host header for fetch). */
+  host?: string | null;
 }
 
 export interface RequestObserver {
@@ -41,6 +46,11 @@ export interface RequestObserver {
   tlsHandshakeFailed?(listener: string, reason: string): void;
   /** A client connection was refused by a cap (`total` or `per_peer`, raw-front/admission.ts). Optional. */
   connectionRefused?(reason: string): void;
+  /**
+   * `count` request header fields with `_` in their name were dropped from one request on `listener`
+   * (underscored-fields.ts). Called only when some were, so other requests pay nothing. Optional.
+   */
+  headerFieldsDropped?(listener: string, count: number): void;
 }
 
 /** `connect`: refused, reset or an unreadable answer before response headers (502); `timeout`: no
@@ -62,5 +72,13 @@ export interface RawExchange {
 
 /** A fresh RequestInfo for a request that arrived now. */
 export function startedInfo(): RequestInfo {
-  return { started: performance.now(), route: "", upstream: "", upstreamMs: -1, client: "" };
+  return {
+    started: performance.now(),
+    route: "",
+    upstream: "",
+    upstreamMs: -1,
+    client: "",
+    unlogged: false,
+    host: undefined,
+  };
 }

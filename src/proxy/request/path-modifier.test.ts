@@ -1,5 +1,5 @@
 import { expect, test } from "bun:test";
-import { modifyPath } from "./path-modifier.ts";
+import { compilePathModifier, modifyPath } from "./path-modifier.ts";
 
 // The table from the Gateway API HTTPPathModifier documentation (prefix already without trailing slash).
 test.each([
@@ -20,4 +20,27 @@ test.each([
 
 test("ReplaceFullPath ignores the prefix", () => {
   expect(modifyPath("/foo/bar", "/foo", { full: true, value: "/new" })).toBe("/new");
+});
+
+// ingress-nginx's rewrite-target: the whole path becomes the target with the groups of the path regex.
+test.each([
+  ["/something/new/x", "/$2", "/new/x"],
+  ["/something", "/$2", "/"],
+  ["/SOMETHING/a", "/$2", "/a"],
+  ["/something/a", "$2", "/a"],
+  ["/something/a", "/v1/$2/$9", "/v1/a/"],
+  ["/something/a", "/fixed", "/fixed"],
+])("RegexSubstitute %s with target %s → %s", (path, value, want) => {
+  const m = compilePathModifier({
+    type: "RegexSubstitute",
+    value,
+    pattern: "(?:/something(/|$)(.*))[\\s\\S]*",
+    ignoreCase: true,
+  });
+  expect(modifyPath(path, "", m)).toBe(want);
+});
+
+test("RegexSubstitute on a path its pattern does not take leaves it as it is", () => {
+  const m = compilePathModifier({ type: "RegexSubstitute", value: "/$1", pattern: "/a/(.*)" });
+  expect(modifyPath("/b/c", "", m)).toBe("/b/c");
 });

@@ -5,9 +5,15 @@
  * `/foo` → `/`).
  */
 import type { PathModifier } from "../../model/index.ts";
+import { type CaptureRegex, compileRegex } from "../match/regex/regex.ts";
 import type { CompiledPathModifier } from "../table.ts";
 
 export function compilePathModifier(m: PathModifier): CompiledPathModifier {
+  if (m.type === "RegexSubstitute") {
+    // The translator checked the pattern with this engine; one it refuses leaves the path as it is.
+    const regex = compileRegex(m.pattern ?? "", { ignoreCase: m.ignoreCase === true }).regex;
+    return { full: false, value: m.value, ...(regex ? { regex } : {}) };
+  }
   return { full: m.type === "ReplaceFullPath", value: m.value };
 }
 
@@ -16,8 +22,21 @@ export function compilePathModifier(m: PathModifier): CompiledPathModifier {
  */
 export function modifyPath(path: string, prefix: string, m: CompiledPathModifier): string {
   if (m.full) return m.value === "" ? "/" : m.value;
+  if (m.regex !== undefined) return substitute(path, m.regex, m.value);
   const rest = path.slice(prefix.length);
   const v = m.value;
   const out = v.charCodeAt(v.length - 1) === 47 && rest.charCodeAt(0) === 47 ? v + rest.slice(1) : v + rest;
   return out === "" ? "/" : out;
+}
+
+/**
+ * nginx's `rewrite "(?i)<path>" <target>` as ingress-nginx writes it: the whole path becomes `target` with
+ * `$1`…`$9` replaced by the groups (a group that took no part is empty); a result that lost its leading
+ * `/` gets one back, since a request target must start with it.
+ */
+function substitute(path: string, regex: CaptureRegex, target: string): string {
+  const groups = regex.exec(path);
+  if (groups === null) return path;
+  const out = target.replace(/\$([1-9])/g, (_, d: string) => groups[Number(d)] ?? "");
+  return out.charCodeAt(0) === 47 ? out : `/${out}`;
 }

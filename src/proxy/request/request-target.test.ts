@@ -26,6 +26,15 @@ describe("parseRequestTarget", () => {
     }
   });
 
+  test("refuses U+FFFD (what Bun.serve makes of target bytes that are not UTF-8), in path or query", () => {
+    for (const t of ["/a%EF%BF%BD", "/a%ef%bf%bd", "/a?q=x%EF%bf%BDy"])
+      expect(parseRequestTarget(`http://h${t}`)).toBeUndefined();
+    expect(parseRequestTarget("http://h/a%EF%BF%BC?q=%EF%BF")).toEqual({
+      path: "/a%EF%BF%BC",
+      query: "?q=%EF%BF",
+    });
+  });
+
   test("decodes unreserved escapes so they cannot dodge a route", () => {
     expect(parseRequestTarget("http://h/%61dmin/%7Euser")?.path).toBe("/admin/~user");
   });

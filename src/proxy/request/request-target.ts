@@ -6,6 +6,9 @@
  * an upstream acts on: encoded `/`, `\` and NUL, malformed escapes, and fragments. Runs of `/` are
  * merged (nginx's `merge_slashes`): Bun's fetch sends `//admin` upstream as `/admin`, so a path must be
  * matched as it will be forwarded, or `//admin` would slip past an `Exact /admin` route to reach it.
+ * A target with U+FFFD in it (`%EF%BF%BD`) is refused too: it is what Bun.serve makes of target bytes
+ * that are not UTF-8, which cannot be told apart from it here; the raw front refuses those bytes
+ * themselves (raw-front/http1/target-path.ts), so the same bytes are refused on both fronts.
  */
 
 /** Path (never empty, starts with `/`) and query (`""` or starting with `?`). */
@@ -25,6 +28,7 @@ export function parseRequestTarget(url: string): RequestTarget | undefined {
     if (start < 0) return { path: "/", query: "" };
   }
   if (url.indexOf("#", start) >= 0) return undefined;
+  if (hasEncodedReplacement(url, start)) return undefined;
   const q = url.indexOf("?", start);
   let path = q < 0 ? (start === 0 ? url : url.slice(start)) : url.slice(start, q);
   const query = q < 0 ? "" : url.slice(q);
@@ -70,6 +74,16 @@ export function normaliseEscapes(path: string): string | undefined {
 }
 
 const HEX = "0123456789ABCDEF";
+
+/** `%EF%BF%BD` (hex in either case) in `s` from `from` on: U+FFFD percent-encoded as UTF-8. */
+function hasEncodedReplacement(s: string, from: number): boolean {
+  for (let i = s.indexOf("%", from); i >= 0 && i + 9 <= s.length; i = s.indexOf("%", i + 1)) {
+    if (s.charCodeAt(i + 3) === 37 && s.charCodeAt(i + 6) === 37 && s.slice(i, i + 9).toUpperCase() === FFFD)
+      return true;
+  }
+  return false;
+}
+const FFFD = "%EF%BF%BD";
 
 function hexValue(c: number): number {
   if (c >= 48 && c <= 57) return c - 48;

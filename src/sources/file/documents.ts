@@ -1,5 +1,6 @@
-import { parseAllDocuments } from "yaml";
+import type * as Yaml from "yaml";
 import { isKnownKind, type KnownKind, parseObject, unknownFieldsWarning } from "../schema/index.ts";
+import { nativeDocuments } from "./native-yaml.ts";
 
 /**
  * Kinds without a namespace. Everything else we read is namespaced and gets `default` when the YAML
@@ -57,26 +58,12 @@ export interface SkippedDoc {
  * half-saved file never serves half its objects.
  */
 export function parseFileText(text: string): FileParse {
-  const docs = parseAllDocuments(text, { prettyErrors: true });
-  for (const [i, doc] of docs.entries()) {
-    const err = doc.errors[0];
-    if (err) return { syntaxError: `YAML syntax error in document ${i}: ${firstLine(err.message)}`, ...none };
-  }
+  const read = readDocuments(text);
+  if ("syntaxError" in read) return { syntaxError: read.syntaxError, ...none };
   const entries: Entry[] = [];
   const problems: DocProblem[] = [];
   const skipped: SkippedDoc[] = [];
-  for (const [docIndex, doc] of docs.entries()) {
-    if (doc.contents === null) continue;
-    let raw: unknown;
-    try {
-      // A low alias limit refuses "billion laughs" documents instead of expanding them.
-      raw = doc.toJS({ maxAliasCount: 100 });
-    } catch (err) {
-      return {
-        syntaxError: `YAML error in document ${docIndex}: ${firstLine((err as Error).message)}`,
-        ...none,
-      };
-    }
+  for (const [docIndex, raw] of read.documents.entries()) {
     if (raw === null || raw === undefined) continue;
     const rec = raw as Record<string, unknown>;
     const items = isObject(raw) && rec.kind === "List" ? rec.items : undefined;
@@ -99,6 +86,50 @@ export function parseFileText(text: string): FileParse {
 }
 
 const none = { entries: [], problems: [], skipped: [] } as const;
+
+/** Set for the test suite and conformance (test/setup.ts), as the translator's own self-checks are. */
+const checkingNative = process.env.GATEHOUSE_TRANSLATE_CHECK === "1";
+
+/**
+ * The value of each document of a file (undefined or null: empty), or why the file is not YAML. Bun's
+ * native parser where native-yaml.ts vouches for it, else the yaml package, loaded only then (it is a
+ * third of `gatehouse translate`'s start). Under GATEHOUSE_TRANSLATE_CHECK every native read is
+ * compared with the yaml package's.
+ */
+function readDocuments(text: string): { documents: readonly unknown[] } | { syntaxError: string } {
+  const native = nativeDocuments(text);
+  if (native === undefined) return yamlPackageDocuments(text);
+  if (checkingNative) {
+    const reference = yamlPackageDocuments(text);
+    const same = "documents" in reference && reference.documents.length === native.length;
+    if (!same || !reference.documents.every((d, i) => Bun.deepEquals(d ?? null, native[i], true))) {
+      const message = "Bun.YAML read a file differently from the yaml package";
+      console.error(message, JSON.stringify(text));
+      throw new Error(message);
+    }
+  }
+  return { documents: native };
+}
+
+/** The yaml package's reading: its error messages, and an alias limit that refuses "billion laughs". */
+export function yamlPackageDocuments(text: string): { documents: unknown[] } | { syntaxError: string } {
+  const { parseAllDocuments } = require("yaml") as typeof Yaml;
+  const docs = parseAllDocuments(text, { prettyErrors: true });
+  for (const [i, doc] of docs.entries()) {
+    const err = doc.errors[0];
+    if (err) return { syntaxError: `YAML syntax error in document ${i}: ${firstLine(err.message)}` };
+  }
+  const documents: unknown[] = [];
+  for (const [i, doc] of docs.entries()) {
+    try {
+      // A low alias limit refuses "billion laughs" documents instead of expanding them.
+      documents.push(doc.contents === null ? undefined : doc.toJS({ maxAliasCount: 100 }));
+    } catch (err) {
+      return { syntaxError: `YAML error in document ${i}: ${firstLine((err as Error).message)}` };
+    }
+  }
+  return { documents };
+}
 
 type Validated =
   | { readonly entry: Omit<Entry, "docIndex"> }

@@ -1,8 +1,8 @@
 import { z } from "zod";
+import { policyGroup } from "./groups.ts";
 import { objectMeta } from "./meta.ts";
 
-/** Our API group for policies (GEP-713 direct attachment). */
-export const policyGroup = "gatehouse.dev";
+export { policyGroup };
 
 /** LocalPolicyTargetReferenceWithSectionName (GEP-713): same namespace as the policy. */
 export const policyTargetRef = z

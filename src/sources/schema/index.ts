@@ -1,29 +1,108 @@
 import type { z } from "zod";
 import type { ResourceSnapshot } from "../snapshot.ts";
-import { authPolicy } from "./auth-policy.ts";
-import { endpointSlice, secret, service } from "./core.ts";
-import { gateway, gatewayClass, httpRoute, namespace, referenceGrant } from "./gateway.ts";
-import { ingress, ingressClass } from "./networking.ts";
-import { rateLimitPolicy } from "./policies.ts";
-import { tlsRoute } from "./tlsroute.ts";
+import type * as AuthPolicySchemas from "./auth-policy.ts";
+import type * as CoreSchemas from "./core.ts";
+import type * as GatewaySchemas from "./gateway.ts";
+import type * as NetworkingSchemas from "./networking.ts";
+import type * as PolicySchemas from "./policies.ts";
+import type * as TLSRouteSchemas from "./tlsroute.ts";
 import { describeUnknownFields, unknownFields } from "./unknown-fields.ts";
+
+/**
+ * The schema modules, each loaded (and its schemas built) when an object of one of its kinds is first
+ * read: building every schema took a fifth of the start of a `gatehouse translate` that reads a few
+ * Ingresses. `require`, not `import()`: validation is synchronous.
+ */
+const modules = {
+  authPolicy: () => require("./auth-policy.ts") as typeof AuthPolicySchemas,
+  core: () => require("./core.ts") as typeof CoreSchemas,
+  gateway: () => require("./gateway.ts") as typeof GatewaySchemas,
+  networking: () => require("./networking.ts") as typeof NetworkingSchemas,
+  policies: () => require("./policies.ts") as typeof PolicySchemas,
+  tlsRoute: () => require("./tlsroute.ts") as typeof TLSRouteSchemas,
+};
 
 /** Each kind we read: its schema and the snapshot field its objects go into. */
 export const knownKinds = {
-  IngressClass: { schema: ingressClass, field: "ingressClasses" },
-  Ingress: { schema: ingress, field: "ingresses" },
-  Service: { schema: service, field: "services" },
-  EndpointSlice: { schema: endpointSlice, field: "endpointSlices" },
-  Secret: { schema: secret, field: "secrets" },
-  Namespace: { schema: namespace, field: "namespaces" },
-  GatewayClass: { schema: gatewayClass, field: "gatewayClasses" },
-  Gateway: { schema: gateway, field: "gateways" },
-  HTTPRoute: { schema: httpRoute, field: "httpRoutes" },
-  TLSRoute: { schema: tlsRoute, field: "tlsRoutes" },
-  ReferenceGrant: { schema: referenceGrant, field: "referenceGrants" },
-  AuthPolicy: { schema: authPolicy, field: "authPolicies" },
-  RateLimitPolicy: { schema: rateLimitPolicy, field: "rateLimitPolicies" },
-} as const satisfies Record<string, { schema: z.ZodType; field: keyof ResourceSnapshot }>;
+  IngressClass: {
+    field: "ingressClasses",
+    get schema() {
+      return modules.networking().ingressClass;
+    },
+  },
+  Ingress: {
+    field: "ingresses",
+    get schema() {
+      return modules.networking().ingress;
+    },
+  },
+  Service: {
+    field: "services",
+    get schema() {
+      return modules.core().service;
+    },
+  },
+  EndpointSlice: {
+    field: "endpointSlices",
+    get schema() {
+      return modules.core().endpointSlice;
+    },
+  },
+  Secret: {
+    field: "secrets",
+    get schema() {
+      return modules.core().secret;
+    },
+  },
+  Namespace: {
+    field: "namespaces",
+    get schema() {
+      return modules.gateway().namespace;
+    },
+  },
+  GatewayClass: {
+    field: "gatewayClasses",
+    get schema() {
+      return modules.gateway().gatewayClass;
+    },
+  },
+  Gateway: {
+    field: "gateways",
+    get schema() {
+      return modules.gateway().gateway;
+    },
+  },
+  HTTPRoute: {
+    field: "httpRoutes",
+    get schema() {
+      return modules.gateway().httpRoute;
+    },
+  },
+  TLSRoute: {
+    field: "tlsRoutes",
+    get schema() {
+      return modules.tlsRoute().tlsRoute;
+    },
+  },
+  ReferenceGrant: {
+    field: "referenceGrants",
+    get schema() {
+      return modules.gateway().referenceGrant;
+    },
+  },
+  AuthPolicy: {
+    field: "authPolicies",
+    get schema() {
+      return modules.authPolicy().authPolicy;
+    },
+  },
+  RateLimitPolicy: {
+    field: "rateLimitPolicies",
+    get schema() {
+      return modules.policies().rateLimitPolicy;
+    },
+  },
+} as const satisfies Record<string, { readonly schema: z.ZodType; readonly field: keyof ResourceSnapshot }>;
 
 export type KnownKind = keyof typeof knownKinds;
 

@@ -1,5 +1,5 @@
-import { isIP } from "node:net";
 import type { HostMatchType } from "../../model/index.ts";
+import { isIP } from "../../model/ip-syntax.ts";
 
 /** A virtual host's name and how it matches; `*` with `Any` for rules that name no host. */
 export interface HostPattern {

@@ -27,6 +27,15 @@ export function ingressDefaultBackendRouteName(namespace: string, name: string):
   return `ingress/${namespace}/${name}/default-backend`;
 }
 
+/**
+ * `<main route>/canary/<how>`: a route a canary Ingress adds beside the main Ingress's route it joins
+ * (`how`: header, header-never, cookie, cookie-never). Under the main route's name, since it inherits
+ * that route's settings and is reported with it.
+ */
+export function ingressCanaryRouteName(mainRoute: string, how: string): string {
+  return `${mainRoute}/canary/${how}`;
+}
+
 /** `httproute/<ns>/<name>`: the prefix of every route an HTTPRoute makes. */
 export function httpRouteName(namespace: string, name: string): string {
   return `httproute/${namespace}/${name}`;

@@ -1,4 +1,4 @@
-import { createPrivateKey, X509Certificate } from "node:crypto";
+import type * as Crypto from "node:crypto";
 import type { Secret } from "../../sources/schema/core.ts";
 
 /** A usable certificate and key read from a `kubernetes.io/tls` Secret. */
@@ -28,7 +28,10 @@ export function readTLSSecret(secret: Secret, nowMs?: number): TLSSecretPems | s
   const certPem = read("tls.crt");
   const keyPem = read("tls.key");
   if (!certPem || !keyPem) return "needs both tls.crt and tls.key";
-  let cert: X509Certificate;
+  // Loaded at the first Secret: node:crypto (and the streams it loads) is a tenth of the start of a
+  // `gatehouse translate` that reads none.
+  const { createPrivateKey, X509Certificate } = require("node:crypto") as typeof Crypto;
+  let cert: Crypto.X509Certificate;
   try {
     cert = new X509Certificate(certPem);
   } catch {
@@ -48,7 +51,7 @@ export function readTLSSecret(secret: Secret, nowMs?: number): TLSSecretPems | s
 }
 
 /** `DNS:a.com, DNS:*.b.com, IP Address:…` → `["a.com", "*.b.com"]`. */
-function dnsNamesOf(cert: X509Certificate): string[] {
+function dnsNamesOf(cert: Crypto.X509Certificate): string[] {
   return (cert.subjectAltName ?? "")
     .split(",")
     .map((s) => s.trim())

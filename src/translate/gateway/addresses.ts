@@ -2,7 +2,7 @@
  * Where each Gateway binds: its own `spec.addresses`, else an address of the `--gateway-address-pool`
  * (an IPv4 CIDR), else the process-wide bind address.
  */
-import { isIP, isIPv4 } from "node:net";
+import { isIP, isIPv4 } from "../../model/ip-syntax.ts";
 import type { Gateway } from "../../sources/schema/gateway.ts";
 import { arrayOf, nameOf, namespaceOf } from "../common/objects.ts";
 import { compareStrings } from "../common/sort.ts";

@@ -21,6 +21,8 @@ export interface BackendTarget {
 export interface RouteCandidate extends ConflictCandidate {
   readonly name: string;
   readonly backend: BackendTarget;
+  /** The rule's path as written (a regex under use-regex or rewrite-target); absent for default backends. */
+  readonly written?: string;
 }
 
 /** What one Ingress contributes, before it meets the other Ingresses. */
@@ -85,6 +87,7 @@ export function translateIngress(ingress: Ingress): IngressTranslation {
         ruleIndex: i,
         pathIndex: j,
         backend,
+        written: typeof p.path === "string" && p.path !== "" ? p.path : "/",
       });
     });
   });

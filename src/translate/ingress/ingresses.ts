@@ -8,12 +8,17 @@
  * 3. rule conflicts across all Ingresses: same host, path type and path, oldest wins (path-conflicts.ts);
  * 4. default backends placed where no rule serves `Prefix /`, then their conflicts (default-backend.ts);
  * 5. backends resolved through Services and EndpointSlices, routes grouped into virtual hosts and
- *    sorted by precedence (virtual-hosts.ts, common/backends.ts, common/sort.ts);
- * 6. the routes of Ingresses asking for access controls Gatehouse does not enforce answer 403
- *    (annotations/audit.ts), unless the operator allows them open;
+ *    sorted by precedence (virtual-hosts.ts, common/backends.ts, common/sort.ts); canary Ingresses,
+ *    left out of steps 3–4, join the main routes of their paths (canary.ts); hosts with use-regex or
+ *    rewrite-target get ingress-nginx's regex paths (annotations/regex-paths.ts);
+ * 6. each Ingress's honoured annotations edit its routes (annotations/families.ts; service-upstream.ts
+ *    points them at their Services' cluster IPs), and the host-level ones edit the virtual hosts
+ *    (annotations/host-edits.ts: app-root, server-alias, from-to-www-redirect); then the routes of
+ *    Ingresses asking for access controls Gatehouse does not enforce answer 403 (annotations/audit.ts),
+ *    unless the operator allows them open;
  * 7. the default HTTP listener, always present so the gateway listens even with no routes;
  * 8. `spec.tls`: the certificates of the default HTTPS listener, which serves the same virtual hosts
- *    (tls.ts).
+ *    (tls.ts); an alias or www name takes its host's certificate where that covers it (host-edits.ts).
  */
 import type { Backend, Listener, Problem, RouteAction, VirtualHost } from "../../model/index.ts";
 import type { Ingress } from "../../sources/schema/networking.ts";
@@ -24,6 +29,12 @@ import { internalProblem } from "../common/problems.ts";
 import type { SnapshotIndex } from "../common/snapshot-index.ts";
 import { compareStrings } from "../common/sort.ts";
 import { auditAnnotations, failClosed, failClosedAction, unenforcedProblem } from "./annotations/audit.ts";
+import { ingressRouteEdits } from "./annotations/families.ts";
+import { applyHostEdits, coverExtraNames } from "./annotations/host-edits.ts";
+import { applyRegexPaths } from "./annotations/regex-paths.ts";
+import { applyRouteEdits, type RouteEdit } from "./annotations/route-edits.ts";
+import { routeToClusterIPs } from "./annotations/service-upstream.ts";
+import { canaryEditsIgnored, closeCanaryRoutes, isCanary, joinCanaries } from "./canary.ts";
 import { hostsWithRootPrefix, placeDefaultBackends } from "./default-backend.ts";
 import type { IngressTranslation } from "./ingress.ts";
 import { type ClassSelection, selectIngresses } from "./ingress-class.ts";
@@ -62,12 +73,18 @@ export function translateIngresses(
   const ingresses = selectIngresses(arrayOf(snapshot?.ingresses), arrayOf(snapshot?.ingressClasses), opts);
   const translations: IngressTranslation[] = [];
   const closed = new Map<string, RouteAction>();
+  const edited = new Map<string, RouteEdit>();
+  const canaries: { ingress: Ingress; t: IngressTranslation }[] = [];
   for (const ingress of ingresses) {
     try {
       const t = translateIngressKept(ingress);
-      translations.push(t);
+      if (isCanary(ingress)) canaries.push({ ingress, t });
+      else translations.push(t);
       const audit = auditAnnotations(ingress, t.ref);
-      problems.push(...t.problems, ...audit.problems);
+      const edits = ingressRouteEdits(ingress, t.ref);
+      problems.push(...t.problems, ...audit.problems, ...edits.problems);
+      if (edits.edit !== undefined && isCanary(ingress)) problems.push(canaryEditsIgnored(t.ref));
+      else if (edits.edit !== undefined) edited.set(`${t.ref.namespace}/${t.ref.name}`, edits.edit);
       if (audit.unenforced.length > 0) {
         problems.push(unenforcedProblem(t.ref, audit.unenforced, opts.allowUnenforcedAnnotations));
         if (!opts.allowUnenforcedAnnotations)
@@ -83,16 +100,39 @@ export function translateIngresses(
   );
   const rules = dropConflicts(translations.flatMap((t) => t.routes));
   const defaults = dropConflicts(placeDefaultBackends(translations, hostsWithRootPrefix(rules.kept)));
-  const built = buildVirtualHosts([...rules.kept, ...defaults.kept], index);
-  const virtualHosts = failClosed(built.virtualHosts, closed);
-  const tls = ingressTLS(ingresses, snapshot, opts);
-  problems.push(...rules.problems, ...defaults.problems, ...built.problems, ...tls.problems);
+  const built = joinCanaries(buildVirtualHosts([...rules.kept, ...defaults.kept], index), canaries, index);
+  const written = new Map(rules.kept.map((c) => [c.name, c.written ?? c.path.value]));
+  const regex = applyRegexPaths(
+    built.virtualHosts,
+    ingresses.filter((i) => !isCanary(i)),
+    written,
+  );
+  const routed = routeToClusterIPs(
+    applyRouteEdits(regex.virtualHosts, edited),
+    edited,
+    built.backends,
+    index,
+  );
+  // app-root, server-alias, from-to-www-redirect: the hosts' routes as edited, before failing closed.
+  const hosts = applyHostEdits(routed.virtualHosts, ingresses);
+  // Fail closed last: its 403 wins over any action an annotation asked for.
+  const virtualHosts = closeCanaryRoutes(failClosed(hosts.virtualHosts, closed), built.addedBy, closed);
+  const tls = coverExtraNames(ingressTLS(ingresses, snapshot, opts), hosts.extraNames);
+  problems.push(
+    ...rules.problems,
+    ...defaults.problems,
+    ...built.problems,
+    ...regex.problems,
+    ...routed.problems,
+    ...hosts.problems,
+    ...tls.problems,
+  );
   return {
     ingresses,
     http: httpListener(opts.httpPort, virtualHosts),
     https: ingressHTTPSListener(tls, opts.httpsPort, DEFAULT_LISTENER_SOURCE, virtualHosts),
     tls,
-    backends: built.backends,
+    backends: routed.backends,
     problems,
   };
 }

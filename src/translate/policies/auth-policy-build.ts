@@ -2,7 +2,6 @@
  * One AuthPolicy's spec as a `RouteAuth`. Every problem is collected; when there is any, the result still
  * carries what could be built plus `failClosed`, so the routes it attaches to answer 401 (never open).
  */
-import { createHash } from "node:crypto";
 import type {
   ClaimToHeader,
   JWTProvider,
@@ -164,7 +163,9 @@ function oidcAuth(
       `${field}: Secret ${namespace}/${keyRef.name}: the key must be exactly 32 bytes, got ${key.length}`,
     );
   const scopes = ["openid", ...(o.scopes ?? []).filter((s) => s !== "openid")];
-  const cookieId = createHash("sha256")
+  // Bun's hasher, not node:crypto's createHash: the same digest without loading node:crypto into
+  // `gatehouse translate`.
+  const cookieId = new Bun.CryptoHasher("sha256")
     .update(`${o.issuer}\n${o.clientID}\n${o.cookieDomain ?? ""}`)
     .digest("hex")
     .slice(0, 12);

@@ -8,8 +8,8 @@
  */
 import type { GatewayModel, Problem, RouteAuth } from "../../model/index.ts";
 import type { AuthPolicy, PolicyTargetRef } from "../../sources/schema/auth-policy.ts";
-import { policyGroup } from "../../sources/schema/auth-policy.ts";
 import type { Secret } from "../../sources/schema/core.ts";
+import { policyGroup } from "../../sources/schema/groups.ts";
 import type { ResourceSnapshot } from "../../sources/snapshot.ts";
 import { generationOf } from "../../status/conditions.ts";
 import type { ObjectStatus } from "../../status/types.ts";
@@ -17,7 +17,7 @@ import { arrayOf, creationMillis, nameOf, namespaceOf, sourceRef } from "../comm
 import { internalProblem, problem } from "../common/problems.ts";
 import { compareStrings } from "../common/sort.ts";
 import { authPolicyAnnotations, missingAuthPolicyMessage } from "../ingress/annotations/auth-policy.ts";
-import { buildRouteAuth } from "./auth-policy-build.ts";
+import type * as AuthPolicyBuild from "./auth-policy-build.ts";
 import {
   type AttachablePolicy,
   attachPolicies,
@@ -26,6 +26,14 @@ import {
   policyTargets,
 } from "./policy-attachment.ts";
 import { type PolicyStatusInput, policyProblems, policyStatus } from "./policy-status.ts";
+
+/**
+ * auth-policy-build.ts's, loaded at the first policy: the zod schema of a policy's spec
+ * (auth-policy-spec.ts) was a twentieth of the start of a `gatehouse translate` that reads none.
+ */
+function buildRouteAuth(...args: Parameters<typeof AuthPolicyBuild.buildRouteAuth>): RouteAuth {
+  return (require("./auth-policy-build.ts") as typeof AuthPolicyBuild).buildRouteAuth(...args);
+}
 
 export interface AuthPolicyTranslation {
   readonly model: GatewayModel;

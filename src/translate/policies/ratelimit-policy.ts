@@ -8,7 +8,7 @@
  * parsed. A RateLimitPolicy that applies to an Ingress's route takes precedence over its annotations.
  */
 import type { GatewayModel, Problem, Route, RouteRateLimit, SourceRef } from "../../model/index.ts";
-import { policyGroup } from "../../sources/schema/auth-policy.ts";
+import { policyGroup } from "../../sources/schema/groups.ts";
 import type { RateLimitPolicy } from "../../sources/schema/policies.ts";
 import type { ResourceSnapshot } from "../../sources/snapshot.ts";
 import { generationOf } from "../../status/conditions.ts";

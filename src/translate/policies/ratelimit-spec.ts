@@ -5,7 +5,7 @@
  */
 import { isToken } from "../../model/http-syntax.ts";
 import type { ClientIPSettings, RateLimitKey, RateLimitRule, RouteRateLimit } from "../../model/index.ts";
-import { parseCidr } from "../../ratelimit/client-ip.ts";
+import { parseCidr } from "../../ratelimit/cidr.ts";
 
 /** Everything of a RouteRateLimit a policy decides; the route adds source, names and bucket. */
 export type RateLimitSettings = Pick<

@@ -212,6 +212,20 @@ forEachFront("hostile request targets and Host headers", (front) => {
     expect(res.status).toBe(front === "raw" ? 400 : 505);
   });
 
+  // RFC 9110 §2.5, RFC 9112 §2.3: a higher minor version of HTTP/1 is served as HTTP/1.1 (nginx does). A
+  // written exception: Bun.serve's own parser answers every version but 1.0 and 1.1 with 505. Pinned.
+  test("HTTP/1.2 is served as HTTP/1.1 (Bun.serve: 505)", async () => {
+    const before = pub.requests.length;
+    const res = await wireExchange(
+      port,
+      "GET /public/x HTTP/1.2\r\nHost: app.example\r\nConnection: close\r\n\r\n",
+    );
+    if (front === "raw") {
+      expect([res.proto, res.status, JSON.parse(res.body).path]).toEqual(["HTTP/1.1", 200, "/public/x"]);
+    } else expect(res.status).toBe(505);
+    expect(pub.requests.length).toBe(before + (front === "raw" ? 1 : 0));
+  });
+
   describe("Expect: 100-continue", () => {
     /** Sends a head announcing a 5-byte body; the body follows once the gateway said 100 (or after 300 ms). */
     const expectContinue = (target: string, version = "1.1") =>

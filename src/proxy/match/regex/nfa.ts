@@ -2,6 +2,12 @@
  * Thompson NFA over character classes. Nodes live in typed arrays so the matcher's inner loops touch
  * no objects. Code units are first mapped to equivalence classes (code units no set of the pattern tells
  * apart share a class), so a DFA state needs one transition slot per class instead of per code unit.
+ *
+ * A pattern compiles to two programs. The one `test` runs ignores groups and priorities. The capture
+ * program (built only when `exec` is first asked for) adds what JavaScript's backtracking semantics
+ * need on top: positions saved at group boundaries, groups cleared at each iteration of a repetition,
+ * and a guard that kills an optional iteration that consumed nothing; split successors are in priority
+ * order (`out` first), lazy quantifiers preferring to leave.
  */
 import { contains, type Ranges } from "./charset.ts";
 import { type Ast, RegexSyntaxError } from "./parse.ts";
@@ -14,6 +20,17 @@ export const OP_BOL = 3;
 /** Passes only at the end of the input (`$`). */
 export const OP_EOL = 4;
 export const OP_MATCH = 5;
+/** Records the position in capture slot `arg`. */
+export const OP_SAVE = 6;
+/**
+ * Clears the slots of groups `arg >> 16` to `arg & 0xffff` (a pattern has far fewer than 65,536), as
+ * JavaScript does when a repetition starts an iteration.
+ */
+export const OP_RESET = 7;
+/** Starts an optional iteration whose body could match empty: nothing consumed since, so far. */
+export const OP_BEGIN = 8;
+/** Ends such an iteration; a path that consumed nothing since its BEGIN dies (ECMAScript RepeatMatcher). */
+export const OP_END = 9;
 
 /**
  * Most nodes a pattern may compile to: a match costs up to (nodes × input length) steps, so this bounds
@@ -38,30 +55,111 @@ export interface Nfa {
   readonly hit: Uint8Array;
 }
 
-/** Nodes `ast` compiles to (with the final MATCH), computed before building so huge repeats are refused cheaply. */
-export function nodeCount(ast: Ast): number {
-  const size = (a: Ast): number => {
+/** Sizes of a program, in nodes and in what bounds the Pike VM's work per code unit (see pike.ts). */
+export interface ProgramSize {
+  readonly nodes: number;
+  /** CHAR nodes: the threads a position's list can hold, each with its own slots. */
+  readonly sets: number;
+  /** Slots written by SAVE and RESET nodes, each write undone once. */
+  readonly writes: number;
+}
+
+/**
+ * Size of the program `ast` compiles to (with the final MATCH), computed before building so huge
+ * repeats are refused cheaply; with `captures`, of the capture program.
+ */
+export function nodeCount(ast: Ast, captures = false): ProgramSize {
+  const size = (a: Ast): [nodes: number, sets: number, writes: number] => {
     switch (a.kind) {
       case "set":
+        return [1, 1, 0];
       case "bol":
       case "eol":
-        return 1;
+        return [1, 0, 0];
+      case "group": {
+        const [n, s, w] = size(a.sub);
+        return captures ? [n + 2, s, w + 2] : [n, s, w];
+      }
       case "cat":
-        return a.items.reduce((n, x) => n + size(x), 0);
-      case "alt":
-        return a.items.reduce((n, x) => n + size(x), 0) + a.items.length - 1;
+      case "alt": {
+        const total: [number, number, number] = [a.kind === "alt" ? a.items.length - 1 : 0, 0, 0];
+        for (const x of a.items) {
+          const [n, s, w] = size(x);
+          total[0] += n;
+          total[1] += s;
+          total[2] += w;
+        }
+        return total;
+      }
       case "rep": {
+        const [n, s, w] = size(a.sub);
         const copies = a.max === -1 ? a.min + 1 : a.max;
         const optional = a.max === -1 ? 1 : a.max - a.min;
-        return Math.min(size(a.sub) * copies + optional, Number.MAX_SAFE_INTEGER);
+        const clears = captures && a.lastGroup >= a.firstGroup;
+        const reset = clears ? 1 : 0;
+        const cleared = clears ? 2 * (a.lastGroup - a.firstGroup + 1) : 0;
+        const guards = captures && nullable(a.sub) ? 2 : 0;
+        const times = (x: number) => Math.min(x * copies, Number.MAX_SAFE_INTEGER);
+        return [times(n + reset) + optional * (1 + guards), times(s), times(w + cleared)];
       }
     }
   };
-  return size(ast) + 1;
+  const [nodes, sets, writes] = size(ast);
+  return { nodes: nodes + 1, sets, writes };
 }
 
-export function buildNfa(ast: Ast): Nfa {
-  const total = nodeCount(ast);
+/**
+ * Bound on the capture program's work per code unit of input: each node visited (twice at most), each
+ * write and its undo, and each thread's slots copied. Generous next to what route patterns need (tens
+ * or hundreds), it refuses only many capture groups inside large repetitions, where one match could
+ * otherwise take seconds.
+ */
+export const MAX_CAPTURE_WORK = 100_000;
+
+/** Refuses a pattern whose capture program would exceed MAX_CAPTURE_WORK. */
+export function checkCaptureWork(ast: Ast, groupCount: number): void {
+  const { nodes, sets, writes } = nodeCount(ast, true);
+  const work = nodes + writes + (sets + 1) * 2 * groupCount;
+  if (work > MAX_CAPTURE_WORK)
+    throw new RegexSyntaxError(
+      `has too many capture groups inside repetitions (${work} > ${MAX_CAPTURE_WORK} steps a character); ` +
+        "use (?:…) for groups that need not capture, or smaller counts",
+    );
+}
+
+const nullableMemo = new WeakMap<Ast, boolean>();
+
+/** Whether `a` can finish without consuming (anchors count as empty: a harmless overestimate). */
+function nullable(a: Ast): boolean {
+  let known = nullableMemo.get(a);
+  if (known !== undefined) return known;
+  switch (a.kind) {
+    case "set":
+      known = false;
+      break;
+    case "bol":
+    case "eol":
+      known = true;
+      break;
+    case "group":
+      known = nullable(a.sub);
+      break;
+    case "cat":
+      known = a.items.every(nullable);
+      break;
+    case "alt":
+      known = a.items.some(nullable);
+      break;
+    case "rep":
+      known = a.min === 0 || nullable(a.sub);
+  }
+  nullableMemo.set(a, known);
+  return known;
+}
+
+/** Builds the program `test` runs, or with `captures` the one `exec` runs (see the top of the file). */
+export function buildNfa(ast: Ast, captures = false): Nfa {
+  const total = nodeCount(ast).nodes;
   if (total > MAX_NODES)
     throw new RegexSyntaxError(
       `is too large once its repetitions are expanded (${total} > ${MAX_NODES} states); use smaller counts`,
@@ -95,6 +193,9 @@ export function buildNfa(ast: Ast): Nfa {
         return node(OP_BOL, next);
       case "eol":
         return node(OP_EOL, next);
+      case "group":
+        if (!captures) return emit(a.sub, next);
+        return node(OP_SAVE, emit(a.sub, node(OP_SAVE, next, 2 * a.index - 1)), 2 * a.index - 2);
       case "cat":
         return a.items.reduceRight((n, x) => emit(x, n), next);
       case "alt": {
@@ -104,20 +205,42 @@ export function buildNfa(ast: Ast): Nfa {
         return start;
       }
       case "rep":
-        return emitRepeat(a.sub, a.min, a.max, next);
+        return emitRepeat(a, next);
     }
   };
-  const emitRepeat = (sub: Ast, min: number, max: number, next: number): number => {
+  const emitRepeat = (a: Extract<Ast, { kind: "rep" }>, next: number): number => {
+    const clears = captures && a.lastGroup >= a.firstGroup;
+    const guarded = captures && nullable(a.sub);
+    // One iteration continuing at `then`; an optional one must consume something to count.
+    const iteration = (then: number, optional: boolean): number => {
+      let start = optional && guarded ? node(OP_BEGIN, emit(a.sub, node(OP_END, then))) : emit(a.sub, then);
+      if (clears) start = node(OP_RESET, start, (a.firstGroup << 16) | a.lastGroup);
+      return start;
+    };
+    // Greedy tries another iteration before leaving; lazy leaves first.
+    const choice = (again: number, loop: number) => {
+      if (a.greedy) {
+        out[loop] = again;
+        arg[loop] = next;
+      } else {
+        out[loop] = next;
+        arg[loop] = again;
+      }
+    };
     let cur = next;
-    if (max === -1) {
-      const loop = node(OP_SPLIT, -1, next);
-      out[loop] = emit(sub, loop);
+    if (a.max === -1) {
+      const loop = node(OP_SPLIT, -1, -1);
+      choice(iteration(loop, true), loop);
       cur = loop;
     } else {
       // x{0,k} as (x(x(…)?)?)?: each optional copy either continues to a deeper copy or leaves.
-      for (let i = min; i < max; i++) cur = node(OP_SPLIT, emit(sub, cur), next);
+      for (let i = a.min; i < a.max; i++) {
+        const again = iteration(cur, true);
+        cur = node(OP_SPLIT, -1, -1);
+        choice(again, cur);
+      }
     }
-    for (let i = 0; i < min; i++) cur = emit(sub, cur);
+    for (let i = 0; i < a.min; i++) cur = iteration(cur, false);
     return cur;
   };
   const match = node(OP_MATCH, -1);

@@ -4,16 +4,37 @@
  * engine cannot run, and ones whose meaning differs between RE2 and JavaScript, are refused with a reason
  * rather than guessed at: a route author learns at translation time, not from a surprising match.
  */
+import { foldCase } from "./casefold.ts";
 import { classEscape, DOT, negate, normalise, type Ranges } from "./charset.ts";
 
 export type Ast =
   | { readonly kind: "set"; readonly ranges: Ranges }
   | { readonly kind: "cat"; readonly items: readonly Ast[] }
   | { readonly kind: "alt"; readonly items: readonly Ast[] }
-  /** `max` is -1 when unbounded. */
-  | { readonly kind: "rep"; readonly sub: Ast; readonly min: number; readonly max: number }
+  /**
+   * `max` is -1 when unbounded. Capture groups `firstGroup`…`lastGroup` (none when last < first) lie
+   * inside `sub`: JavaScript clears them at the start of every iteration.
+   */
+  | {
+      readonly kind: "rep";
+      readonly sub: Ast;
+      readonly min: number;
+      readonly max: number;
+      readonly greedy: boolean;
+      readonly firstGroup: number;
+      readonly lastGroup: number;
+    }
+  /** Capture group number `index` (from 1, counted by opening parenthesis as JavaScript counts). */
+  | { readonly kind: "group"; readonly sub: Ast; readonly index: number }
   | { readonly kind: "bol" }
   | { readonly kind: "eol" };
+
+export interface Parsed {
+  readonly ast: Ast;
+  readonly groupCount: number;
+  /** Name of each group by number (index 0, the whole match, has none). */
+  readonly groupNames: readonly (string | undefined)[];
+}
 
 /** Largest count in `{n,m}`; larger ones would only inflate the automaton. */
 export const MAX_REPEAT = 1000;
@@ -21,22 +42,33 @@ export const MAX_PATTERN_LENGTH = 1024;
 
 export class RegexSyntaxError extends Error {}
 
-/** The pattern's syntax tree; throws RegexSyntaxError with a reason phrased to follow `value "…"`. */
-export function parseRegex(pattern: string): Ast {
+/**
+ * The pattern's syntax tree, its sets already widened by case folding when `ignoreCase`; throws
+ * RegexSyntaxError with a reason phrased to follow `value "…"`.
+ */
+export function parseRegex(pattern: string, ignoreCase = false): Parsed {
   if (pattern === "") throw new RegexSyntaxError("must not be empty");
   if (pattern.length > MAX_PATTERN_LENGTH)
     throw new RegexSyntaxError(`must be no more than ${MAX_PATTERN_LENGTH} characters`);
-  const p = new Parser(pattern);
+  const p = new Parser(pattern, ignoreCase);
   const ast = p.alternation();
   if (p.pos < pattern.length) p.fail("has an unmatched )");
-  return ast;
+  return { ast, groupCount: p.groupNames.length - 1, groupNames: p.groupNames };
 }
 
 const simpleEscapes: Record<string, number> = { t: 9, n: 10, v: 11, f: 12, r: 13 };
 
 class Parser {
   pos = 0;
-  constructor(private readonly src: string) {}
+  readonly groupNames: (string | undefined)[] = [undefined];
+  constructor(
+    private readonly src: string,
+    private readonly ignoreCase: boolean,
+  ) {}
+
+  private set(ranges: Ranges): Ast {
+    return { kind: "set", ranges: this.ignoreCase ? foldCase(ranges) : ranges };
+  }
 
   fail(why: string): never {
     throw new RegexSyntaxError(`is not a supported regular expression: ${why} (at offset ${this.pos})`);
@@ -56,6 +88,7 @@ class Parser {
     for (;;) {
       const c = this.src[this.pos];
       if (c === undefined || c === "|" || c === ")") break;
+      const firstGroup = this.groupNames.length;
       const atom = this.atom();
       const q = this.quantifier();
       if (!q) {
@@ -64,11 +97,12 @@ class Parser {
       }
       // JavaScript refuses `^*` but takes `(^)*`; repeating an empty-width test is harmless to the NFA.
       if (c === "^" || c === "$") this.fail("an anchor cannot be repeated");
-      // Lazy forms give the same yes/no answer, which is all a route match asks.
-      if (this.src[this.pos] === "?") this.pos++;
+      const greedy = this.src[this.pos] !== "?";
+      if (!greedy) this.pos++;
       if (this.quantifierAt(this.pos))
         this.fail("a quantifier cannot follow another (possessive or doubled)");
-      items.push({ kind: "rep", sub: atom, min: q.min, max: q.max });
+      const lastGroup = this.groupNames.length - 1;
+      items.push({ kind: "rep", sub: atom, min: q.min, max: q.max, greedy, firstGroup, lastGroup });
     }
     return items.length === 1 ? (items[0] as Ast) : { kind: "cat", items };
   }
@@ -106,34 +140,36 @@ class Parser {
       case "[":
         return { kind: "set", ranges: this.charClass() };
       case ".":
-        return { kind: "set", ranges: DOT };
+        return this.set(DOT);
       case "^":
         return { kind: "bol" };
       case "$":
         return { kind: "eol" };
       case "\\": {
         const e = this.escape(false);
-        return { kind: "set", ranges: typeof e === "number" ? [e, e] : e };
+        return this.set(typeof e === "number" ? [e, e] : e);
       }
       default:
-        return { kind: "set", ranges: [c.charCodeAt(0), c.charCodeAt(0)] };
+        return this.set([c.charCodeAt(0), c.charCodeAt(0)]);
     }
   }
 
   private group(): Ast {
     const rest = this.src.slice(this.pos, this.pos + 40);
+    let index = -1;
     if (rest.startsWith("?")) {
       if (/^\?(=|!|<=|<!)/.test(rest)) throw new RegexSyntaxError("must not use lookahead or lookbehind");
       if (rest.startsWith("?P=")) throw new RegexSyntaxError("must not use backreferences");
-      // Named groups capture nothing here: matching is yes/no, so they are plain groups.
-      const opener = /^\?(:|P?<[A-Za-z_][A-Za-z0-9_]*>)/.exec(rest);
+      const opener = /^\?(:|P?<([A-Za-z_][A-Za-z0-9_]*)>)/.exec(rest);
       if (!opener) throw new RegexSyntaxError("must not use inline flags or other (? groups, e.g. (?i)");
       this.pos += opener[0].length;
-    }
+      // Named groups are numbered too, as in JavaScript; so is RE2's and PCRE's (?P<name>…).
+      if (opener[2] !== undefined) index = this.groupNames.push(opener[2]) - 1;
+    } else index = this.groupNames.push(undefined) - 1;
     const inner = this.alternation();
     if (this.src[this.pos] !== ")") this.fail("missing )");
     this.pos++;
-    return inner;
+    return index < 0 ? inner : { kind: "group", sub: inner, index };
   }
 
   /** After `[`: the class's set, negation applied. */
@@ -157,7 +193,8 @@ class Parser {
       else ranges.push(...lo);
     }
     this.pos++;
-    const set = normalise(ranges);
+    // Folded before negating: JavaScript negates the match of the folded class, so [^a] refuses A too.
+    const set = this.ignoreCase ? foldCase(normalise(ranges)) : normalise(ranges);
     return negated ? negate(set) : set;
   }
 

@@ -75,7 +75,7 @@ describe("engine agrees with RegExp", () => {
       agree(p, ["/", "/aa", "/xx/x", "b", "abab", "aaa"]);
   });
 
-  test("(?P<name>…) is a plain group (RegExp lacks it: compared with (?:…))", () => {
+  test("(?P<name>…) matches as a group does (RegExp lacks it: compared with (?:…))", () => {
     const ours = engine("/(?P<id>[0-9]+)/x");
     const theirs = reference("/(?:[0-9]+)/x");
     for (const s of ["/1/x", "/x/x", "/12/x/"]) expect(ours.test(s)).toBe(theirs.test(s));
@@ -90,7 +90,7 @@ describe("engine agrees with RegExp", () => {
     };
     for (let i = 0; i < 3000; i++) {
       let g = 0;
-      // RegExp refuses duplicate group names; ours ignores names, so any unique ones do.
+      // RegExp refuses duplicate group names (ours allows them): every name is made unique.
       agree(
         randomPattern(rand, 3).replaceAll("(?<g>", () => `(?<g${g++}>`),
         inputs,

@@ -105,7 +105,10 @@ describe("parseRequestHead", () => {
     expect(parse("GET /\u007f HTTP/1.1\r\nHost: a\r\n\r\n")).toBe(400);
     expect(head("GET /caf\u00c3\u00a9 HTTP/1.1\r\nHost: a\r\n\r\n").target).toBe("/caf\u00c3\u00a9");
     expect(parse("GET / HTTP/2.0\r\nHost: a\r\n\r\n")).toBe(505);
-    expect(parse("GET / HTTP/1.2\r\nHost: a\r\n\r\n")).toBe(505);
+    expect(parse("GET / HTTP/0.9\r\nHost: a\r\n\r\n")).toBe(505);
+    // RFC 9110 §2.5: a higher minor version of HTTP/1 is served as HTTP/1.1.
+    for (const v of ["1.2", "1.9"]) expect(head(`GET / HTTP/${v}\r\nHost: a\r\n\r\n`).http10).toBe(false);
+    expect(parse("GET / HTTP/1.10\r\nHost: a\r\n\r\n")).toBe(400);
     expect(parse("GET / HTTP/1.1 \r\nHost: a\r\n\r\n")).toBe(400);
     expect(parse("GET / HTTX/1.1\r\nHost: a\r\n\r\n")).toBe(400);
     expect(parse("GET /\r\nHost: a\r\n\r\n")).toBe(400);
@@ -149,6 +152,26 @@ describe("parseRequestHead", () => {
     expect(parse(`GET / HTTP/1.1\r\nHost: a\r\n${fields}\r\n`)).toBe(431);
     expect(typeof parse(`GET / HTTP/1.0\r\n${fields}\r\n`)).toBe("object");
     expect(parse(`GET / HTTP/1.1\r\nHost: a\r\nX: ${"v".repeat(70_000)}\r\n\r\n`)).toBe(431);
+  });
+
+  test("a field whose name has a _ is dropped, unless asked to keep it; its line is still checked", () => {
+    const text =
+      "POST / HTTP/1.1\r\nHost: a\r\nTransfer_Encoding: chunked\r\nX-A: 1\r\nContent_Length: 5\r\n" +
+      "X_Forwarded_For: 6.6.6.6\r\nx_host: b\r\n\r\n";
+    const h = head(text);
+    expect([h.names, h.values, h.fieldCount]).toEqual([["host", "x-a"], ["a", "1"], 2]);
+    expect(h.dropped).toEqual(["Transfer_Encoding", "Content_Length", "X_Forwarded_For", "x_host"]);
+    expect([h.bodyKind, h.sentLength, h.host]).toEqual([BODY_NONE, false, "a"]);
+    const buf = Buffer.from(text, "latin1");
+    const kept = parseRequestHead(buf, 0, buf.length, true) as RequestHead;
+    expect([kept.names.length, kept.dropped]).toEqual([6, []]);
+    expect(head("GET / HTTP/1.1\r\nHost: a\r\n\r\n").dropped).toEqual([]);
+    expect(parse("GET / HTTP/1.1\r\nHost: a\r\nX_A: a\u0001b\r\n\r\n")).toBe(400);
+    expect(parse("GET / HTTP/1.1\r\nHost: a\r\nX_A : b\r\n\r\n")).toBe(400);
+    // Dropped fields count towards the limit, as any other.
+    let fields = "";
+    for (let i = 0; i < MAX_HEADERS; i++) fields += `X_${i}: v\r\n`;
+    expect(parse(`GET / HTTP/1.1\r\nHost: a\r\n${fields}\r\n`)).toBe(431);
   });
 
   test("keep-alive, Connection tokens, upgrade and Expect", () => {

@@ -5,6 +5,9 @@
  * Content-Length only as digits (a list of equal values is allowed, differing ones are not),
  * Transfer-Encoding only as exactly `chunked`, never together with Content-Length, and Host
  * required on HTTP/1.1. The body boundary is then exact, which is what prevents request smuggling.
+ * A field whose name contains `_` is dropped here, before anything reads it, unless the listener keeps
+ * them (`--underscores-in-headers`, nginx's `underscores_in_headers`): CGI-style backends read `_` and
+ * `-` as one, so `X_Forwarded_For` or `Transfer_Encoding` would pass for a field the gateway checked.
  */
 import { isTchar, isToken } from "../../../model/http-syntax.ts";
 import { nameIs } from "./chars.ts";
@@ -64,6 +67,8 @@ export class RequestHead {
     readonly sentLength: boolean,
     /** `host` is an absolute-form target's authority: the Host fields sent are replaced upstream. */
     readonly hostFromTarget = false,
+    /** Names (as sent) of the fields dropped for a `_` in their name; they are in no other member. */
+    readonly dropped: readonly string[] = NONE_DROPPED,
   ) {}
 
   get fieldCount(): number {
@@ -118,6 +123,8 @@ export class RequestHead {
   }
 }
 
+const NONE_DROPPED: readonly string[] = [];
+
 /** Limits (nginx-like defaults; the brief's numbers). */
 export const MAX_HEAD_BYTES = 64 * 1024;
 export const MAX_REQUEST_LINE = 8 * 1024;
@@ -152,9 +159,15 @@ export function findHeadEnd(buf: Uint8Array, from: number, end: number): number 
 /**
  * Parses the complete head `buf[start, headEnd)` (as found by `findHeadEnd`). Returns the head, or the
  * status to answer with: 400, 414 (request line too long), 431 (too many / too large headers), 501
- * (a transfer coding we do not implement), 505 (HTTP version).
+ * (a transfer coding we do not implement), 505 (HTTP version). `underscores`: keep fields whose name
+ * contains `_` (else they are dropped, and listed in `dropped`).
  */
-export function parseRequestHead(buf: Buffer, start: number, headEnd: number): RequestHead | number {
+export function parseRequestHead(
+  buf: Buffer,
+  start: number,
+  headEnd: number,
+  underscores = false,
+): RequestHead | number {
   if (headEnd - start > MAX_HEAD_BYTES) return 431;
   // Request line: method SP target SP HTTP/1.x CRLF
   const lineEnd = lineEndAt(buf, start, headEnd);
@@ -193,18 +206,22 @@ export function parseRequestHead(buf: Buffer, start: number, headEnd: number): R
   let connection: string[] = [];
   let upgradeValue: string | null = null;
   let expectContinue = false;
+  let dropped: string[] | undefined;
   let pos = lineEnd + 2;
   for (;;) {
     const end = lineEndAt(buf, pos, headEnd);
     if (end < 0) return 400;
     if (end === pos) break; // the blank line
-    if (fields === MAX_HEADERS) return 431;
+    // Dropped fields count too: whether a head is refused does not depend on how its names are spelt.
+    if (fields + (dropped?.length ?? 0) === MAX_HEADERS) return 431;
     let j = pos;
-    // The name's case-folded hash on the way (interned.ts looks common names up by it).
+    // The name's case-folded hash (interned.ts looks common names up by it) and any `_`, in one pass.
     let hash = NAME_HASH_BASIS;
+    let underscore = false;
     for (; j < end; j++) {
       const c = buf[j] as number;
       if (!isTchar(c)) break;
+      if (c === 95) underscore = true;
       hash = nameHashStep(hash, c);
     }
     // Covers obs-fold (a line starting with SP/HTAB) and whitespace before the colon.
@@ -216,6 +233,12 @@ export function parseRequestHead(buf: Buffer, start: number, headEnd: number): R
     for (let k = vs; k < ve; k++) {
       const c = buf[k] as number;
       if ((c < 0x20 && c !== 9) || c === 0x7f) return 400;
+    }
+    if (underscore && !underscores) {
+      // Checked like any line above, then left out of `spans`: no lookup, guard or forwarding sees it.
+      dropped = (dropped ?? []).concat(buf.toString("latin1", pos, j));
+      pos = end + 2;
+      continue;
     }
     // Every name acted on below is a known one, whatever its case (interned.ts); other names stay bytes.
     const name = knownName(buf, pos, j, hash);
@@ -299,6 +322,7 @@ export function parseRequestHead(buf: Buffer, start: number, headEnd: number): R
     expectContinue,
     length >= 0,
     hostFromTarget,
+    dropped,
   );
 }
 
@@ -312,7 +336,11 @@ export function lineEndAt(buf: Uint8Array, pos: number, limit: number): number {
   return -1;
 }
 
-/** `HTTP/1.1` → false, `HTTP/1.0` → true; another version → 505; anything else → 400. */
+/**
+ * `HTTP/1.1` → false, `HTTP/1.0` → true; a higher 1.x (`HTTP/1.2`) → false: RFC 9110 §2.5 and RFC 9112
+ * §2.3 have a server take a higher minor version of a major version it implements as the highest minor
+ * it knows (nginx does). Another major version → 505; anything else → 400.
+ */
 function versionAt(buf: Uint8Array, at: number, lineEnd: number): boolean | number {
   if (lineEnd - at !== 8) return 400;
   // "HTTP/" then DIGIT "." DIGIT
@@ -321,7 +349,7 @@ function versionAt(buf: Uint8Array, at: number, lineEnd: number): boolean | numb
   const major = (buf[at + 5] as number) - 48;
   const minor = (buf[at + 7] as number) - 48;
   if (major < 0 || major > 9 || minor < 0 || minor > 9 || buf[at + 6] !== 46) return 400;
-  if (major !== 1 || minor > 1) return 505;
+  if (major !== 1) return 505;
   return minor === 0;
 }
 

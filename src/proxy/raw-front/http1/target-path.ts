@@ -5,11 +5,19 @@
  * targets (encoded `/`, `\`, NUL, bad escapes, fragments). An absolute-form target (`http://h/p`) reaches
  * here as its origin-form: the parser (request-head.ts, `absoluteForm`) made its authority the request's
  * host, as RFC 9112 §3.2.2 asks and nginx does. Asterisk- and authority-form are refused.
+ * Raw bytes above 0x7e are refused unless they are UTF-8 (RFC 9112 §3.2 has the target ASCII): Bun.serve
+ * reads the target as UTF-8 and forwards each byte that is not as U+FFFD, nginx passes it on as it is and
+ * a backend may read it as Latin-1, so no one path could be the one every reader acts on. UTF-8 is
+ * percent-encoded as Bun.serve does, and U+FFFD itself is refused on both fronts (request-target.ts).
  */
 import { parseRequestTarget, type RequestTarget } from "../../request/request-target.ts";
 
 export function routingTarget(raw: string): RequestTarget | undefined {
-  let t = hasHighBytes(raw) ? encodeHighBytes(raw) : raw;
+  let t = raw;
+  if (hasHighBytes(raw)) {
+    if (!isUtf8(raw)) return undefined;
+    t = encodeHighBytes(raw);
+  }
   if (t.charCodeAt(0) !== 47) {
     const lower = t.slice(0, 8).toLowerCase();
     const skip = lower.startsWith("http://") ? 7 : lower.startsWith("https://") ? 8 : -1;
@@ -68,6 +76,44 @@ export function absoluteForm(target: string): AbsoluteForm | null | undefined {
 function hasHighBytes(s: string): boolean {
   for (let i = 0; i < s.length; i++) if (s.charCodeAt(i) > 0x7e) return true;
   return false;
+}
+
+/**
+ * Whether the bytes of `s` (a latin1-decoded target: one character a byte) are well-formed UTF-8 (RFC
+ * 3629: no overlong forms, surrogates or code points above U+10FFFF): exactly the bytes Bun.serve's
+ * decoder turns into no U+FFFD.
+ */
+export function isUtf8(s: string): boolean {
+  for (let i = 0; i < s.length; ) {
+    const c = s.charCodeAt(i);
+    if (c < 0x80) {
+      i++;
+      continue;
+    }
+    // The sequence's length, and the range its second byte must be in (the others: 0x80–0xbf).
+    let n: number;
+    let lo = 0x80;
+    let hi = 0xbf;
+    if (c >= 0xc2 && c <= 0xdf) n = 2;
+    else if (c >= 0xe0 && c <= 0xef) {
+      n = 3;
+      if (c === 0xe0) lo = 0xa0;
+      else if (c === 0xed) hi = 0x9f;
+    } else if (c >= 0xf0 && c <= 0xf4) {
+      n = 4;
+      if (c === 0xf0) lo = 0x90;
+      else if (c === 0xf4) hi = 0x8f;
+    } else return false;
+    if (i + n > s.length) return false;
+    const second = s.charCodeAt(i + 1);
+    if (second < lo || second > hi) return false;
+    for (let k = 2; k < n; k++) {
+      const b = s.charCodeAt(i + k);
+      if (b < 0x80 || b > 0xbf) return false;
+    }
+    i += n;
+  }
+  return true;
 }
 
 /** Raw bytes ≥ 0x80 (a latin1-decoded target) → `%XX`, as Bun.serve does before routing. */

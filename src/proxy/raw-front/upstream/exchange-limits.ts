@@ -7,6 +7,8 @@
  * `proxy_read_timeout`); the clock stops while the client is the one not keeping up. Past it the
  * response is cut (the head is out already). While the upstream takes no request byte (a body it does not
  * read), `sendGapMs` runs (nginx's `proxy_send_timeout`): past it, 504 before the response, a cut after.
+ * A new connection that does not open within `connectMs` (nginx's `proxy_connect_timeout`; the pool
+ * times it) is a failed connection: retried when retries are on, else 504.
  */
 
 /** Time limits and retry policy of one exchange. */
@@ -17,6 +19,8 @@ export interface ExchangeLimits {
   readonly readGapMs: number;
   /** While the upstream takes no request byte, whole ms (Infinity: none). */
   readonly sendGapMs: number;
+  /** For a new upstream connection to open, whole ms (nginx `proxy_connect_timeout`; Infinity: none). */
+  readonly connectMs: number;
   /** `performance.now()` after which no attempt starts (Infinity: none). */
   readonly deadline: number;
   readonly attempts: number;
@@ -28,6 +32,7 @@ export const NO_LIMITS: ExchangeLimits = {
   attemptMs: Number.POSITIVE_INFINITY,
   readGapMs: Number.POSITIVE_INFINITY,
   sendGapMs: Number.POSITIVE_INFINITY,
+  connectMs: Number.POSITIVE_INFINITY,
   deadline: Number.POSITIVE_INFINITY,
   attempts: 1,
   retryCodes: [],

@@ -26,7 +26,7 @@ import {
 } from "../http1/response-head.ts";
 import { ClockedExchange } from "./exchange-clock.ts";
 import type { ExchangeLimits } from "./exchange-limits.ts";
-import { type UpstreamConn, type UpstreamHandler, upstreamPool } from "./pool.ts";
+import { ConnectTimeout, type UpstreamConn, type UpstreamHandler, upstreamPool } from "./pool.ts";
 import { type RelayOwner, ResponseRelay } from "./relay.ts";
 
 const IDEMPOTENT: ReadonlySet<string> = new Set(["GET", "HEAD", "OPTIONS", "PUT", "DELETE", "TRACE"]);
@@ -196,9 +196,11 @@ export abstract class UpstreamExchange
       this.send(true);
       return;
     }
-    this.attemptFailed(false, this.attempt, String(error ?? "connection closed before a response"));
+    // A connect past `connectMs` is a failed connection too (retried alike), answered 504 as nginx does.
+    const timedOut = error instanceof ConnectTimeout;
+    this.attemptFailed(timedOut, this.attempt, String(error ?? "connection closed before a response"));
     if (this.attempt < this.limits.attempts) this.retryAfterBackoff();
-    else this.fail(502);
+    else this.fail(timedOut ? 504 : 502);
   }
 
   private send(fresh: boolean): void {
@@ -215,7 +217,8 @@ export abstract class UpstreamExchange
     const req = this.requestHead(endpoint);
     this.requestId = req.requestId;
     const retriable = this.head.bodyKind === BODY_NONE && IDEMPOTENT.has(this.head.method);
-    const up = upstreamPool.acquire(endpoint, this, fresh, retriable ? undefined : UNSAFE_MAX_IDLE_MS);
+    const maxIdle = retriable ? undefined : UNSAFE_MAX_IDLE_MS;
+    const up = upstreamPool.acquire(endpoint, this, fresh, maxIdle, this.limits.connectMs);
     this.upstream = up;
     // A head built in the scratch buffer is written before anything else can build one (acquire only
     // takes a pooled connection or starts connecting).

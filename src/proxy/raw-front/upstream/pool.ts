@@ -3,8 +3,12 @@
  * process. An idle connection is taken LIFO (the warmest); at most MAX_IDLE per endpoint are kept, the
  * rest are closed. An idle connection the upstream closes leaves the pool at once (its `close` event);
  * one that closes while we are already reusing it is the caller's retry case (`reused`).
+ * `Bun.connect` has no time limit of its own: a new connection asked for with one is on a deadline list
+ * until it opens; past it the handler hears `onClose` with a ConnectTimeout (nginx `proxy_connect_timeout`),
+ * and a socket that opens later is closed at once.
  */
 import type { Socket } from "bun";
+import { type DeadlineList, deadlineList, type Expiring } from "../deadlines.ts";
 import { Outbox } from "../outbox.ts";
 
 /** What an exchange hears from the upstream connection it holds. */
@@ -16,11 +20,18 @@ export interface UpstreamHandler {
   onClose(conn: UpstreamConn, error: Error | undefined): void;
 }
 
+/** A new connection did not open within its limit. */
+export class ConnectTimeout extends Error {
+  constructor(readonly ms: number) {
+    super(`could not connect within ${ms} ms`);
+  }
+}
+
 const MAX_IDLE = 128;
 /** Seconds an idle pooled connection is kept before we close it. */
 const IDLE_SECONDS = 60;
 
-export class UpstreamConn {
+export class UpstreamConn implements Expiring {
   socket: Socket<UpstreamConn> | undefined;
   handler: UpstreamHandler | undefined;
   readonly out = new Outbox();
@@ -29,11 +40,26 @@ export class UpstreamConn {
   closed = false;
   /** `performance.now()` when it last went back to the pool. */
   idleSince = 0;
+  /** The connect limit (ms), on a deadline list while connecting (Expiring). */
+  connectMs = 0;
+  dlList: DeadlineList | undefined;
+  dlPrev: Expiring | undefined;
+  dlNext: Expiring | undefined;
+  dlDue = 0;
 
   constructor(readonly endpoint: string) {}
 
+  /** Still not open when its connect limit passed. */
+  expired(): void {
+    if (this.closed || this.socket !== undefined) return;
+    const h = this.handler;
+    this.destroy();
+    h?.onClose(this, new ConnectTimeout(this.connectMs));
+  }
+
   /** Closes now; nothing more is heard from it. */
   destroy(): void {
+    this.dlList?.disarm(this);
     this.handler = undefined;
     this.out.discard();
     if (!this.closed) {
@@ -50,13 +76,15 @@ export class UpstreamPool {
   /**
    * A connection to `endpoint` (`http://ip:port`) now owned by `handler`; it may still be connecting.
    * `maxIdleMs`: a request that cannot be retried should not meet an upstream's keep-alive timeout, so
-   * it takes a pooled connection only when that has been idle for less than this.
+   * it takes a pooled connection only when that has been idle for less than this. `connectMs`: how long a
+   * new connection may take to open (whole ms; Infinity: no limit of its own).
    */
   acquire(
     endpoint: string,
     handler: UpstreamHandler,
     fresh = false,
     maxIdleMs = Number.POSITIVE_INFINITY,
+    connectMs = Number.POSITIVE_INFINITY,
   ): UpstreamConn {
     const list = fresh ? undefined : this.idle.get(endpoint);
     const warmest = list?.[list.length - 1];
@@ -73,6 +101,10 @@ export class UpstreamPool {
     }
     const conn = new UpstreamConn(endpoint);
     conn.handler = handler;
+    if (connectMs !== Number.POSITIVE_INFINITY) {
+      conn.connectMs = connectMs;
+      deadlineList(connectMs).arm(conn, performance.now());
+    }
     const a = this.address(endpoint);
     const opened =
       a.unix !== undefined
@@ -152,6 +184,7 @@ interface Address {
 export const upstreamPool = new UpstreamPool();
 
 function closed(conn: UpstreamConn, error: Error | undefined): void {
+  conn.dlList?.disarm(conn);
   if (conn.closed && conn.handler === undefined) {
     upstreamPool.forget(conn);
     return;
@@ -167,6 +200,7 @@ function closed(conn: UpstreamConn, error: Error | undefined): void {
 const HANDLERS = {
   open(s: Socket<UpstreamConn>) {
     const conn = s.data;
+    conn.dlList?.disarm(conn);
     conn.socket = s;
     if (conn.handler === undefined) {
       s.terminate();

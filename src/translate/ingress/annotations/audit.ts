@@ -80,6 +80,11 @@ function auditOnce(ingress: Ingress, ref: SourceRef): AnnotationAudit {
       continue;
     }
     if (entry.support === "honoured" || off) continue;
+    if (entry.support === "no-effect") {
+      const message = `annotation ${shown}: accepted, with no effect here; ${entry.note}`;
+      found.push(problem(ref, "AnnotationNoEffect", message, "info"));
+      continue;
+    }
     if (entry.guard) unenforced.push(key);
     const reason = entry.support === "refused" ? "AnnotationRefused" : "AnnotationNotHonoured";
     const what = entry.support === "refused" ? "refused" : "not honoured";

@@ -6,14 +6,16 @@
  * still carry.
  * - honoured: Gatehouse does what ingress-nginx does (the note says where it differs in detail);
  * - refused: never honoured, by design (configuration text never becomes code here);
- * - not-yet: not honoured today; the note says what differs from ingress-nginx.
+ * - not-yet: not honoured today; the note says what differs from ingress-nginx;
+ * - no-effect: an nginx tuning knob with no meaning outside nginx (buffer sizes, its HTTP version to
+ *   backends, its debug logs): accepted, reported at info level, counted apart from the honoured ones.
  * A `guard` is an access control: an Ingress that asks for one Gatehouse does not enforce fails closed.
  * `off` lists values that ask for nothing (compared trimmed, lower-case): such an Ingress loses nothing.
  */
 
 export const NGINX_PREFIX = "nginx.ingress.kubernetes.io/";
 
-export type AnnotationSupport = "honoured" | "refused" | "not-yet";
+export type AnnotationSupport = "honoured" | "refused" | "not-yet" | "no-effect";
 
 export interface AnnotationEntry {
   readonly support: AnnotationSupport;
@@ -36,6 +38,7 @@ const notYet = (note: string, off?: readonly string[]): AnnotationEntry => ({
   note,
   ...(off ? { off } : {}),
 });
+const tuning = (note: string): AnnotationEntry => ({ support: "no-effect", note });
 const guard = (note: string, off?: readonly string[]): AnnotationEntry => ({
   support: "not-yet",
   note,
@@ -48,13 +51,8 @@ const affinity = "no session affinity: every request is balanced round-robin ove
 const basicAuth = "basic/digest authentication is not enforced (an AuthPolicy can require a JWT instead)";
 const externalAuth = "external authentication (auth-url) is not enforced";
 const clientCert = "client certificates are not requested or verified";
-const canary =
-  "not served as a canary of another Ingress: its paths are ordinary paths that clash with the main Ingress's (oldest wins)";
-const cors = "no CORS headers and no preflight answers (an HTTPRoute CORS filter does this)";
-const buffering = "bodies are streamed; nginx buffering settings are not read";
-const timeouts = "the default upstream timeout applies (--upstream-timeout-ms), not this one";
-const nextUpstream = "a failed request is not retried on another endpoint as this asks";
-const redirect = "requests are proxied to the backend instead of redirected";
+const buffering =
+  "nginx's buffers have no counterpart: bodies stream with backpressure, request bodies up to --request-buffer-bytes are read whole first (docs/http.md)";
 const proxySSL = "the backend is spoken to in plain HTTP: no TLS, client certificate or verification";
 const tracing = "no tracing is set per Ingress";
 const hashing = "no consistent hashing: endpoints are chosen round-robin";
@@ -66,7 +64,9 @@ export const NGINX_ANNOTATIONS: Readonly<Record<string, AnnotationEntry>> = {
   "affinity-canary-behavior": notYet(affinity),
   "affinity-mode": notYet(affinity),
   "allowlist-source-range": guard("the client address is not checked against these ranges", [""]),
-  "app-root": notYet("requests for / are not redirected to the application root"),
+  "app-root": honoured(
+    "a request for exactly / on each of the Ingress's hosts answers 302 to this path on the same host, ahead of every path of the host (the query is not kept, as nginx's return)",
+  ),
   "auth-always-set-cookie": guard(externalAuth),
   "auth-cache-duration": guard(externalAuth),
   "auth-cache-key": guard(externalAuth),
@@ -96,47 +96,79 @@ export const NGINX_ANNOTATIONS: Readonly<Record<string, AnnotationEntry>> = {
     "the backend is spoken to in HTTP/1.1 (a Service port's appProtocol selects h2c or WebSocket); HTTPS, GRPC, GRPCS, FCGI and AJP backends are not supported",
     ["http"],
   ),
-  canary: notYet(canary, ["false"]),
-  "canary-by-cookie": notYet(canary),
-  "canary-by-header": notYet(canary),
-  "canary-by-header-pattern": notYet(canary),
-  "canary-by-header-value": notYet(canary),
-  "canary-weight": notYet(canary),
-  "canary-weight-total": notYet(canary),
-  "client-body-buffer-size": notYet(buffering),
+  canary: honoured(
+    "the Ingress's paths join the main Ingress's routes for the same host and path (whichever is older) as a canary backend; its other annotations are the main Ingress's, as in ingress-nginx, except that an access control it asks for and Gatehouse does not enforce still fails its canary routes closed",
+  ),
+  "canary-by-cookie": honoured("the cookie always → canary, never → main, else the weight decides"),
+  "canary-by-header": honoured(
+    "the header always → canary, never → main, else the cookie and then the weight decide",
+  ),
+  "canary-by-header-pattern": honoured(
+    "a header value matching this anywhere → canary, run on Gatehouse's linear-time regex engine (PCRE-only constructs are refused)",
+  ),
+  "canary-by-header-value": honoured("the header equal to this → canary"),
+  "canary-weight": honoured(
+    "this share (of canary-weight-total) of the remaining requests → canary, at random",
+  ),
+  "canary-weight-total": honoured("the whole that canary-weight is a share of (default 100)"),
+  "client-body-buffer-size": tuning(buffering),
   "configuration-snippet": refused(snippet),
-  "connection-proxy-header": notYet("the upstream Connection header is not set from this"),
-  "cors-allow-credentials": notYet(cors),
-  "cors-allow-headers": notYet(cors),
-  "cors-allow-methods": notYet(cors),
-  "cors-allow-origin": notYet(cors),
-  "cors-expose-headers": notYet(cors),
-  "cors-max-age": notYet(cors),
-  "custom-headers": notYet("the named ConfigMap's headers are not added"),
+  "connection-proxy-header": tuning(
+    "upstream connections are managed by the gateway (keep-alive pooled); this Connection value is not sent",
+  ),
+  "cors-allow-credentials": honoured(
+    "with enable-cors: Access-Control-Allow-Credentials: true unless false (default true; with the origin `*` a literal `*` is still sent, as in ingress-nginx)",
+  ),
+  "cors-allow-headers": honoured(
+    "with enable-cors: the comma-separated header names sent in Access-Control-Allow-Headers (default ingress-nginx's: DNT, Keep-Alive, User-Agent, … Authorization)",
+  ),
+  "cors-allow-methods": honoured(
+    "with enable-cors: the comma-separated methods sent in Access-Control-Allow-Methods (default GET, PUT, POST, DELETE, PATCH, OPTIONS)",
+  ),
+  "cors-allow-origin": honoured(
+    "with enable-cors: the comma-separated origins answered (`https://*.example.com`: one label for `*`; default `*`, sent as `*`); a bad entry is left out, where ingress-nginx may widen the list to `*`",
+  ),
+  "cors-expose-headers": honoured(
+    "with enable-cors: the comma-separated header names (or `*`) sent in Access-Control-Expose-Headers (default none)",
+  ),
+  "cors-max-age": honoured("with enable-cors: seconds sent in Access-Control-Max-Age (default 1728000)"),
+  "custom-headers": notYet(
+    "the named ConfigMap's response headers are not added (Gatehouse reads no ConfigMaps yet)",
+  ),
   "custom-http-errors": notYet(
     "upstream error responses are passed on, not replaced by the default backend's",
   ),
   "default-backend": notYet("requests no rule serves are not sent to this Service"),
   "denylist-source-range": guard("the client address is not checked against these ranges", [""]),
-  "disable-proxy-intercept-errors": notYet("not read (Gatehouse never intercepts upstream errors)"),
-  "enable-access-log": notYet("access logging is set per process (--access-log-sample), not per Ingress"),
-  "enable-cors": notYet(cors, ["false"]),
+  "disable-proxy-intercept-errors": tuning(
+    "upstream error answers are passed on as they are: there is nothing to disable",
+  ),
+  "enable-access-log": honoured(
+    '"false": the requests of its paths are left out of the access log (still counted in metrics)',
+  ),
+  "enable-cors": honoured(
+    "true: every OPTIONS from an allowed origin is answered 204 by the gateway and responses to it carry the CORS headers; without it the cors-* annotations do nothing",
+  ),
   "enable-global-auth": notYet("not read: Gatehouse has no global external authentication"),
   "enable-influxdb": notYet(removed("no InfluxDB metrics are sent"), ["false"]),
   "enable-modsecurity": guard(waf, ["false"]),
   "enable-opentelemetry": notYet(tracing, ["false"]),
   "enable-opentracing": notYet(removed(tracing), ["false"]),
   "enable-owasp-core-rules": guard(waf, ["false"]),
-  "enable-rewrite-log": notYet("no rewrite log is written", ["false"]),
+  "enable-rewrite-log": tuning(
+    "nginx's rewrite debug log has no counterpart (the access log names each request's route)",
+  ),
   "fastcgi-index": notYet("FastCGI backends are not supported"),
   "fastcgi-params-configmap": notYet("FastCGI backends are not supported"),
   "force-ssl-redirect": honoured("308 to https even for hosts without a certificate of their own"),
-  "from-to-www-redirect": notYet("no redirect between www.<host> and <host>", ["false"]),
+  "from-to-www-redirect": honoured(
+    "www.<host> (or <host>, for a www. host) answers 308 to the host, scheme, port (always named), path and query kept, one trailing slash dropped; not made when an Ingress serves that name",
+  ),
   "global-rate-limit": notYet(removed("no global rate limit is applied (a RateLimitPolicy does this)")),
   "global-rate-limit-ignored-cidrs": notYet(removed("no global rate limit is applied")),
   "global-rate-limit-key": notYet(removed("no global rate limit is applied")),
   "global-rate-limit-window": notYet(removed("no global rate limit is applied")),
-  "http2-push-preload": notYet("no HTTP/2 server push", ["false"]),
+  "http2-push-preload": tuning("HTTP/2 server push is gone from browsers; nothing is pushed"),
   "influxdb-host": notYet(removed("no InfluxDB metrics are sent")),
   "influxdb-measurement": notYet(removed("no InfluxDB metrics are sent")),
   "influxdb-port": notYet(removed("no InfluxDB metrics are sent")),
@@ -160,27 +192,45 @@ export const NGINX_ANNOTATIONS: Readonly<Record<string, AnnotationEntry>> = {
   "opentelemetry-operation-name": notYet(tracing),
   "opentelemetry-trust-incoming-span": notYet(tracing),
   "opentracing-trust-incoming-span": notYet(removed(tracing)),
-  "permanent-redirect": notYet(redirect),
-  "permanent-redirect-code": notYet(redirect),
-  "preserve-trailing-slash": notYet("not read: the https redirect keeps the path as the client sent it"),
+  "permanent-redirect": honoured(
+    "every path of the Ingress answers this absolute http(s) URL, the query not added; $request_uri, $uri, $args, $is_args, $query_string, $host, $http_host, $scheme and $server_port are filled in, any other variable is refused",
+  ),
+  "permanent-redirect-code": honoured(
+    "301 (default), 302, 303, 307 or 308; ingress-nginx also takes 300, 304, 305 and 306, which nginx answers with no Location",
+  ),
+  "preserve-trailing-slash": honoured(
+    "the https redirect keeps a trailing slash; without it, one is dropped (`/a/` → `/a`), as ingress-nginx does",
+  ),
   "proxy-body-size": notYet("request bodies are not limited to this size"),
-  "proxy-buffer-size": notYet(buffering),
-  "proxy-buffering": notYet(buffering, ["off"]),
-  "proxy-buffers-number": notYet(buffering),
-  "proxy-busy-buffers-size": notYet(buffering),
-  "proxy-connect-timeout": notYet(timeouts),
+  "proxy-buffer-size": tuning(buffering),
+  "proxy-buffering": tuning(buffering),
+  "proxy-buffers-number": tuning(buffering),
+  "proxy-busy-buffers-size": tuning(buffering),
+  "proxy-connect-timeout": honoured(
+    "seconds a new upstream connection may take to open: 504, or the next try when retries are on; on --front bun a connect that never opens fails after 1 to 2 times this (docs/http.md)",
+  ),
   "proxy-cookie-domain": notYet("Set-Cookie domains are passed on unrewritten"),
   "proxy-cookie-path": notYet("Set-Cookie paths are passed on unrewritten"),
-  "proxy-http-version": notYet("the backend is always spoken to in HTTP/1.1", ["1.1"]),
-  "proxy-max-temp-file-size": notYet(buffering),
-  "proxy-next-upstream": notYet(nextUpstream),
-  "proxy-next-upstream-timeout": notYet(nextUpstream),
-  "proxy-next-upstream-tries": notYet(nextUpstream),
-  "proxy-read-timeout": notYet(timeouts),
+  "proxy-http-version": tuning(
+    "the backend is spoken to in HTTP/1.1 with keep-alive (or h2c by appProtocol), whatever this says",
+  ),
+  "proxy-max-temp-file-size": tuning(buffering),
+  "proxy-next-upstream": honoured(
+    "the route's retry policy: timeout and http_NNN retry on those answers, a failed connection is retried whenever retries are on, a request with a body never (it was streamed); invalid_header is not retried",
+  ),
+  "proxy-next-upstream-timeout": honoured("seconds over all tries (0: no limit)"),
+  "proxy-next-upstream-tries": honoured(
+    "tries, the first included (default 3 once any proxy-next-upstream annotation is set; 0: up to 10)",
+  ),
+  "proxy-read-timeout": honoured(
+    "seconds to the response head and between two reads of the body, as nginx's proxy_read_timeout (on --front bun the gap is bounded by the listener's idle timeout)",
+  ),
   "proxy-redirect-from": notYet("Location headers are passed on unrewritten"),
   "proxy-redirect-to": notYet("Location headers are passed on unrewritten"),
-  "proxy-request-buffering": notYet(buffering, ["off"]),
-  "proxy-send-timeout": notYet(timeouts),
+  "proxy-request-buffering": tuning(buffering),
+  "proxy-send-timeout": honoured(
+    "seconds the backend may take no byte of the request (nginx's proxy_send_timeout)",
+  ),
   "proxy-ssl-ciphers": notYet(proxySSL),
   "proxy-ssl-name": notYet(proxySSL),
   "proxy-ssl-protocols": notYet(proxySSL),
@@ -188,16 +238,20 @@ export const NGINX_ANNOTATIONS: Readonly<Record<string, AnnotationEntry>> = {
   "proxy-ssl-server-name": notYet(proxySSL, ["off"]),
   "proxy-ssl-verify": notYet(proxySSL, ["off"]),
   "proxy-ssl-verify-depth": notYet(proxySSL),
-  "relative-redirects": notYet("redirect Locations are absolute", ["false"]),
-  "rewrite-target": notYet(
-    "the backend receives the path unrewritten (an HTTPRoute URLRewrite filter does this)",
+  "relative-redirects": honoured(
+    "changes nothing, as in ingress-nginx: it touches only redirects nginx builds from a relative URI, and every redirect ingress-nginx (and Gatehouse) issues names an absolute URL",
+  ),
+  "rewrite-target": honoured(
+    "the path sent upstream is this, with $1…$9 from the path's groups; every path of the host becomes a case-insensitive regex, as in ingress-nginx (run on Gatehouse's linear-time engine: PCRE-only constructs are refused)",
   ),
   satisfy: guard("access controls are not combined as this asks", ["all"]),
-  "server-alias": notYet("these extra host names are not served"),
+  "server-alias": honoured(
+    "extra names serving each host's routes, also on HTTPS where the host's certificate covers them; DNS names and *. wildcards, not nginx regular expressions; a name an Ingress rule serves is not taken",
+  ),
   "server-snippet": refused(snippet),
-  "service-upstream": notYet("requests go straight to pod endpoints, not to the Service's cluster IP", [
-    "false",
-  ]),
+  "service-upstream": honoured(
+    "requests go to the Service's cluster IP and port, not its pods; a Service without a cluster IP (headless) keeps its endpoints, reported",
+  ),
   "session-cookie-change-on-failure": notYet(affinity),
   "session-cookie-conditional-samesite-none": notYet(affinity),
   "session-cookie-domain": notYet(affinity),
@@ -211,22 +265,31 @@ export const NGINX_ANNOTATIONS: Readonly<Record<string, AnnotationEntry>> = {
   "ssl-passthrough": notYet("TLS is terminated, not passed through (a TLSRoute passes it through)", [
     "false",
   ]),
-  "ssl-prefer-server-ciphers": notYet("Gatehouse's own TLS settings apply (docs/tls.md)"),
+  "ssl-prefer-server-ciphers": tuning("Gatehouse's own TLS settings apply (docs/tls.md)"),
   "ssl-redirect": honoured("308 to https for hosts with a certificate of their own (docs/tls.md)"),
   "stream-snippet": refused(snippet),
-  "temporal-redirect": notYet(redirect),
-  "temporal-redirect-code": notYet(redirect),
+  "temporal-redirect": honoured(
+    "as permanent-redirect, answered with temporal-redirect-code; it wins when both are set",
+  ),
+  "temporal-redirect-code": honoured(
+    "301, 302 (default), 303 or 307; ingress-nginx also takes 300, 304, 305 and 306, which nginx answers with no Location",
+  ),
   "upstream-hash-by": notYet(hashing),
   "upstream-hash-by-subset": notYet(hashing),
   "upstream-hash-by-subset-size": notYet(hashing),
-  "upstream-vhost": notYet("the backend receives the client's Host header"),
-  "use-port-in-redirects": notYet(
-    "not read: redirect Locations name the port only when it is not the default",
-    ["false"],
+  "upstream-vhost": honoured(
+    "the Host sent upstream (the client's stays in X-Forwarded-Host); $namespace, $ingress_name, $service_name and $service_port are filled in (a named port as its number); $host alone keeps the client's Host as sent, port included",
   ),
-  "use-regex": notYet("paths are matched as prefixes, never as regular expressions", ["false"]),
+  "use-port-in-redirects": honoured(
+    "the https redirect names its port even when it is 443; without it, the port is named when it is not 443 (ingress-nginx names none)",
+  ),
+  "use-regex": honoured(
+    "every path of the host becomes a case-insensitive regex anchored at its start, longest first, as in ingress-nginx (run on Gatehouse's linear-time engine: PCRE-only constructs are refused)",
+  ),
   "whitelist-source-range": guard("the client address is not checked against these ranges", [""]),
-  "x-forwarded-prefix": notYet("no X-Forwarded-Prefix header is sent"),
+  "x-forwarded-prefix": honoured(
+    "X-Forwarded-Prefix sent upstream, as in ingress-nginx only on paths whose rewrite-target differs from the path; a value with $1 captures or nginx variables is refused",
+  ),
 };
 
 /** Gatehouse's own Ingress annotations (`gatehouse.dev/…`); any other key under that prefix is unknown. */

@@ -1,17 +1,17 @@
 /**
  * The WebSocket branch of a Forward: a routed, filtered `Upgrade: websocket` request whose backend has
  * endpoints. The upstream socket is opened first (time limit: the route's backend or request timeout),
- * then the client is upgraded; see websocket-relay.ts for the relay.
+ * then the client is upgraded; see relay.ts for the relay.
  */
 
-import { limitedLog } from "../../observability/log-limit.ts";
-import { runResponseFilters } from "../filters/chain.ts";
-import type { FilterChain, RequestContext } from "../filters/filter-types.ts";
-import type { ProxySettings } from "../settings.ts";
-import { type CompiledBackend, type CompiledRoute, nextEndpoint } from "../table.ts";
-import { limit } from "./forward.ts";
-import { errorResponse } from "./responses.ts";
-import { openUpstream, type ProxyServer, upgradeClient } from "./websocket-relay.ts";
+import { limitedLog } from "../../../observability/log-limit.ts";
+import { runResponseFilters } from "../../filters/chain.ts";
+import type { FilterChain, RequestContext } from "../../filters/filter-types.ts";
+import type { ProxySettings } from "../../settings.ts";
+import { type CompiledBackend, type CompiledRoute, nextEndpoint } from "../../table.ts";
+import { limit } from "../forward.ts";
+import { errorResponse } from "../responses.ts";
+import { openUpstream, type ProxyServer, upgradeClient } from "./relay.ts";
 
 export async function forwardWebSocket(
   ctx: RequestContext,

@@ -12,7 +12,7 @@
  * more than MAX_BUFFERED behind closes both sides with 1013 (try again later).
  */
 import type { Server, ServerWebSocket, WebSocketHandler } from "bun";
-import type { RequestContext } from "../filters/filter-types.ts";
+import type { RequestContext } from "../../filters/filter-types.ts";
 
 /** What each proxied client socket carries. */
 export interface ProxiedSocket {

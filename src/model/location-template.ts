@@ -1,0 +1,87 @@
+/**
+ * A literal redirect Location with nginx variables in it (RedirectAction.location), shared by both ends of
+ * the model: translate checks the text with `parseLocationTemplate` (so the proxy never meets a variable it
+ * cannot fill), and the proxy compiles it once and fills it per request with `fillLocation`. Filling is
+ * plain substitution of a few request values, never evaluation: no other variable, no expression, and the
+ * result is never read again as a template.
+ */
+
+/**
+ * The variables Gatehouse fills, as nginx defines them (nginx.org/en/docs/http/ngx_http_core_module.html):
+ * - `scheme`: `http` or `https`, the listener's;
+ * - `host`: the request's host name, lower-case, without port;
+ * - `http_host`: the Host the client used; here the host name with the listener's port unless it is the
+ *   scheme's default (the client's own Host header is not echoed);
+ * - `server_port`: the listener's port;
+ * - `request_uri`: path and query (the path as routing saw it: escapes normalised, runs of `/` merged);
+ * - `uri`: the path alone;
+ * - `args`, `query_string`: the query without `?`; `is_args`: `?` when there is a query, else nothing.
+ */
+export const LOCATION_VARIABLES = [
+  "scheme",
+  "host",
+  "http_host",
+  "server_port",
+  "request_uri",
+  "uri",
+  "args",
+  "query_string",
+  "is_args",
+] as const;
+
+export type LocationVariable = (typeof LOCATION_VARIABLES)[number];
+
+/** Literal text, or a variable to fill. */
+export type LocationPart = { readonly text: string } | { readonly variable: LocationVariable };
+
+export type LocationParse =
+  | { readonly ok: true; readonly parts: readonly LocationPart[] }
+  | { readonly ok: false; readonly message: string };
+
+const known: ReadonlySet<string> = new Set(LOCATION_VARIABLES);
+
+/** `$name` or `${name}` (nginx's variable syntax) split out of `text`; an unknown or malformed one fails. */
+export function parseLocationTemplate(text: string): LocationParse {
+  const parts: LocationPart[] = [];
+  let literal = "";
+  let i = 0;
+  while (i < text.length) {
+    const dollar = text.indexOf("$", i);
+    if (dollar < 0) {
+      literal += text.slice(i);
+      break;
+    }
+    literal += text.slice(i, dollar);
+    const braced = text.charCodeAt(dollar + 1) === 123; // {
+    const start = dollar + (braced ? 2 : 1);
+    let end = start;
+    while (end < text.length && /[A-Za-z0-9_]/.test(text.charAt(end))) end++;
+    const name = text.slice(start, end);
+    if (name === "") return { ok: false, message: `"$" at ${dollar} does not start a variable name` };
+    if (braced) {
+      if (text.charCodeAt(end) !== 125) return { ok: false, message: `"\${${name}" is not closed with "}"` };
+      end++;
+    }
+    if (!known.has(name))
+      return {
+        ok: false,
+        message: `$${name} is not one of the variables Gatehouse fills (${LOCATION_VARIABLES.map((v) => `$${v}`).join(", ")})`,
+      };
+    if (literal !== "") parts.push({ text: literal });
+    literal = "";
+    parts.push({ variable: name as LocationVariable });
+    i = end;
+  }
+  if (literal !== "") parts.push({ text: literal });
+  return { ok: true, parts };
+}
+
+/** The parts with each variable replaced by `value(variable)`. */
+export function fillLocation(
+  parts: readonly LocationPart[],
+  value: (variable: LocationVariable) => string,
+): string {
+  let out = "";
+  for (const p of parts) out += "text" in p ? p.text : value(p.variable);
+  return out;
+}

@@ -1,0 +1,29 @@
+/**
+ * The honoured annotation families, in the order their edits apply (a later family's filters run after an
+ * earlier one's), and each Ingress's edits kept per Ingress object: an unchanged Ingress is the same
+ * object between translates (as for ingress/memo.ts), so its annotations are read once.
+ */
+import type { SourceRef } from "../../../model/index.ts";
+import type { Ingress } from "../../../sources/schema/networking.ts";
+import { corsFamily } from "./cors.ts";
+import { proxyTimeouts } from "./proxy-timeouts.ts";
+import { redirectFamily } from "./redirects.ts";
+import { type AnnotationFamily, type IngressEdits, readRouteEdits } from "./route-edits.ts";
+import { upstreamRequestFamily } from "./upstream-request.ts";
+
+export const ANNOTATION_FAMILIES: readonly AnnotationFamily[] = [
+  redirectFamily,
+  upstreamRequestFamily,
+  corsFamily,
+  proxyTimeouts,
+];
+
+const kept = new WeakMap<Ingress, IngressEdits>();
+
+export function ingressRouteEdits(ingress: Ingress, ref: SourceRef): IngressEdits {
+  const hit = kept.get(ingress);
+  if (hit !== undefined) return hit;
+  const edits = readRouteEdits(ingress, ref, ANNOTATION_FAMILIES);
+  kept.set(ingress, edits);
+  return edits;
+}

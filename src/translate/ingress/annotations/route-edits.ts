@@ -1,0 +1,133 @@
+/**
+ * The honoured ingress-nginx annotations of one Ingress as edits to each of its routes. Each family of
+ * annotations reads its own keys (timeouts.ts, cors.ts, …) through an AnnotationReader, which turns a
+ * bad value into an `InvalidAnnotation` error naming the annotation and the value; the family then
+ * leaves that setting out and the rest of the Ingress is served (as ingress-nginx falls back to its
+ * default for a value it cannot parse). The families are listed once, in families.ts; ingresses.ts
+ * applies the result to every route the Ingress contributes.
+ */
+import type {
+  Filter,
+  Problem,
+  RetryPolicy,
+  Route,
+  RouteAction,
+  RouteTimeouts,
+  SourceRef,
+  VirtualHost,
+} from "../../../model/index.ts";
+import type { Ingress } from "../../../sources/schema/networking.ts";
+import { annotationOf } from "../../common/objects.ts";
+import { problem } from "../../common/problems.ts";
+import { NGINX_PREFIX } from "./nginx-annotations.ts";
+
+/** What the annotations change on each route of the Ingress. */
+export interface RouteEdit {
+  /** Added after the route's own filters, in family order. */
+  readonly filters?: readonly Filter[];
+  /** Replaces a Forward action (a redirect annotation answers instead of the backend). */
+  readonly action?: RouteAction;
+  readonly timeouts?: RouteTimeouts;
+  readonly retry?: RetryPolicy;
+  /** `false`: the route's requests are not access-logged (ingress-nginx `enable-access-log`). */
+  readonly accessLog?: false;
+  /** Forward to the Services' cluster IPs, not their endpoints (service-upstream.ts applies it). */
+  readonly serviceUpstream?: true;
+  /** What depends on the route itself (its path, its backends), applied last; later families' after. */
+  readonly perRoute?: (route: Route) => Route;
+}
+
+/** One annotation's value, and the way to refuse it. */
+export interface AnnotationReader {
+  /** The raw value of `nginx.ingress.kubernetes.io/<name>`, or undefined when absent. */
+  raw(name: string): string | undefined;
+  /** Reports `value` of `name` as unusable (`why` completes "…: <why>") and returns undefined. */
+  bad(name: string, value: string, why: string): undefined;
+}
+
+/** A family of annotations read together (the names are for the tests and docs, without prefix). */
+export interface AnnotationFamily {
+  readonly names: readonly string[];
+  read(r: AnnotationReader): RouteEdit | undefined;
+}
+
+export interface IngressEdits {
+  /** undefined: no honoured annotation asks for a change. */
+  readonly edit?: RouteEdit;
+  readonly problems: readonly Problem[];
+}
+
+/** Reads every family's annotations of `ingress`. */
+export function readRouteEdits(
+  ingress: Ingress,
+  ref: SourceRef,
+  families: readonly AnnotationFamily[],
+): IngressEdits {
+  const problems: Problem[] = [];
+  const reader: AnnotationReader = {
+    raw: (name) => annotationOf(ingress, NGINX_PREFIX + name),
+    bad: (name, value, why) => {
+      const shown = value.length > 120 ? `${value.slice(0, 120)}…` : value;
+      const message = `annotation ${NGINX_PREFIX}${name} ${JSON.stringify(shown)}: ${why}; not applied`;
+      problems.push(problem(ref, "InvalidAnnotation", message));
+      return undefined;
+    },
+  };
+  const edits: RouteEdit[] = [];
+  for (const family of families) {
+    const e = family.read(reader);
+    if (e !== undefined) edits.push(e);
+  }
+  return edits.length === 0 ? { problems } : { edit: merged(edits), problems };
+}
+
+function merged(edits: readonly RouteEdit[]): RouteEdit {
+  let out: RouteEdit = {};
+  for (const e of edits) {
+    out = {
+      ...out,
+      ...e,
+      filters: [...(out.filters ?? []), ...(e.filters ?? [])],
+      ...(out.timeouts || e.timeouts ? { timeouts: { ...out.timeouts, ...e.timeouts } } : {}),
+      ...(out.perRoute && e.perRoute ? { perRoute: composed(out.perRoute, e.perRoute) } : {}),
+    };
+  }
+  return out;
+}
+
+/** `route` with the edit applied. */
+export function editedRoute(route: Route, edit: RouteEdit | undefined): Route {
+  if (edit === undefined) return route;
+  const out: Route = {
+    ...route,
+    filters: [...route.filters, ...(edit.filters ?? [])],
+    ...(edit.action !== undefined && route.action.kind === "Forward" ? { action: edit.action } : {}),
+    ...(edit.timeouts !== undefined ? { timeouts: { ...route.timeouts, ...edit.timeouts } } : {}),
+    ...(edit.retry !== undefined ? { retry: edit.retry } : {}),
+    ...(edit.accessLog === false ? { accessLog: false as const } : {}),
+  };
+  return edit.perRoute === undefined ? out : edit.perRoute(out);
+}
+
+function composed(a: (r: Route) => Route, b: (r: Route) => Route): (r: Route) => Route {
+  return (r) => b(a(r));
+}
+
+/** The virtual hosts with each Ingress's edit applied to its routes (keyed `namespace/name`). */
+export function applyRouteEdits(
+  virtualHosts: readonly VirtualHost[],
+  edits: ReadonlyMap<string, RouteEdit>,
+): VirtualHost[] {
+  if (edits.size === 0) return [...virtualHosts];
+  return virtualHosts.map((vh) => {
+    let changed = false;
+    const routes = vh.routes.map((r) => {
+      const edit =
+        r.source.kind === "Ingress" ? edits.get(`${r.source.namespace}/${r.source.name}`) : undefined;
+      if (edit === undefined) return r;
+      changed = true;
+      return editedRoute(r, edit);
+    });
+    return changed ? { ...vh, routes } : vh;
+  });
+}

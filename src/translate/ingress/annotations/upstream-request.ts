@@ -1,0 +1,207 @@
+/**
+ * ingress-nginx's annotations on the request sent upstream and how it is sent (its parsers in
+ * internal/ingress/annotations/{upstreamvhost,xforwardedprefix,log,serviceupstream,proxy}, what they
+ * become in rootfs/etc/nginx/template/nginx.tmpl and controller/template/template.go):
+ * - `upstream-vhost: H` → `proxy_set_header Host "H"`: the Host sent upstream (the client's stays in
+ *   X-Forwarded-Host, which nginx sets from `$best_http_host`). nginx expands variables in H; the ones
+ *   known when the configuration is written are expanded here, per backend: `$namespace`, `$ingress_name`,
+ *   `$service_name`, `$service_port` (the linkerd docs' `$service_name.$namespace.svc.cluster.local:8084`).
+ *   `$best_http_host` or `$http_host` alone is the client's Host, which is sent anyway; `$host` alone too,
+ *   where nginx drops a port the client sent and lower-cases it (Gatehouse sends it as sent). Any other
+ *   variable, or a value that is not a host with an optional port (a scheme, a path, spaces), is refused.
+ * - `x-forwarded-prefix: P` → `proxy_set_header X-Forwarded-Prefix "P"`, which ingress-nginx writes only
+ *   into a location with `rewrite-target` set to something other than the location's path (buildProxyPass):
+ *   without it no header is sent, as there. Its validator allows `$1` captures of a regex path; those are
+ *   not filled into the header here, so `$` is refused.
+ * - `enable-access-log: "false"` → `access_log off` in those locations: the routes' requests are not
+ *   access-logged (still counted in metrics). Booleans are read as Go's strconv.ParseBool reads them.
+ * - `service-upstream: "true"`: the Service's cluster IP and port as the one endpoint instead of the pods
+ *   (service-upstream.ts applies it: it needs the Services).
+ * - `proxy-connect-timeout: N` → `proxy_connect_timeout Ns`: the route's connect limit (whole seconds, as
+ *   strconv.Atoi reads them; 0 and negative values are refused here, where nginx would fail every connect).
+ * An empty `upstream-vhost` or `x-forwarded-prefix` asks for nothing, as ingress-nginx's string parser
+ * calls it missing.
+ */
+
+import { fieldValueProblem } from "../../../model/http-syntax.ts";
+import type { Filter, Route } from "../../../model/index.ts";
+import type { AnnotationFamily, AnnotationReader, RouteEdit } from "./route-edits.ts";
+
+/** strconv.ParseBool's spellings. */
+const TRUE = new Set(["1", "t", "T", "TRUE", "true", "True"]);
+const FALSE = new Set(["0", "f", "F", "FALSE", "false", "False"]);
+/** As proxy-timeouts.ts: bigger values are surely mistakes (a day). */
+const MAX_SECONDS = 86_400;
+
+/** nginx variables: `$name` or `${name}` (a `$` followed by neither is refused as an unknown variable). */
+const VARIABLE = /\$(?:\{([A-Za-z0-9_]+)\}|([A-Za-z0-9_]+))?/g;
+/** Known when the configuration is written (nginx.tmpl `set $namespace …` in each location). */
+const KNOWN_VARIABLES = ["namespace", "ingress_name", "service_name", "service_port"] as const;
+type KnownVariable = (typeof KNOWN_VARIABLES)[number];
+/** The client's Host alone: what is sent when upstream-vhost is not set. */
+const CLIENT_HOST = /^\$(?:host|http_host|best_http_host|\{(?:host|http_host|best_http_host)\})$/;
+/** A host name, IPv4 or bracketed IPv6 address, with an optional port. */
+const HOST_AND_PORT =
+  /^(?:[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?(?:\.[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?)*\.?|\[[0-9A-Fa-f:.]+\])(?::([0-9]{1,5}))?$/;
+/** ingress-nginx's RegexPathWithCapture without `$`, and the spaces its validator removes first. */
+const PREFIX_CHARS = /^[A-Za-z0-9\-._~/: ]*$/;
+/** ingress-nginx's RegexPathWithCapture: a rewrite-target it takes (else it is empty). */
+const REWRITE_TARGET = /^\/?[A-Za-z0-9\-._~/:$]*$/;
+
+export const upstreamRequestFamily: AnnotationFamily = {
+  names: [
+    "upstream-vhost",
+    "x-forwarded-prefix",
+    "enable-access-log",
+    "service-upstream",
+    "proxy-connect-timeout",
+  ],
+  read(r): RouteEdit | undefined {
+    const vhost = upstreamVhost(r);
+    const prefix = forwardedPrefix(r);
+    const accessLog = bool(r, "enable-access-log");
+    const serviceUpstream = bool(r, "service-upstream");
+    const connect = connectSeconds(r);
+    const perRoute = [vhost, prefix].filter((f) => f !== undefined);
+    const edit: RouteEdit = {
+      ...(accessLog === false ? { accessLog: false as const } : {}),
+      ...(serviceUpstream === true ? { serviceUpstream: true as const } : {}),
+      ...(connect !== undefined ? { timeouts: { connectMs: connect * 1000 } } : {}),
+      ...(perRoute.length > 0
+        ? { perRoute: (route: Route) => perRoute.reduce((out, f) => f(out), route) }
+        : {}),
+    };
+    return Object.keys(edit).length === 0 ? undefined : edit;
+  },
+};
+
+function bool(r: AnnotationReader, name: string): boolean | undefined {
+  const raw = r.raw(name);
+  if (raw === undefined) return undefined;
+  const v = raw.trim();
+  if (TRUE.has(v)) return true;
+  if (FALSE.has(v)) return false;
+  return r.bad(name, raw, 'must be "true" or "false"');
+}
+
+function connectSeconds(r: AnnotationReader): number | undefined {
+  const raw = r.raw("proxy-connect-timeout");
+  if (raw === undefined) return undefined;
+  const v = raw.trim();
+  if (!/^[0-9]{1,6}$/.test(v) || Number(v) < 1 || Number(v) > MAX_SECONDS)
+    return r.bad("proxy-connect-timeout", raw, `must be a whole number of seconds from 1 to ${MAX_SECONDS}`);
+  return Number(v);
+}
+
+// ---- upstream-vhost ----
+
+/** The Host template's check; undefined: nothing to do (absent, empty, or the client's Host). */
+function upstreamVhost(r: AnnotationReader): ((route: Route) => Route) | undefined {
+  const raw = r.raw("upstream-vhost");
+  if (raw === undefined) return undefined;
+  const v = raw.trim();
+  if (v === "" || CLIENT_HOST.test(v)) return undefined;
+  const why = vhostProblem(v);
+  if (why !== undefined) return r.bad("upstream-vhost", raw, why);
+  return (route) => withBackendHosts(route, v);
+}
+
+function vhostProblem(v: string): string | undefined {
+  if (/\s/.test(v)) return "a Host holds no spaces";
+  if (v.includes("://")) return "a host name and optional port, not a URL (no scheme)";
+  if (v.includes("/")) return "a host name and optional port, not a path";
+  for (const m of v.matchAll(VARIABLE)) {
+    const name = m[1] ?? m[2] ?? "";
+    if (!(KNOWN_VARIABLES as readonly string[]).includes(name)) {
+      const known = KNOWN_VARIABLES.map((k) => `$${k}`).join(", ");
+      return `the nginx variable ${JSON.stringify(m[0])} is not supported (only ${known}, or $host, $http_host, $best_http_host alone)`;
+    }
+  }
+  // Expanded values are DNS labels and port numbers: a sample of each stands for them.
+  const sample = expand(v, { namespace: "ns", ingress_name: "ing", service_name: "svc", service_port: "80" });
+  const host = HOST_AND_PORT.exec(sample);
+  if (host === null || Number(host[1] ?? 0) > 65535)
+    return "must be a host name or IP address, with an optional :port";
+  return undefined;
+}
+
+function expand(template: string, values: Readonly<Record<KnownVariable, string>>): string {
+  return template.replace(VARIABLE, (_all, braced?: string, bare?: string) => {
+    const name = (braced ?? bare ?? "") as KnownVariable;
+    return values[name] ?? "";
+  });
+}
+
+/** Each Forward backend gets its own URLRewrite, since `$service_name` differs per backend (canaries). */
+function withBackendHosts(route: Route, template: string): Route {
+  const a = route.action;
+  if (a.kind !== "Forward") return route;
+  const backends = a.backends.map((b) => {
+    const { service, port } = serviceOfBackendId(b.backendId);
+    const hostname = expand(template, {
+      namespace: route.source.namespace,
+      ingress_name: route.source.name,
+      service_name: service,
+      service_port: port,
+    });
+    const rewrite: Filter = { kind: "URLRewrite", hostname };
+    return { ...b, filters: [...b.filters, rewrite] };
+  });
+  return { ...route, action: { ...a, backends } };
+}
+
+/**
+ * The Service name and port of a backend id, `<namespace>/<service>:<port>` (common/names.ts backendId;
+ * the port is the Service port number once resolved, else as the Ingress named it). nginx's
+ * `$service_port` is the port as the Ingress wrote it: a port given by name is its number here.
+ */
+function serviceOfBackendId(id: string): { service: string; port: string } {
+  const base = id.split("@")[0] as string;
+  const slash = base.indexOf("/");
+  const colon = base.lastIndexOf(":");
+  if (slash < 0 || colon < slash) return { service: "", port: "" };
+  return { service: base.slice(slash + 1, colon), port: base.slice(colon + 1) };
+}
+
+// ---- x-forwarded-prefix ----
+
+function forwardedPrefix(r: AnnotationReader): ((route: Route) => Route) | undefined {
+  const raw = r.raw("x-forwarded-prefix");
+  if (raw === undefined) return undefined;
+  const v = raw.trim();
+  if (v === "") return undefined;
+  if (/[\r\n]/.test(v)) return r.bad("x-forwarded-prefix", raw, "a header value holds no CR or LF");
+  if (v.includes("$"))
+    return r.bad(
+      "x-forwarded-prefix",
+      raw,
+      "regex captures ($1) and nginx variables are not filled into this header",
+    );
+  if (!PREFIX_CHARS.test(v) || fieldValueProblem(v) !== undefined)
+    return r.bad("x-forwarded-prefix", raw, "may hold only letters, digits, spaces and - . _ ~ / :");
+  const target = rewriteTarget(r);
+  if (target === undefined) return undefined;
+  const header: Filter = {
+    kind: "RequestHeaderModifier",
+    edits: { set: [{ name: "x-forwarded-prefix", value: v }], add: [], remove: [] },
+  };
+  return (route) =>
+    route.action.kind !== "Forward" || samePath(route, target)
+      ? route
+      : { ...route, filters: [...route.filters, header] };
+}
+
+/** rewrite-target as ingress-nginx keeps it (trimmed; a value its validator refuses is empty). */
+function rewriteTarget(r: AnnotationReader): string | undefined {
+  const v = r.raw("rewrite-target")?.trim();
+  return v === undefined || v === "" || !REWRITE_TARGET.test(v) ? undefined : v;
+}
+
+/**
+ * buildProxyPass sends no header where the rewrite target is the location's path as written; the route
+ * keeps a Prefix path without its trailing slash, so either spelling counts.
+ */
+function samePath(route: Route, target: string): boolean {
+  const p = route.match.path;
+  return p.value === target || (p.type === "Prefix" && p.value !== "/" && `${p.value}/` === target);
+}
