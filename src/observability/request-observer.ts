@@ -1,8 +1,9 @@
-import type {
-  RawExchange,
-  RequestInfo,
-  RequestObserver,
-  UpstreamFailure,
+import {
+  type RawExchange,
+  type RequestInfo,
+  type RequestObserver,
+  startedInfo,
+  type UpstreamFailure,
 } from "../proxy/request/observer.ts";
 import type { AccessLog } from "./access-log.ts";
 import type { GatewayMetrics } from "./metrics.ts";
@@ -18,15 +19,7 @@ export class MetricsAndAccessLog implements RequestObserver {
   ) {}
 
   begin(_req: Request): RequestInfo {
-    return {
-      started: performance.now(),
-      route: "",
-      upstream: "",
-      upstreamMs: -1,
-      client: "",
-      unlogged: false,
-      host: undefined,
-    };
+    return startedInfo();
   }
 
   end(info: RequestInfo, req: Request, res: Response): void {

@@ -27,7 +27,7 @@ import type { Problem, Route, SourceRef, TLSCertificate, VirtualHost } from "../
 import { parseLocationTemplate } from "../../../model/location-template.ts";
 import type { Ingress } from "../../../sources/schema/networking.ts";
 import { type HostPattern, parseDnsPattern, parseIngressHost } from "../../common/host-patterns.ts";
-import { annotationOf, arrayOf, creationMillis, sourceRef } from "../../common/objects.ts";
+import { arrayOf, creationMillis, sourceRef } from "../../common/objects.ts";
 import { internalProblem, problem } from "../../common/problems.ts";
 import { compareSourceAge, compareStrings, type SourceOrder } from "../../common/sort.ts";
 import { namesCover } from "../../common/tls-secret.ts";
@@ -35,7 +35,7 @@ import { isCanary } from "../canary.ts";
 import type { IngressTLS } from "../tls.ts";
 import { NGINX_PREFIX } from "./nginx-annotations.ts";
 import { boolAnnotation } from "./redirects.ts";
-import type { AnnotationReader } from "./route-edits.ts";
+import { type AnnotationReader, annotationReader } from "./route-edits.ts";
 
 /** ingress-nginx's default `http-redirect-code`, which its www redirects answer with. */
 const WWW_REDIRECT_CODE = 308;
@@ -107,15 +107,7 @@ export function applyHostEdits(
 function readHostSettings(ingress: Ingress): HostSettings | undefined {
   const ref = sourceRef("Ingress", ingress);
   const problems: Problem[] = [];
-  const r: AnnotationReader = {
-    raw: (name) => annotationOf(ingress, NGINX_PREFIX + name),
-    bad: (name, value, why) => {
-      const shown = value.length > 120 ? `${value.slice(0, 120)}…` : value;
-      const message = `annotation ${NGINX_PREFIX}${name} ${JSON.stringify(shown)}: ${why}; not applied`;
-      problems.push(problem(ref, "InvalidAnnotation", message));
-      return undefined;
-    },
-  };
+  const r = annotationReader(ingress, ref, problems);
   const asked = ["app-root", "from-to-www-redirect", "server-alias"].filter((n) => r.raw(n) !== undefined);
   if (asked.length === 0) return undefined;
   if (isCanary(ingress)) {

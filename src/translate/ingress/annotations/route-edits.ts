@@ -57,14 +57,9 @@ export interface IngressEdits {
   readonly problems: readonly Problem[];
 }
 
-/** Reads every family's annotations of `ingress`. */
-export function readRouteEdits(
-  ingress: Ingress,
-  ref: SourceRef,
-  families: readonly AnnotationFamily[],
-): IngressEdits {
-  const problems: Problem[] = [];
-  const reader: AnnotationReader = {
+/** A reader of `ingress`'s annotations whose refusals go to `problems`. */
+export function annotationReader(ingress: Ingress, ref: SourceRef, problems: Problem[]): AnnotationReader {
+  return {
     raw: (name) => annotationOf(ingress, NGINX_PREFIX + name),
     bad: (name, value, why) => {
       const shown = value.length > 120 ? `${value.slice(0, 120)}…` : value;
@@ -73,6 +68,16 @@ export function readRouteEdits(
       return undefined;
     },
   };
+}
+
+/** Reads every family's annotations of `ingress`. */
+export function readRouteEdits(
+  ingress: Ingress,
+  ref: SourceRef,
+  families: readonly AnnotationFamily[],
+): IngressEdits {
+  const problems: Problem[] = [];
+  const reader = annotationReader(ingress, ref, problems);
   const edits: RouteEdit[] = [];
   for (const family of families) {
     const e = family.read(reader);
