@@ -30,7 +30,7 @@ Usage:
                       [--ingress-class NAME] [--ingress-controller NAME] [--watch-ingress-without-class]
                       [--gateway-controller NAME] [--gateway-address-pool CIDR]
                       [--http-port N] [--https-port N] [--ssl-redirect BOOL] [--default-certificate NS/NAME]
-                      [--allow-unenforced-annotations]
+                      [--allow-unenforced-annotations] [--enable-ssl-passthrough BOOL]
 
 Every serve flag can also be set as GATEHOUSE_<FLAG_NAME>, e.g. GATEHOUSE_HTTP_PORT=8080.
 Cluster flags (--publish-service, --status-address, leader election, --read-only): docs/kubernetes.md.

@@ -17,6 +17,7 @@ export const translationFlags = [
   "allow-unenforced-annotations",
   "gateway-controller",
   "gateway-address-pool",
+  "enable-ssl-passthrough",
 ] as const;
 
 type TranslationConfig = Pick<ServeConfig, (typeof translationFlags)[number]>;
@@ -37,6 +38,7 @@ export const translationDefaults: TranslationConfig = {
   "allow-unenforced-annotations": false,
   "gateway-controller": "gatehouse.dev/gateway-controller",
   "gateway-address-pool": undefined,
+  "enable-ssl-passthrough": false,
 };
 
 export function translateOptionsOf(
@@ -57,5 +59,6 @@ export function translateOptionsOf(
     allowUnenforcedAnnotations: config["allow-unenforced-annotations"],
     gatewayController: config["gateway-controller"],
     gatewayAddressPool: config["gateway-address-pool"],
+    enableSslPassthrough: config["enable-ssl-passthrough"],
   };
 }

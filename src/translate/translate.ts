@@ -40,6 +40,8 @@ export interface TranslateOptions {
   /** IPv4 CIDR (`--gateway-address-pool`, e.g. `127.0.1.0/24`) Gateways without `spec.addresses` get an
    * address from; absent: they bind the process-wide address. See docs/gateway-api.md. */
   readonly gatewayAddressPool?: string;
+  /** Ingress `ssl-passthrough` is served (`--enable-ssl-passthrough`, as ingress-nginx asks for it). */
+  readonly enableSslPassthrough: boolean;
 }
 
 export const defaultTranslateOptions: TranslateOptions = {
@@ -55,6 +57,7 @@ export const defaultTranslateOptions: TranslateOptions = {
   allowUnenforcedAnnotations: false,
   gatewayController: "gatehouse.dev/gateway-controller",
   gatewayAddressPool: undefined,
+  enableSslPassthrough: false,
 };
 
 export interface TranslateResult {
@@ -114,7 +117,9 @@ function translateSnapshot(snapshot: ResourceSnapshot, opts: TranslateOptions): 
     ],
     backends: mergeBackends(ing.backends, gw.backends),
     // Only when there are any, so a model without TLSRoutes reads (and dumps) as it always did.
-    ...(gw.passthroughListeners.length > 0 ? { passthroughListeners: gw.passthroughListeners } : {}),
+    ...(gw.passthroughListeners.length > 0 || ing.passthrough
+      ? { passthroughListeners: [...(ing.passthrough ? [ing.passthrough] : []), ...gw.passthroughListeners] }
+      : {}),
   };
   // 5. AuthPolicies
   const auth = applyAuthPolicies(model, snapshot, opts.gatewayController);

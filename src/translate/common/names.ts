@@ -36,6 +36,14 @@ export function ingressCanaryRouteName(mainRoute: string, how: string): string {
   return `${mainRoute}/canary/${how}`;
 }
 
+/** The passthrough listener Ingress `ssl-passthrough` hosts are served on (the HTTPS port, shared). */
+export const DEFAULT_PASSTHROUGH_LISTENER = "default/https-passthrough";
+
+/** `ingress/<ns>/<name>/ssl-passthrough/<host>`: one SNI route per passed-through host. */
+export function ingressPassthroughRouteName(namespace: string, name: string, host: string): string {
+  return `ingress/${namespace}/${name}/ssl-passthrough/${host}`;
+}
+
 /** `httproute/<ns>/<name>`: the prefix of every route an HTTPRoute makes. */
 export function httpRouteName(namespace: string, name: string): string {
   return `httproute/${namespace}/${name}`;

@@ -18,9 +18,18 @@
  *    unless the operator allows them open;
  * 7. the default HTTP listener, always present so the gateway listens even with no routes;
  * 8. `spec.tls`: the certificates of the default HTTPS listener, which serves the same virtual hosts
- *    (tls.ts); an alias or www name takes its host's certificate where that covers it (host-edits.ts).
+ *    (tls.ts); an alias or www name takes its host's certificate where that covers it (host-edits.ts);
+ *    `ssl-passthrough` hosts, with `--enable-ssl-passthrough`, a passthrough listener on the HTTPS port
+ *    (ssl-passthrough.ts).
  */
-import type { Backend, Listener, Problem, RouteAction, VirtualHost } from "../../model/index.ts";
+import type {
+  Backend,
+  Listener,
+  PassthroughListener,
+  Problem,
+  RouteAction,
+  VirtualHost,
+} from "../../model/index.ts";
 import type { Ingress } from "../../sources/schema/networking.ts";
 import type { ResourceSnapshot } from "../../sources/snapshot.ts";
 import { DEFAULT_HTTP_LISTENER, DEFAULT_LISTENER_SOURCE } from "../common/names.ts";
@@ -40,6 +49,7 @@ import type { IngressTranslation } from "./ingress.ts";
 import { type ClassSelection, selectIngresses } from "./ingress-class.ts";
 import { translateIngressKept } from "./memo.ts";
 import { dropConflicts } from "./path-conflicts.ts";
+import { ingressPassthrough } from "./ssl-passthrough.ts";
 import { type IngressTLS, type IngressTLSOptions, ingressHTTPSListener, translateIngressTLS } from "./tls.ts";
 import { buildVirtualHosts } from "./virtual-hosts.ts";
 
@@ -48,6 +58,8 @@ export interface IngressesOptions extends ClassSelection, IngressTLSOptions {
   readonly httpPort: number;
   /** Serve Ingresses whose access-control annotations are not enforced (`--allow-unenforced-annotations`). */
   readonly allowUnenforcedAnnotations: boolean;
+  /** Ingress `ssl-passthrough` is served (`--enable-ssl-passthrough`). */
+  readonly enableSslPassthrough: boolean;
 }
 
 export interface IngressesTranslation {
@@ -60,6 +72,8 @@ export interface IngressesTranslation {
   readonly tls: IngressTLS;
   /** Every backend a route points at, keys sorted. */
   readonly backends: Record<string, Backend>;
+  /** The HTTPS port's passthrough listener for `ssl-passthrough` hosts; absent: none. */
+  readonly passthrough?: PassthroughListener;
   /** Each Ingress's own problems, then conflicts, default backends, backends and TLS, in that order. */
   readonly problems: readonly Problem[];
 }
@@ -117,6 +131,12 @@ export function translateIngresses(
   const hosts = applyHostEdits(routed.virtualHosts, ingresses);
   // Fail closed last: its 403 wins over any action an annotation asked for.
   const virtualHosts = closeCanaryRoutes(failClosed(hosts.virtualHosts, closed), built.addedBy, closed);
+  const passthrough = ingressPassthrough(
+    ingresses.filter((i) => !isCanary(i)),
+    virtualHosts,
+    opts.httpsPort,
+    opts.enableSslPassthrough,
+  );
   const tls = coverExtraNames(ingressTLS(ingresses, snapshot, opts), hosts.extraNames);
   problems.push(
     ...rules.problems,
@@ -125,6 +145,7 @@ export function translateIngresses(
     ...regex.problems,
     ...routed.problems,
     ...hosts.problems,
+    ...passthrough.problems,
     ...tls.problems,
   );
   return {
@@ -133,6 +154,7 @@ export function translateIngresses(
     https: ingressHTTPSListener(tls, opts.httpsPort, DEFAULT_LISTENER_SOURCE, virtualHosts),
     tls,
     backends: routed.backends,
+    ...(passthrough.listener ? { passthrough: passthrough.listener } : {}),
     problems,
   };
 }

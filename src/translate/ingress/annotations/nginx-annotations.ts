@@ -262,9 +262,9 @@ export const NGINX_ANNOTATIONS: Readonly<Record<string, AnnotationEntry>> = {
   "session-cookie-samesite": notYet(affinity),
   "session-cookie-secure": notYet(affinity),
   "ssl-ciphers": notYet("Gatehouse's own TLS settings apply (docs/tls.md)"),
-  "ssl-passthrough": notYet("TLS is terminated, not passed through (a TLSRoute passes it through)", [
-    "false",
-  ]),
+  "ssl-passthrough": honoured(
+    "with --enable-ssl-passthrough (as in ingress-nginx), TLS to the Ingress's named hosts on the HTTPS port is piped unopened by SNI to the backend of its / path; without the flag, a warning and TLS terminated",
+  ),
   "ssl-prefer-server-ciphers": tuning("Gatehouse's own TLS settings apply (docs/tls.md)"),
   "ssl-redirect": honoured("308 to https for hosts with a certificate of their own (docs/tls.md)"),
   "stream-snippet": refused(snippet),
