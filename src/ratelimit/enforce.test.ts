@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
-import { testLimit } from "../../test/helpers/ratelimit-model.ts";
 import { GatewayMetrics } from "../observability/metrics.ts";
+import { testLimit } from "../proxy/testing/guards.ts";
 import { type RateLimitContext, RateLimitEnforcer } from "./enforce.ts";
 import { LocalLimiter } from "./local.ts";
 

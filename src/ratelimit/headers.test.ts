@@ -1,5 +1,5 @@
 import { expect, test } from "bun:test";
-import { testLimit } from "../../test/helpers/ratelimit-model.ts";
+import { testLimit } from "../proxy/testing/guards.ts";
 import { policyHeader, rateLimitHeader, retryAfterSeconds, tooManyRequests } from "./headers.ts";
 
 const limit = testLimit({

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { testLimit } from "../../test/helpers/ratelimit-model.ts";
+import { testLimit } from "../proxy/testing/guards.ts";
 import { bucketKeys, claimValue, type RateLimitContext } from "./keys.ts";
 
 const ctx = (headers: Record<string, string> = {}, claims?: Record<string, unknown>): RateLimitContext => ({

@@ -1,7 +1,7 @@
 /** The Redis store against a real redis-server: same answers as the in-process store, one call a check. */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { testLimit } from "../../test/helpers/ratelimit-model.ts";
 import { commandCalls, type RedisServer, startRedis } from "../../test/helpers/redis.ts";
+import { testLimit } from "../proxy/testing/guards.ts";
 import { RateLimitEnforcer } from "./enforce.ts";
 import { LocalLimiter } from "./local.ts";
 import { RedisLimiter } from "./redis.ts";

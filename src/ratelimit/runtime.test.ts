@@ -3,10 +3,10 @@
  * `Degraded`, and a change of health publishes them again (with the metric) without a config change.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { testLimit } from "../../test/helpers/ratelimit-model.ts";
 import { type RedisServer, startRedis } from "../../test/helpers/redis.ts";
 import type { GatewayModel } from "../model/index.ts";
 import { GatewayMetrics } from "../observability/metrics.ts";
+import { testLimit } from "../proxy/testing/guards.ts";
 import type { ObjectStatus } from "../status/types.ts";
 import { RateLimitRuntime } from "./runtime.ts";
 

@@ -10,16 +10,15 @@ import { connect } from "node:net";
 import type { Server } from "bun";
 import { AuthEnforcer } from "../../auth/enforce.ts";
 import { signToken, type TestKey, testKey } from "../../auth/testing/keys.ts";
-import type { RouteAuth, RouteRateLimit } from "../../model/index.ts";
+import type { RouteAuth } from "../../model/index.ts";
 import { RateLimitEnforcer } from "../../ratelimit/enforce.ts";
 import { LocalLimiter } from "../../ratelimit/local.ts";
 import { compile } from "../compile.ts";
 import { GatewayServer } from "../listeners/server.ts";
 import { type RequestInfo, type RequestObserver, startedInfo } from "../request/observer.ts";
+import { jwtGuard, rateLimitGuard, TEST_ISSUER } from "../testing/guards.ts";
 import { backend, forwardTo, listener, match, model, route, vhost } from "../testing/model.ts";
 import { isFastRoute } from "./plan.ts";
-
-const issuer = "https://issuer.fast.test";
 
 interface Seen {
   path: string;
@@ -48,58 +47,21 @@ const observer: RequestObserver = {
   },
 };
 
-function jwtPolicy(extra: Partial<RouteAuth> = {}): RouteAuth {
-  return {
-    policy: { kind: "AuthPolicy", namespace: "test", name: "jwt" },
-    jwt: {
-      providers: [
-        {
-          name: "main",
-          issuer,
-          audiences: ["api"],
-          audienceCheck: true,
-          keys: { type: "Inline", jwks: JSON.stringify({ keys: [key.publicJwk] }) },
-          algorithms: ["ES256"],
-          clockSkewSeconds: 30,
-        },
-      ],
-      tokenSources: [{ type: "Header", name: "authorization", prefix: "Bearer " }],
-    },
-    authorization: { requiredScopes: ["read"], requiredClaims: [] },
-    claimToHeaders: [{ claim: "sub", header: "x-user" }],
-    ...extra,
-  };
-}
-
-function limit(n: number, keys: RouteRateLimit["rules"][number]["keys"], bucket: string): RouteRateLimit {
-  return {
-    source: { kind: "RateLimitPolicy", namespace: "test", name: bucket },
-    policy: `ratelimitpolicy/test/${bucket}`,
-    bucket,
-    rules: [{ name: "default", limit: n, windowSeconds: 3600, burst: n, keys }],
-    clientIP: { trustedProxies: [] },
-    exemptCIDRs: [],
-    failureMode: "Open",
-    shadow: false,
-    hideHeaders: false,
-  };
-}
-
 const gatewayModel = () =>
   model(
     [
       listener([
         vhost("g.example", [
-          route("jwt", match("/jwt"), forwardTo("up"), { auth: jwtPolicy() }),
+          route("jwt", match("/jwt"), forwardTo("up"), { auth: jwtGuard(key) }),
           route("limited", match("/limited"), forwardTo("up"), {
-            rateLimit: limit(2, [{ source: "ClientIP" }], "limited"),
+            rateLimit: rateLimitGuard(2, [{ source: "ClientIP" }], "limited"),
           }),
           route("both", match("/both"), forwardTo("up"), {
-            auth: jwtPolicy(),
-            rateLimit: limit(1, [{ source: "Claim", name: "sub" }], "both"),
+            auth: jwtGuard(key),
+            rateLimit: rateLimitGuard(1, [{ source: "Claim", name: "sub" }], "both"),
           }),
           route("modified", match("/modified"), forwardTo("up"), {
-            rateLimit: limit(100, [], "modified"),
+            rateLimit: rateLimitGuard(100, [], "modified"),
             filters: [
               {
                 kind: "ResponseHeaderModifier",
@@ -115,7 +77,7 @@ const gatewayModel = () =>
             ],
           }),
           route("closed", match("/closed"), forwardTo("up"), {
-            auth: jwtPolicy({ failClosed: "no usable key" }),
+            auth: jwtGuard(key, { failClosed: "no usable key" }),
           }),
           route("open", match("/"), forwardTo("up")),
         ]),
@@ -179,7 +141,8 @@ const statuses = (wire: string) => [...wire.matchAll(/HTTP\/1\.1 (\d{3})/g)].map
 const req = (path: string, extra = "", close = true) =>
   `GET ${path} HTTP/1.1\r\nHost: g.example\r\n${extra}${close ? "Connection: close\r\n" : ""}\r\n`;
 const bearer = (token: string) => `Authorization: Bearer ${token}\r\n`;
-const token = (claims: Record<string, unknown>) => signToken(key, { iss: issuer, aud: "api", ...claims });
+const token = (claims: Record<string, unknown>) =>
+  signToken(key, { iss: TEST_ISSUER, aud: "api", ...claims });
 /** The value of header `name` in the n-th response of `wire`, lower-case names. */
 function header(wire: string, name: string, n = 0): string | undefined {
   const head = wire.split(/HTTP\/1\.1 /)[n + 1] ?? "";
@@ -190,7 +153,7 @@ function header(wire: string, name: string, n = 0): string | undefined {
 describe("plan", () => {
   test("token auth and rate limits stay fast; OIDC login and CORS do not", () => {
     const oidc = {
-      issuer,
+      issuer: TEST_ISSUER,
       clientId: "c",
       clientSecret: "s",
     } as unknown as NonNullable<RouteAuth["oidc"]>;
@@ -208,11 +171,13 @@ describe("plan", () => {
         [
           listener([
             vhost("p.example", [
-              route("jwt", match("/a"), forwardTo("up"), { auth: jwtPolicy() }),
-              route("limit", match("/b"), forwardTo("up"), { rateLimit: limit(1, [], "b") }),
-              route("oidc", match("/c"), forwardTo("up"), { auth: jwtPolicy({ oidc }) }),
-              route("closed", match("/d"), forwardTo("up"), { auth: jwtPolicy({ oidc, failClosed: "bad" }) }),
-              route("cors", match("/e"), forwardTo("up"), { auth: jwtPolicy(), filters: [cors] }),
+              route("jwt", match("/a"), forwardTo("up"), { auth: jwtGuard(key) }),
+              route("limit", match("/b"), forwardTo("up"), { rateLimit: rateLimitGuard(1, [], "b") }),
+              route("oidc", match("/c"), forwardTo("up"), { auth: jwtGuard(key, { oidc }) }),
+              route("closed", match("/d"), forwardTo("up"), {
+                auth: jwtGuard(key, { oidc, failClosed: "bad" }),
+              }),
+              route("cors", match("/e"), forwardTo("up"), { auth: jwtGuard(key), filters: [cors] }),
             ]),
           ]),
         ],

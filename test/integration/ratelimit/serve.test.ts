@@ -16,6 +16,7 @@ import { JWKSServer, signToken, type TestKey, testKey } from "../../../src/auth/
 import type { RunningGateway } from "../../../src/cli/serve.ts";
 import { type LogLevel, setLogLevel, setLogSink } from "../../../src/observability/logger.ts";
 import { GatewayServer } from "../../../src/proxy/listeners/server.ts";
+import { testLimit } from "../../../src/proxy/testing/guards.ts";
 import {
   backend,
   forwardTo,
@@ -29,7 +30,6 @@ import type { ObjectStatus } from "../../../src/status/types.ts";
 import { type EchoServer, startEchoServer } from "../../helpers/echo-server.ts";
 import { forEachFront } from "../../helpers/fronts.ts";
 import { rateLimitManifests, rlHost } from "../../helpers/ratelimit-fleet.ts";
-import { testLimit } from "../../helpers/ratelimit-model.ts";
 import { startTestGateway } from "../../helpers/test-gateway.ts";
 
 const badPolicy = (name: string, target: string, rules: string) => `---
