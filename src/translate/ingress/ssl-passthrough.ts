@@ -19,8 +19,7 @@ import {
 import { annotationOf, arrayOf, sourceRef } from "../common/objects.ts";
 import { problem } from "../common/problems.ts";
 import { NGINX_PREFIX } from "./annotations/nginx-annotations.ts";
-
-const TRUE = new Set(["1", "t", "T", "true", "TRUE", "True"]);
+import { goBool } from "./annotations/route-edits.ts";
 
 export function ingressPassthrough(
   ingresses: readonly Ingress[],
@@ -31,7 +30,7 @@ export function ingressPassthrough(
   const problems: Problem[] = [];
   const routes: SNIRoute[] = [];
   for (const ingress of ingresses) {
-    if (!TRUE.has(annotationOf(ingress, `${NGINX_PREFIX}ssl-passthrough`)?.trim() ?? "")) continue;
+    if (goBool(annotationOf(ingress, `${NGINX_PREFIX}ssl-passthrough`) ?? "") !== true) continue;
     const ref = sourceRef("Ingress", ingress);
     const warn = (reason: string, message: string) => problems.push(problem(ref, reason, message, "warning"));
     if (!enabled) {

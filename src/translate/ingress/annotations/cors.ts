@@ -28,7 +28,7 @@
  * - a negative cors-max-age (no meaning in the Fetch standard) is refused.
  */
 import type { CORSFilter } from "../../../model/index.ts";
-import type { AnnotationFamily, AnnotationReader, RouteEdit } from "./route-edits.ts";
+import { type AnnotationFamily, type AnnotationReader, goBool, type RouteEdit } from "./route-edits.ts";
 
 const DEFAULT_METHODS = ["GET", "PUT", "POST", "DELETE", "PATCH", "OPTIONS"];
 const DEFAULT_HEADERS = [
@@ -53,10 +53,6 @@ const HEADER = /^[A-Za-z0-9_-]+$/;
 /** Its corsExposeHeadersRegex, one item at a time. */
 const EXPOSED = /^(?:[A-Za-z0-9_-]+|\*)$/;
 
-/** Go's strconv.ParseBool, which ingress-nginx reads booleans with. */
-const GO_TRUE = new Set(["1", "t", "T", "true", "TRUE", "True"]);
-const GO_FALSE = new Set(["0", "f", "F", "false", "FALSE", "False"]);
-
 /** The raw value, undefined when absent or blank (ingress-nginx reads a blank value as unset). */
 function value(r: AnnotationReader, name: string): string | undefined {
   const raw = r.raw(name);
@@ -67,9 +63,8 @@ function value(r: AnnotationReader, name: string): string | undefined {
 function bool(r: AnnotationReader, name: string, fallback: boolean, otherwise: string): boolean {
   const raw = value(r, name);
   if (raw === undefined) return fallback;
-  const v = raw.trim();
-  if (GO_TRUE.has(v)) return true;
-  if (GO_FALSE.has(v)) return false;
+  const v = goBool(raw);
+  if (v !== undefined) return v;
   r.bad(name, raw, `must be "true" or "false"; ${otherwise}`);
   return fallback;
 }

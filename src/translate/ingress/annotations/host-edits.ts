@@ -34,8 +34,7 @@ import { namesCover } from "../../common/tls-secret.ts";
 import { isCanary } from "../canary.ts";
 import type { IngressTLS } from "../tls.ts";
 import { NGINX_PREFIX } from "./nginx-annotations.ts";
-import { boolAnnotation } from "./redirects.ts";
-import { type AnnotationReader, annotationReader } from "./route-edits.ts";
+import { type AnnotationReader, annotationReader, boolAnnotation } from "./route-edits.ts";
 
 /** ingress-nginx's default `http-redirect-code`, which its www redirects answer with. */
 const WWW_REDIRECT_CODE = 308;

@@ -23,7 +23,12 @@
  */
 import type { RedirectAction } from "../../../model/index.ts";
 import { fillLocation, parseLocationTemplate } from "../../../model/location-template.ts";
-import type { AnnotationFamily, AnnotationReader, RouteEdit } from "./route-edits.ts";
+import {
+  type AnnotationFamily,
+  type AnnotationReader,
+  boolAnnotation,
+  type RouteEdit,
+} from "./route-edits.ts";
 
 /** Characters a URL may hold (RFC 3986 reserved and unreserved, `%` for escapes); `$` starts a variable. */
 const URL_CHARS = /^[A-Za-z0-9\-._~:/?#[\]@!&'()*+,;=%]*$/;
@@ -39,15 +44,6 @@ const SAMPLE: Readonly<Record<string, string>> = {
 };
 
 /** Go's strconv.ParseBool, as ingress-nginx reads boolean annotations; undefined when absent or bad. */
-export function boolAnnotation(r: AnnotationReader, name: string): boolean | undefined {
-  const raw = r.raw(name);
-  if (raw === undefined) return undefined;
-  const v = raw.trim();
-  if (["1", "t", "T", "true", "TRUE", "True"].includes(v)) return true;
-  if (["0", "f", "F", "false", "FALSE", "False"].includes(v)) return false;
-  return r.bad(name, raw, 'must be "true" or "false"');
-}
-
 /**
  * An absolute http(s) redirect URL as written (variables kept for the proxy to fill), or undefined
  * (absent, empty, or refused).

@@ -21,11 +21,10 @@ import { annotationOf, sourceRef } from "../../common/objects.ts";
 import { problem } from "../../common/problems.ts";
 import { compareStrings } from "../../common/sort.ts";
 import { NGINX_PREFIX } from "./nginx-annotations.ts";
+import { goBool } from "./route-edits.ts";
 
 /** ingress-nginx's RegexPathWithCapture: the rewrite targets it takes. */
 const REWRITE_TARGET = /^\/?[A-Za-z0-9\-._~/:$]*$/;
-/** Go's strconv.ParseBool true values (ingress-nginx reads booleans with it). */
-const TRUE = new Set(["1", "t", "T", "true", "TRUE", "True"]);
 /** The name of an Ingress rule route (canary routes add `/canary/<how>` to it). */
 const RULE_ROUTE = /^ingress\/[^/]+\/[^/]+\/rule\/\d+\/path\/\d+(?:\/canary\/[a-z-]+)?$/;
 
@@ -44,7 +43,7 @@ export interface RegexPaths {
 /** What one Ingress asks for; a refused target is reported. */
 function readIngress(ingress: Ingress, problems: Problem[]): RegexIngress {
   const ref = sourceRef("Ingress", ingress);
-  const useRegex = TRUE.has(annotationOf(ingress, `${NGINX_PREFIX}use-regex`)?.trim() ?? "");
+  const useRegex = goBool(annotationOf(ingress, `${NGINX_PREFIX}use-regex`) ?? "") === true;
   const raw = annotationOf(ingress, `${NGINX_PREFIX}rewrite-target`);
   if (raw === undefined || raw.trim() === "") return { ref, useRegex };
   const target = raw.trim();

@@ -57,6 +57,21 @@ export interface IngressEdits {
   readonly problems: readonly Problem[];
 }
 
+/** Go's strconv.ParseBool, which ingress-nginx reads its boolean annotations with; undefined: neither. */
+export function goBool(value: string): boolean | undefined {
+  const v = value.trim();
+  if (v === "1" || v === "t" || v === "T" || v === "true" || v === "TRUE" || v === "True") return true;
+  if (v === "0" || v === "f" || v === "F" || v === "false" || v === "FALSE" || v === "False") return false;
+  return undefined;
+}
+
+/** A boolean annotation: undefined when absent; anything but a Go boolean is refused. */
+export function boolAnnotation(r: AnnotationReader, name: string): boolean | undefined {
+  const raw = r.raw(name);
+  if (raw === undefined) return undefined;
+  return goBool(raw) ?? r.bad(name, raw, 'must be "true" or "false"');
+}
+
 /** A reader of `ingress`'s annotations whose refusals go to `problems`. */
 export function annotationReader(ingress: Ingress, ref: SourceRef, problems: Problem[]): AnnotationReader {
   return {

@@ -25,11 +25,13 @@
 
 import { fieldValueProblem } from "../../../model/http-syntax.ts";
 import type { Filter, Route } from "../../../model/index.ts";
-import type { AnnotationFamily, AnnotationReader, RouteEdit } from "./route-edits.ts";
+import {
+  type AnnotationFamily,
+  type AnnotationReader,
+  boolAnnotation,
+  type RouteEdit,
+} from "./route-edits.ts";
 
-/** strconv.ParseBool's spellings. */
-const TRUE = new Set(["1", "t", "T", "TRUE", "true", "True"]);
-const FALSE = new Set(["0", "f", "F", "FALSE", "false", "False"]);
 /** As proxy-timeouts.ts: bigger values are surely mistakes (a day). */
 const MAX_SECONDS = 86_400;
 
@@ -59,8 +61,8 @@ export const upstreamRequestFamily: AnnotationFamily = {
   read(r): RouteEdit | undefined {
     const vhost = upstreamVhost(r);
     const prefix = forwardedPrefix(r);
-    const accessLog = bool(r, "enable-access-log");
-    const serviceUpstream = bool(r, "service-upstream");
+    const accessLog = boolAnnotation(r, "enable-access-log");
+    const serviceUpstream = boolAnnotation(r, "service-upstream");
     const connect = connectSeconds(r);
     const perRoute = [vhost, prefix].filter((f) => f !== undefined);
     const edit: RouteEdit = {
@@ -74,15 +76,6 @@ export const upstreamRequestFamily: AnnotationFamily = {
     return Object.keys(edit).length === 0 ? undefined : edit;
   },
 };
-
-function bool(r: AnnotationReader, name: string): boolean | undefined {
-  const raw = r.raw(name);
-  if (raw === undefined) return undefined;
-  const v = raw.trim();
-  if (TRUE.has(v)) return true;
-  if (FALSE.has(v)) return false;
-  return r.bad(name, raw, 'must be "true" or "false"');
-}
 
 function connectSeconds(r: AnnotationReader): number | undefined {
   const raw = r.raw("proxy-connect-timeout");
