@@ -13,7 +13,7 @@ import { findRoute } from "../match/routes.ts";
 import type { ListenerState } from "../settings.ts";
 import { type CompiledForward, type CompiledRoute, type ListenerTable, PATH_REGEX } from "../table.ts";
 import { clientAddress } from "./client-address.ts";
-import { forward, outlastsIdle, prepareClientResponse } from "./forward.ts";
+import { forward, limit, outlastsIdle, prepareClientResponse } from "./forward.ts";
 import { prepareUpstreamHeaders } from "./forwarded-headers.ts";
 import { guarded, needsGuards } from "./guards.ts";
 import { refusedMethod } from "./methods.ts";
@@ -193,7 +193,7 @@ async function forwardRoute(
           {
             bytes: state.settings.requestBufferBytes,
             gapMs: state.settings.clientBodyTimeoutSeconds * 1000,
-            sendGapMs: state.settings.upstreamSendTimeoutMs,
+            sendGapMs: limit(state.settings.upstreamSendTimeoutMs),
           },
         );
         if (info !== undefined) {

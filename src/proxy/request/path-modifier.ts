@@ -8,11 +8,20 @@ import type { PathModifier } from "../../model/index.ts";
 import { type CaptureRegex, compileRegex } from "../match/regex/regex.ts";
 import type { CompiledPathModifier } from "../table.ts";
 
+/** What a refused RegexSubstitute pattern runs: it takes no path, so the path is kept. */
+const NO_MATCH: CaptureRegex = {
+  test: () => false,
+  exec: () => null,
+  groupCount: 0,
+  groupNames: [],
+};
+
 export function compilePathModifier(m: PathModifier): CompiledPathModifier {
   if (m.type === "RegexSubstitute") {
-    // The translator checked the pattern with this engine; one it refuses leaves the path as it is.
-    const regex = compileRegex(m.pattern ?? "", { ignoreCase: m.ignoreCase === true }).regex;
-    return { full: false, value: m.value, ...(regex ? { regex } : {}) };
+    // The translator checked the pattern with this engine; one it refuses (a hand-made model) leaves the
+    // path as it is, never falls through to the prefix replacement below.
+    const regex = compileRegex(m.pattern ?? "", { ignoreCase: m.ignoreCase === true }).regex ?? NO_MATCH;
+    return { full: false, value: m.value, regex };
   }
   return { full: m.type === "ReplaceFullPath", value: m.value };
 }

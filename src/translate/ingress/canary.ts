@@ -33,6 +33,7 @@ import type { SnapshotIndex } from "../common/snapshot-index.ts";
 import { compareStrings } from "../common/sort.ts";
 import { regexProblem } from "../gateway/regex-safety.ts";
 import { NGINX_PREFIX } from "./annotations/nginx-annotations.ts";
+import { goBool } from "./annotations/route-edits.ts";
 import type { IngressTranslation } from "./ingress.ts";
 import { type BuiltHosts, buildVirtualHosts } from "./virtual-hosts.ts";
 
@@ -47,7 +48,7 @@ export interface CanarySettings {
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 
 export function isCanary(ingress: Ingress): boolean {
-  return annotationOf(ingress, `${NGINX_PREFIX}canary`)?.trim().toLowerCase() === "true";
+  return goBool(annotationOf(ingress, `${NGINX_PREFIX}canary`) ?? "") === true;
 }
 
 /** The canary settings of a canary Ingress; a bad value is reported and left out. */
@@ -138,6 +139,8 @@ export interface PlacedCanaries {
   readonly virtualHosts: VirtualHost[];
   /** Route name → the canary Ingress (`namespace/name`) that added it (fail closed with it too). */
   readonly addedBy: ReadonlyMap<string, string>;
+  /** Main route name → the canary that split it and the action it had before (to undo the split). */
+  readonly split: ReadonlyMap<string, { readonly by: string; readonly unsplit: RouteAction }>;
   readonly problems: Problem[];
 }
 
@@ -148,6 +151,7 @@ export function placeCanaries(
 ): PlacedCanaries {
   const problems: Problem[] = [];
   const addedBy = new Map<string, string>();
+  const split = new Map<string, { by: string; unsplit: RouteAction }>();
   const hosts = virtualHosts.map((vh) => ({ ...vh, routes: [...vh.routes] }));
   const joined = new Set<string>();
   for (const canary of canaries) {
@@ -173,11 +177,12 @@ export function placeCanaries(
         if (canaryBackend === undefined) continue;
         const routes = canaryRoutes(main, canaryBackend, canary.settings);
         for (const r of routes) if (r.name !== main.name) addedBy.set(r.name, key);
+        split.set(main.name, { by: key, unsplit: main.action });
         vh.routes.splice(at, 1, ...routes);
       }
     }
   }
-  return { virtualHosts: hosts, addedBy, problems };
+  return { virtualHosts: hosts, addedBy, split, problems };
 }
 
 /** A main Ingress's rule route for the same path (a default backend is never a canary's main). */
@@ -290,19 +295,31 @@ export function joinCanaries(
   };
 }
 
-/** Canary routes of a canary Ingress that fails closed answer as it does (never open). */
+/**
+ * Never open: the routes a failing-closed canary Ingress added answer as it does, and its weighted share
+ * goes back to the main backend (a main route that fails closed itself keeps its own answer).
+ */
 export function closeCanaryRoutes(
   virtualHosts: readonly VirtualHost[],
-  addedBy: ReadonlyMap<string, string>,
+  placed: Pick<PlacedCanaries, "addedBy" | "split">,
   closed: ReadonlyMap<string, RouteAction>,
 ): VirtualHost[] {
-  if (addedBy.size === 0 || closed.size === 0) return [...virtualHosts];
+  if (placed.addedBy.size === 0 || closed.size === 0) return [...virtualHosts];
   return virtualHosts.map((vh) => ({
     ...vh,
     routes: vh.routes.map((r) => {
-      const by = addedBy.get(r.name);
+      const by = placed.addedBy.get(r.name);
       const action = by === undefined ? undefined : closed.get(by);
-      return action === undefined ? r : { ...r, action };
+      if (action !== undefined) return { ...r, action };
+      const s = placed.split.get(r.name);
+      if (s === undefined || !closed.has(s.by) || r.action.kind !== "Forward") return r;
+      return { ...r, action: s.unsplit };
     }),
   }));
+}
+
+/** A canary Ingress asking for access controls of its own, which its canary routes cannot carry. */
+export function canaryGuardsProblem(ref: SourceRef, guards: readonly string[]): Problem {
+  const message = `this canary Ingress asks for access controls of its own (${guards.join(", ")}); its canary routes take the main Ingress's (as in ingress-nginx), so they answer 403 and its weighted share goes to the main backend`;
+  return problem(ref, "CanaryGuardsNotApplied", message);
 }

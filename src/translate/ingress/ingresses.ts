@@ -43,11 +43,18 @@ import { applyHostEdits, coverExtraNames } from "./annotations/host-edits.ts";
 import { applyRegexPaths } from "./annotations/regex-paths.ts";
 import { applyRouteEdits, type RouteEdit } from "./annotations/route-edits.ts";
 import { routeToClusterIPs } from "./annotations/service-upstream.ts";
-import { canaryEditsIgnored, closeCanaryRoutes, isCanary, joinCanaries } from "./canary.ts";
+import {
+  canaryEditsIgnored,
+  canaryGuardsProblem,
+  closeCanaryRoutes,
+  isCanary,
+  joinCanaries,
+} from "./canary.ts";
 import { hostsWithRootPrefix, placeDefaultBackends } from "./default-backend.ts";
 import type { IngressTranslation } from "./ingress.ts";
 import { type ClassSelection, selectIngresses } from "./ingress-class.ts";
 import { translateIngressKept } from "./memo.ts";
+import { ownGuards } from "./own-guards.ts";
 import { dropConflicts } from "./path-conflicts.ts";
 import { ingressPassthrough } from "./ssl-passthrough.ts";
 import { type IngressTLS, type IngressTLSOptions, ingressHTTPSListener, translateIngressTLS } from "./tls.ts";
@@ -97,6 +104,13 @@ export function translateIngresses(
       const audit = auditAnnotations(ingress, t.ref);
       const edits = ingressRouteEdits(ingress, t.ref);
       problems.push(...t.problems, ...audit.problems, ...edits.problems);
+      if (isCanary(ingress)) {
+        const own = ownGuards(ingress, snapshot);
+        if (own.length > 0) {
+          problems.push(canaryGuardsProblem(t.ref, own));
+          closed.set(`${t.ref.namespace}/${t.ref.name}`, failClosedAction(t.ref, own));
+        }
+      }
       if (edits.edit !== undefined && isCanary(ingress)) problems.push(canaryEditsIgnored(t.ref));
       else if (edits.edit !== undefined) edited.set(`${t.ref.namespace}/${t.ref.name}`, edits.edit);
       if (audit.unenforced.length > 0) {
@@ -130,10 +144,12 @@ export function translateIngresses(
   // app-root, server-alias, from-to-www-redirect: the hosts' routes as edited, before failing closed.
   const hosts = applyHostEdits(routed.virtualHosts, ingresses);
   // Fail closed last: its 403 wins over any action an annotation asked for.
-  const virtualHosts = closeCanaryRoutes(failClosed(hosts.virtualHosts, closed), built.addedBy, closed);
+  const virtualHosts = closeCanaryRoutes(failClosed(hosts.virtualHosts, closed), built, closed);
   const passthrough = ingressPassthrough(
     ingresses.filter((i) => !isCanary(i)),
     virtualHosts,
+    written,
+    snapshot,
     opts.httpsPort,
     opts.enableSslPassthrough,
   );

@@ -5,12 +5,15 @@
  * the `/` location's backend). Plain HTTP to those hosts is served as before. One passthrough listener on
  * the HTTPS port holds every such host, and shares the port with the HTTPS listener (the data plane picks
  * passthrough for these names, termination for the rest).
+ * An Ingress that asks for access controls (an AuthPolicy, rate limits) is not passed through: a piped
+ * connection cannot carry them (an error; never open).
  * Without `--enable-ssl-passthrough` the annotation asks for nothing ingress-nginx would do either: a
  * warning says so. A host with no `/` path, or a wildcard host (SNI routes match `*.` over any labels,
  * an Ingress wildcard one label only), is reported and not passed through.
  */
 import type { PassthroughListener, Problem, SNIRoute, VirtualHost } from "../../model/index.ts";
 import type { Ingress } from "../../sources/schema/networking.ts";
+import type { ResourceSnapshot } from "../../sources/snapshot.ts";
 import {
   DEFAULT_LISTENER_SOURCE,
   DEFAULT_PASSTHROUGH_LISTENER,
@@ -20,10 +23,14 @@ import { annotationOf, arrayOf, sourceRef } from "../common/objects.ts";
 import { problem } from "../common/problems.ts";
 import { NGINX_PREFIX } from "./annotations/nginx-annotations.ts";
 import { goBool } from "./annotations/route-edits.ts";
+import { ownGuards } from "./own-guards.ts";
 
 export function ingressPassthrough(
   ingresses: readonly Ingress[],
   virtualHosts: readonly VirtualHost[],
+  /** Rule route name → its path as written (regex-paths.ts may have turned `/` into a pattern). */
+  written: ReadonlyMap<string, string>,
+  snapshot: ResourceSnapshot,
   httpsPort: number,
   enabled: boolean,
 ): { listener?: PassthroughListener; problems: Problem[] } {
@@ -38,6 +45,12 @@ export function ingressPassthrough(
         "SSLPassthroughDisabled",
         `annotation ${NGINX_PREFIX}ssl-passthrough: needs --enable-ssl-passthrough (as in ingress-nginx); TLS to these hosts is terminated as usual`,
       );
+      continue;
+    }
+    const own = ownGuards(ingress, snapshot);
+    if (own.length > 0) {
+      const message = `annotation ${NGINX_PREFIX}ssl-passthrough: the Ingress asks for access controls (${own.join(", ")}) that a connection piped unopened cannot carry; not passed through (never open)`;
+      problems.push(problem(ref, "SSLPassthroughGuarded", message));
       continue;
     }
     const hosts = [...new Set(arrayOf(ingress.spec?.rules).map((r) => r?.host ?? ""))];
@@ -55,7 +68,7 @@ export function ingressPassthrough(
           r.source.kind === "Ingress" &&
           r.source.namespace === ref.namespace &&
           r.source.name === ref.name &&
-          r.match.path.value === "/" &&
+          (written.get(r.name) ?? r.match.path.value) === "/" &&
           r.match.headers.length === 0 &&
           r.action.kind === "Forward",
       );

@@ -80,6 +80,19 @@ function manifests(main: number, canary: number): string {
       "canary-by-header": "X-Canary",
       "whitelist-source-range": "10.0.0.0/8",
     }),
+    // Its weighted share too: a canary that fails closed, or asks for its own rate limit, sends none.
+    ingress("main-gw", "guarded-weight.test", "main", OLD, {}),
+    ingress("canary-gw", "guarded-weight.test", "canary", NEW, {
+      canary: "true",
+      "canary-weight": "100",
+      "whitelist-source-range": "10.0.0.0/8",
+    }),
+    ingress("main-lw", "limited-weight.test", "main", OLD, {}),
+    ingress("canary-lw", "limited-weight.test", "canary", NEW, {
+      canary: "true",
+      "canary-weight": "100",
+      "limit-rps": "5",
+    }),
     serviceYaml("main", "shop", main),
     serviceYaml("canary", "shop", canary),
   ].join("---\n");
@@ -161,6 +174,10 @@ forEachFront("ingress-nginx canaries", (front) => {
     expect(await status("guarded-main.test")).toBe(403);
     expect(await status("guarded-canary.test", { "x-canary": "always" })).toBe(403);
     expect(await who("guarded-canary.test")).toBe("main");
+    for (let i = 0; i < 5; i++) {
+      expect(await who("guarded-weight.test")).toBe("main");
+      expect(await who("limited-weight.test")).toBe("main");
+    }
   });
 
   test("a canary with no main Ingress for its path is not served", async () => {

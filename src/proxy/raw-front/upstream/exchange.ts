@@ -121,6 +121,8 @@ export abstract class UpstreamExchange
 
   onOpen(conn: UpstreamConn): void {
     this.upstream = conn;
+    // What was queued while connecting and is still not taken starts the send clock now.
+    if (conn.out.backlogged) this.sendBlocked();
   }
 
   onDrain(conn: UpstreamConn): void {
@@ -132,7 +134,8 @@ export abstract class UpstreamExchange
   /** The upstream is not taking what the client sends: hold the client back, and count how long. */
   private upstreamBehind(): void {
     this.conn.pause(1);
-    this.sendBlocked();
+    // While connecting everything is queued; as nginx's, the send clock starts once connected (onOpen).
+    if (this.upstream?.socket !== undefined) this.sendBlocked();
   }
 
   /** No request byte taken by the upstream for `sendGapMs` (nginx `proxy_send_timeout`). */

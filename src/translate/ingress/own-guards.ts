@@ -1,0 +1,34 @@
+/**
+ * Never open for Ingress routes that are not served as their own: a canary's routes take the main
+ * Ingress's settings, and a passed-through host is piped unopened, so neither can enforce an access
+ * control asked for on that Ingress itself. This says which ones an Ingress asks for: the auth-policy
+ * annotation, `limit-*` annotations, and AuthPolicies or RateLimitPolicies whose targetRefs name it.
+ */
+import type { Ingress } from "../../sources/schema/networking.ts";
+import type { ResourceSnapshot } from "../../sources/snapshot.ts";
+import { annotationOf, arrayOf } from "../common/objects.ts";
+import { authPolicyAnnotation } from "./annotations/auth-policy.ts";
+import { hasLimitAnnotation } from "./annotations/limit-rate.ts";
+
+interface TargetingPolicy {
+  readonly kind?: string;
+  readonly metadata?: { readonly namespace?: string; readonly name?: string };
+  readonly spec?: { readonly targetRefs?: readonly { readonly kind?: string; readonly name?: string }[] };
+}
+
+/** The access controls `ingress` asks for of its own, as words for a message; empty: none. */
+export function ownGuards(ingress: Ingress, snapshot: ResourceSnapshot): string[] {
+  const out: string[] = [];
+  if (annotationOf(ingress, authPolicyAnnotation) !== undefined) out.push(authPolicyAnnotation);
+  if (hasLimitAnnotation(ingress)) out.push("limit-* annotations");
+  const ns = ingress.metadata?.namespace ?? "default";
+  const name = ingress.metadata?.name;
+  const targets = (p: TargetingPolicy) =>
+    (p.metadata?.namespace ?? "default") === ns &&
+    arrayOf(p.spec?.targetRefs).some((t) => t?.kind === "Ingress" && t.name === name);
+  for (const p of arrayOf(snapshot?.authPolicies as readonly TargetingPolicy[]))
+    if (targets(p)) out.push(`AuthPolicy ${ns}/${p.metadata?.name}`);
+  for (const p of arrayOf(snapshot?.rateLimitPolicies as readonly TargetingPolicy[]))
+    if (targets(p)) out.push(`RateLimitPolicy ${ns}/${p.metadata?.name}`);
+  return out;
+}
