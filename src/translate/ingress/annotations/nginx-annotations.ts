@@ -97,7 +97,7 @@ export const NGINX_ANNOTATIONS: Readonly<Record<string, AnnotationEntry>> = {
     ["http"],
   ),
   canary: honoured(
-    "the Ingress's paths join the main Ingress's routes for the same host and path (whichever is older) as a canary backend; its other annotations are the main Ingress's, as in ingress-nginx, except that an access control it asks for and Gatehouse does not enforce still fails its canary routes closed",
+    "the Ingress's paths join the main Ingress's routes for the same host and path (whichever is older) as a canary backend; its other annotations are the main Ingress's, as in ingress-nginx, except that access controls it asks for (unenforced ones, its own AuthPolicy or rate limits) fail its canary routes closed and send its weighted share to the main backend",
   ),
   "canary-by-cookie": honoured("the cookie always → canary, never → main, else the weight decides"),
   "canary-by-header": honoured(
@@ -263,7 +263,7 @@ export const NGINX_ANNOTATIONS: Readonly<Record<string, AnnotationEntry>> = {
   "session-cookie-secure": notYet(affinity),
   "ssl-ciphers": notYet("Gatehouse's own TLS settings apply (docs/tls.md)"),
   "ssl-passthrough": honoured(
-    "with --enable-ssl-passthrough (as in ingress-nginx), TLS to the Ingress's named hosts on the HTTPS port is piped unopened by SNI to the backend of its / path; without the flag, a warning and TLS terminated",
+    "with --enable-ssl-passthrough (as in ingress-nginx), TLS to the Ingress's named hosts on the HTTPS port is piped unopened by SNI to the backend of its / path (not for an Ingress asking for an AuthPolicy or rate limits); without the flag, a warning and TLS terminated",
   ),
   "ssl-prefer-server-ciphers": tuning("Gatehouse's own TLS settings apply (docs/tls.md)"),
   "ssl-redirect": honoured("308 to https for hosts with a certificate of their own (docs/tls.md)"),
