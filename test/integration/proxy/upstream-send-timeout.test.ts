@@ -133,8 +133,9 @@ forEachFront("an upstream that takes no request body", (front) => {
     expect(ms).toBeLessThan(ATTEMPT_LIMIT_MS - 1500);
     // A written exception: once fetch has the response, neither aborting it nor failing the body stream
     // closes a socket still sending that body (Bun 1.4.5), so on the fetch path that upstream connection
-    // stays until the upstream closes it. Pinned, so a Bun that fixes it shows up here.
-    expect(await upstreamsClosed()).toBe(front === "raw" ? 0 : 1);
+    // may stay until the upstream closes it (whether it does depends on how far fetch got with the body
+    // when the answer came: both were seen in CI). Never more than that one.
+    expect(await upstreamsClosed()).toBeLessThanOrEqual(front === "raw" ? 0 : 1);
     for (const s of upstreamSockets) s.destroy();
   });
 });
