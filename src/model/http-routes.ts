@@ -5,7 +5,7 @@
 import type { RouteAuth } from "./auth.ts";
 import type { Filter, PathModifier } from "./filters.ts";
 import type { RouteRateLimit } from "./rate-limits.ts";
-import type { RetryPolicy, RouteTimeouts } from "./route-limits.ts";
+import type { ResponseBandwidth, RetryPolicy, RouteTimeouts } from "./route-limits.ts";
 import type { SourceRef } from "./source.ts";
 
 /** Protocol a listener speaks to clients. */
@@ -82,6 +82,11 @@ export interface TLSCertificate {
   readonly certPem: string;
   /** PEM private key. Redacted by `dumpModel`. */
   readonly keyPem: string;
+  /**
+   * OpenSSL cipher list for TLS 1.2 handshakes with these names (ingress-nginx `ssl-ciphers`); absent:
+   * Gatehouse's list (ECDHE with AEAD). TLS 1.0/1.1 stay refused and TLS 1.3 suites are fixed either way.
+   */
+  readonly ciphers?: string;
 }
 
 /**
@@ -130,6 +135,8 @@ export interface Route {
   readonly rateLimit?: RouteRateLimit;
   /** `false`: its requests are not written to the access log (still counted in metrics); absent: logged. */
   readonly accessLog?: false;
+  /** Response bodies are paced to this bandwidth (ingress-nginx `limit-rate`); absent: as fast as possible. */
+  readonly responseBandwidth?: ResponseBandwidth;
 }
 
 /** Conditions on a request; all present conditions must hold. */

@@ -3,7 +3,8 @@
  * up by `SNICallback`. It mirrors `sniEntries()` for `Bun.serve` (tls.ts): the first certificate is the
  * fallback for clients without SNI or with a name no entry has; the first certificate to claim a name
  * wins; `*.example.com` covers exactly one label (RFC 6125), an exact name beats a wildcard. Each context
- * carries the same protocol and cipher policy as the Bun.serve listeners.
+ * carries the same protocol and cipher policy as the Bun.serve listeners (a certificate's own cipher
+ * list, from `ssl-ciphers`, replaces the default one in its context).
  */
 import { createSecureContext, type SecureContext } from "node:tls";
 import type { TLSCertificate } from "../../model/index.ts";
@@ -31,7 +32,13 @@ export function buildSniTable(
   shared: SharedContextOptions = {},
 ): SniTable {
   const contextOf = (c: TLSCertificate): SecureContext =>
-    createSecureContext({ ...h2ProtocolOptions, ...shared, cert: c.certPem, key: c.keyPem });
+    createSecureContext({
+      ...h2ProtocolOptions,
+      ...shared,
+      ...(c.ciphers === undefined ? {} : { ciphers: c.ciphers }),
+      cert: c.certPem,
+      key: c.keyPem,
+    });
   const first = certs[0];
   if (first === undefined) throw new Error(`listener ${name}: HTTPS without certificates`);
   const contexts = new Map<TLSCertificate, SecureContext>();

@@ -32,6 +32,11 @@ export const tlsProtocolOptions: Pick<TLSOptions, "secureOptions" | "ciphers"> =
   ciphers: modernCiphers,
 };
 
+/** The protocol options of one certificate's SNI entry: its own cipher list when it has one. */
+function protocolOptionsOf(c: TLSCertificate): Pick<TLSOptions, "secureOptions" | "ciphers"> {
+  return c.ciphers === undefined ? tlsProtocolOptions : { ...tlsProtocolOptions, ciphers: c.ciphers };
+}
+
 /**
  * The `tls` array of `Bun.serve`: the first certificate is the fallback (no server name: clients without
  * SNI or with a name no entry has), then one entry per name. Merged listeners may bring one name twice
@@ -41,13 +46,13 @@ export const tlsProtocolOptions: Pick<TLSOptions, "secureOptions" | "ciphers"> =
 export function sniEntries(name: string, certs: readonly TLSCertificate[]): TLSOptions[] {
   const first = certs[0];
   if (first === undefined) throw new Error(`listener ${name}: HTTPS without certificates`);
-  const entries: TLSOptions[] = [{ ...tlsProtocolOptions, cert: first.certPem, key: first.keyPem }];
+  const entries: TLSOptions[] = [{ ...protocolOptionsOf(first), cert: first.certPem, key: first.keyPem }];
   const named = new Set<string>();
   for (const c of certs) {
     for (const host of c.hostnames) {
       if (named.has(host)) continue;
       named.add(host);
-      entries.push({ ...tlsProtocolOptions, cert: c.certPem, key: c.keyPem, serverName: host });
+      entries.push({ ...protocolOptionsOf(c), cert: c.certPem, key: c.keyPem, serverName: host });
     }
   }
   return entries;

@@ -12,6 +12,7 @@
  * - A host claimed by two Ingresses with different Secrets goes to the oldest (as rule conflicts do).
  * - A Secret that cannot be served (missing, wrong type, bad PEM, key mismatch, expired) is an error
  *   Problem naming the Ingress and the Secret; its hosts get the default certificate and no ssl-redirect.
+ * - `ssl-ciphers` gives a host's SNI entry its own TLS 1.2 cipher list (annotations/ssl-ciphers.ts).
  */
 import type { Listener, Problem, SourceRef, TLSCertificate, VirtualHost } from "../../model/index.ts";
 import type { Secret } from "../../sources/schema/core.ts";
@@ -22,6 +23,7 @@ import { arrayOf, creationMillis, nameOf, namespaceOf, sourceRef } from "../comm
 import { problem } from "../common/problems.ts";
 import { compareSourceAge } from "../common/sort.ts";
 import { namesCover, readTLSSecret } from "../common/tls-secret.ts";
+import { withHostCiphers } from "./annotations/ssl-ciphers.ts";
 
 export interface IngressTLSOptions {
   readonly httpsPort: number;
@@ -110,7 +112,7 @@ export function translateIngressTLS(
     });
   }
   return {
-    certificates,
+    certificates: withHostCiphers(certificates, fallback, ordered, problems),
     ...(fallback ? { defaultCertificate: fallback } : {}),
     wanted: opts.defaultCertificate !== undefined || ingresses.some((i) => arrayOf(i.spec?.tls).length > 0),
     tlsHosts: [...owner.keys()],

@@ -28,6 +28,7 @@ const LIVE_ELSEWHERE: Readonly<Record<string, string>> = {
   "service-upstream": "test/integration/ingress-annotations/upstream-request-live.test.ts",
   "proxy-connect-timeout": "test/integration/ingress-annotations/upstream-request-live.test.ts",
   "ssl-passthrough": "test/integration/ingress-annotations/ssl-passthrough.test.ts",
+  "ssl-ciphers": "test/integration/ingress-annotations/ssl-ciphers.test.ts",
   canary: "test/integration/ingress-annotations/canary.test.ts",
   "canary-by-cookie": "test/integration/ingress-annotations/canary.test.ts",
   "canary-by-header": "test/integration/ingress-annotations/canary.test.ts",

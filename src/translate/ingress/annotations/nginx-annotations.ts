@@ -261,7 +261,9 @@ export const NGINX_ANNOTATIONS: Readonly<Record<string, AnnotationEntry>> = {
   "session-cookie-path": notYet(affinity),
   "session-cookie-samesite": notYet(affinity),
   "session-cookie-secure": notYet(affinity),
-  "ssl-ciphers": notYet("Gatehouse's own TLS settings apply (docs/tls.md)"),
+  "ssl-ciphers": honoured(
+    "the TLS 1.2 cipher list (OpenSSL syntax) of the Ingress's hosts, each host's from the oldest Ingress naming it that sets one; checked by BoringSSL at translation (`@SECLEVEL` is not known to it and refused, names matching no suite are reported); TLS 1.0/1.1 stay refused and TLS 1.3 suites are BoringSSL's whatever the list",
+  ),
   "ssl-passthrough": honoured(
     "with --enable-ssl-passthrough (as in ingress-nginx), TLS to the Ingress's named hosts on the HTTPS port is piped unopened by SNI to the backend of its / path (not for an Ingress asking for an AuthPolicy or rate limits); without the flag, a warning and TLS terminated",
   ),
