@@ -72,4 +72,12 @@ describe("ssl-redirect with ingress-nginx's trailing slash and port", () => {
       'annotation nginx.ingress.kubernetes.io/preserve-trailing-slash: "maybe" must be "true" or "false"; ignored',
     ]);
   });
+
+  test("booleans read as Go's ParseBool: 1 and False count, tRuE does not", () => {
+    const one = actions([ingress("one", { "ssl-redirect": "False" })], [route("one", forward)]);
+    expect([one.out, one.problems]).toEqual([[forward], []]);
+    const r = actions([ingress("odd", { "preserve-trailing-slash": "1" })], [route("odd", forward)]);
+    expect(r.out?.[0]).not.toMatchObject({ stripTrailingSlash: true });
+    expect(actions([ingress("x", { "ssl-redirect": "tRuE" })], [route("x", forward)]).problems).toHaveLength(1);
+  });
 });

@@ -21,6 +21,7 @@ import { annotationOf, sourceRef } from "../../common/objects.ts";
 import { problem } from "../../common/problems.ts";
 import { namesCover } from "../../common/tls-secret.ts";
 import { NGINX_PREFIX } from "./nginx-annotations.ts";
+import { goBool } from "./route-edits.ts";
 
 export interface SSLRedirectPlan {
   /** HTTPS listener port the redirects point at. */
@@ -38,7 +39,7 @@ export interface SSLRedirectDecision {
   readonly portInRedirects: boolean;
 }
 
-/** Each Ingress's annotations read once; a value other than true/false is a warning and ignored. */
+/** Each Ingress's annotations read once, as Go's ParseBool reads them; another value is a warning and ignored. */
 export function sslRedirectPlan(
   ingresses: readonly Ingress[],
   tlsHosts: readonly string[],
@@ -52,8 +53,8 @@ export function sslRedirectPlan(
     const flag = (name: string, fallback: boolean): boolean => {
       const raw = annotationOf(ingress, NGINX_PREFIX + name);
       if (raw === undefined) return fallback;
-      const v = raw.trim().toLowerCase();
-      if (v === "true" || v === "false") return v === "true";
+      const v = goBool(raw);
+      if (v !== undefined) return v;
       const msg = `annotation ${NGINX_PREFIX}${name}: "${raw}" must be "true" or "false"; ignored`;
       problems.push(problem(ref, "InvalidAnnotation", msg, "warning"));
       return fallback;
