@@ -36,6 +36,39 @@ export function ingressCanaryRouteName(mainRoute: string, how: string): string {
   return `${mainRoute}/canary/${how}`;
 }
 
+/** The canary part of a route name, when it has one (`…/canary/<how>`). */
+const CANARY_SUFFIX = /\/canary\/[a-z-]+$/;
+
+/** Whether `routeName` is a canary route's (ingressCanaryRouteName). */
+export function isCanaryRouteName(routeName: string): boolean {
+  return CANARY_SUFFIX.test(routeName);
+}
+
+/** The main route a canary route joins (ingressCanaryRouteName undone); other names unchanged. */
+export function mainRouteName(routeName: string): string {
+  return routeName.replace(CANARY_SUFFIX, "");
+}
+
+/** The name of an Ingress path route (ingressPathRouteName), or of a canary route joining one. */
+const INGRESS_PATH_ROUTE = /^ingress\/[^/]+\/[^/]+\/rule\/\d+\/path\/\d+(?:\/canary\/[a-z-]+)?$/;
+
+/** Whether `routeName` is an Ingress path's route or a canary route joining one (not a host edit's). */
+export function isIngressPathRouteName(routeName: string): boolean {
+  return INGRESS_PATH_ROUTE.test(routeName);
+}
+
+/**
+ * `ingress/<ns>/<name>/<annotation>`: the one route a host-level annotation adds on each host it applies
+ * to (`app-root`, `from-to-www`); the same name on every host, as the default backend's.
+ */
+export function ingressHostRouteName(
+  namespace: string,
+  name: string,
+  annotation: "app-root" | "from-to-www",
+): string {
+  return `ingress/${namespace}/${name}/${annotation}`;
+}
+
 /** The passthrough listener Ingress `ssl-passthrough` hosts are served on (the HTTPS port, shared). */
 export const DEFAULT_PASSTHROUGH_LISTENER = "default/https-passthrough";
 
@@ -90,4 +123,9 @@ export function ingressRateLimitName(namespace: string, name: string): string {
  */
 export function backendId(namespace: string, service: string, port: number | string): string {
   return `${namespace}/${service}:${port}`;
+}
+
+/** `<backend id>@cluster-ip`: a backend's Service cluster IP as its one endpoint (`service-upstream`). */
+export function clusterIPBackendId(id: string): string {
+  return `${id}@cluster-ip`;
 }

@@ -27,6 +27,7 @@ import type { Problem, Route, SourceRef, TLSCertificate, VirtualHost } from "../
 import { parseLocationTemplate } from "../../../model/location-template.ts";
 import type { Ingress } from "../../../sources/schema/networking.ts";
 import { type HostPattern, parseDnsPattern, parseIngressHost } from "../../common/host-patterns.ts";
+import { ingressHostRouteName } from "../../common/names.ts";
 import { arrayOf, creationMillis, sourceRef } from "../../common/objects.ts";
 import { internalProblem, problem } from "../../common/problems.ts";
 import { compareSourceAge, compareStrings, type SourceOrder } from "../../common/sort.ts";
@@ -203,7 +204,7 @@ function withAppRoots(
       }
       by.set(host, s.ref);
       const route: Route = {
-        name: `ingress/${s.ref.namespace}/${s.ref.name}/app-root`,
+        name: ingressHostRouteName(s.ref.namespace, s.ref.name, "app-root"),
         source: s.ref,
         match: { path: { type: "Exact", value: "/" }, headers: [], queryParams: [] },
         filters: [],
@@ -292,7 +293,7 @@ function wwwHosts(
       else {
         taken.add(from);
         const route: Route = {
-          name: `ingress/${s.ref.namespace}/${s.ref.name}/from-to-www`,
+          name: ingressHostRouteName(s.ref.namespace, s.ref.name, "from-to-www"),
           source: s.ref,
           match: { path: { type: "Prefix", value: "/" }, headers: [], queryParams: [] },
           filters: [],

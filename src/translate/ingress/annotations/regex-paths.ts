@@ -17,6 +17,7 @@
 import type { Filter, Problem, Route, SourceRef, VirtualHost } from "../../../model/index.ts";
 import { compileRegex } from "../../../proxy/match/regex/regex.ts";
 import type { Ingress } from "../../../sources/schema/networking.ts";
+import { isCanaryRouteName, isIngressPathRouteName, mainRouteName } from "../../common/names.ts";
 import { annotationOf, sourceRef } from "../../common/objects.ts";
 import { problem } from "../../common/problems.ts";
 import { compareStrings } from "../../common/sort.ts";
@@ -25,8 +26,6 @@ import { goBool } from "./route-edits.ts";
 
 /** ingress-nginx's RegexPathWithCapture: the rewrite targets it takes. */
 const REWRITE_TARGET = /^\/?[A-Za-z0-9\-._~/:$]*$/;
-/** The name of an Ingress rule route (canary routes add `/canary/<how>` to it). */
-const RULE_ROUTE = /^ingress\/[^/]+\/[^/]+\/rule\/\d+\/path\/\d+(?:\/canary\/[a-z-]+)?$/;
 
 interface RegexIngress {
   readonly ref: SourceRef;
@@ -72,7 +71,7 @@ export function applyRegexPaths(
   }
   if (asked.size === 0) return { virtualHosts: [...virtualHosts], problems };
   const out = virtualHosts.map((vh) => {
-    const rules = vh.routes.filter((r) => r.source.kind === "Ingress" && RULE_ROUTE.test(r.name));
+    const rules = vh.routes.filter((r) => r.source.kind === "Ingress" && isIngressPathRouteName(r.name));
     const enforced = rules.some((r) => {
       const a = asked.get(`${r.source.namespace}/${r.source.name}`);
       return a !== undefined && (a.useRegex || rewrites(a, pathOf(r, written)));
@@ -99,7 +98,7 @@ export function applyRegexPaths(
 }
 
 function pathOf(r: Route, written: ReadonlyMap<string, string>): string {
-  return written.get(r.name.replace(/\/canary\/[a-z-]+$/, "")) ?? r.match.path.value;
+  return written.get(mainRouteName(r.name)) ?? r.match.path.value;
 }
 
 /** ingress-nginx rewrites only when the target differs from the location's path (needsRewrite). */
@@ -117,7 +116,7 @@ function regexRoute(
   const compiled = compileRegex(pattern, { ignoreCase: true });
   if (compiled.error !== undefined) {
     // Reported once, on the main route (its canary copies share the path).
-    if (!r.name.includes("/canary/")) {
+    if (!isCanaryRouteName(r.name)) {
       const message = `path ${JSON.stringify(path)} of route ${r.name}: on this host every path is a regular expression (use-regex or rewrite-target), and this one ${compiled.error}; the path is not served`;
       problems.push(problem(r.source, "InvalidPath", message));
     }

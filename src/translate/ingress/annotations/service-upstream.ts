@@ -13,13 +13,12 @@
 
 import type { Backend, Problem, Route, VirtualHost } from "../../../model/index.ts";
 import { isIP } from "../../../model/ip-syntax.ts";
+import { clusterIPBackendId } from "../../common/names.ts";
 import { problem } from "../../common/problems.ts";
 import type { SnapshotIndex } from "../../common/snapshot-index.ts";
 import { compareStrings } from "../../common/sort.ts";
 import { NGINX_PREFIX } from "./nginx-annotations.ts";
 import type { RouteEdit } from "./route-edits.ts";
-
-export const CLUSTER_IP_SUFFIX = "@cluster-ip";
 
 export interface ClusterIPRouting {
   readonly virtualHosts: VirtualHost[];
@@ -43,7 +42,7 @@ export function routeToClusterIPs(
   const clusterIPOf = (route: Route, id: string): string | undefined => {
     const b = backends[id];
     if (b === undefined || b.problem === "ServiceNotFound" || b.problem === "PortNotFound") return undefined;
-    const cip = id + CLUSTER_IP_SUFFIX;
+    const cip = clusterIPBackendId(id);
     if (added.has(cip)) return cip;
     const svcKey = `${b.service.namespace}/${b.service.name}`;
     const ip = index.services.get(svcKey)?.spec?.clusterIP?.trim() ?? "";
