@@ -13,7 +13,12 @@
  *   anyway); `invalid_header` is accepted and does nothing more (an unreadable answer is a 502, not retried).
  */
 import type { RetryPolicy, RouteTimeouts } from "../../../model/index.ts";
-import type { AnnotationFamily, AnnotationReader, RouteEdit } from "./route-edits.ts";
+import {
+  type AnnotationFamily,
+  type AnnotationReader,
+  type RouteEdit,
+  secondsAnnotation,
+} from "./route-edits.ts";
 
 const NEXT_UPSTREAM_TOKENS: Readonly<Record<string, number | null>> = {
   error: null,
@@ -33,17 +38,6 @@ const NEXT_UPSTREAM_TOKENS: Readonly<Record<string, number | null>> = {
 const DEFAULT_TRIES = 3;
 /** What `proxy-next-upstream-tries: 0` (nginx: no limit) becomes: tries, the first included. */
 const UNLIMITED_TRIES = 10;
-/** nginx reads these as ints; bigger ones are surely mistakes (a day). */
-const MAX_SECONDS = 86_400;
-
-function seconds(r: AnnotationReader, name: string, min: number): number | undefined {
-  const raw = r.raw(name);
-  if (raw === undefined) return undefined;
-  const v = raw.trim();
-  if (!/^[0-9]{1,6}$/.test(v) || Number(v) < min || Number(v) > MAX_SECONDS)
-    return r.bad(name, raw, `must be a whole number of seconds from ${min} to ${MAX_SECONDS}`);
-  return Number(v);
-}
 
 function tries(r: AnnotationReader): number | undefined {
   const raw = r.raw("proxy-next-upstream-tries");
@@ -79,7 +73,7 @@ function nextUpstream(r: AnnotationReader): number[] | null | undefined {
 function retryPolicy(r: AnnotationReader): { retry?: RetryPolicy; requestMs?: number } {
   const codes = nextUpstream(r);
   const n = tries(r);
-  const overall = seconds(r, "proxy-next-upstream-timeout", 0);
+  const overall = secondsAnnotation(r, "proxy-next-upstream-timeout", 0);
   if (codes === undefined && n === undefined && overall === undefined) return {};
   const within = overall !== undefined && overall > 0 ? { requestMs: overall * 1000 } : {};
   if (codes === null) return within;
@@ -100,8 +94,8 @@ export const proxyTimeouts: AnnotationFamily = {
     "proxy-next-upstream-timeout",
   ],
   read(r): RouteEdit | undefined {
-    const read = seconds(r, "proxy-read-timeout", 1);
-    const send = seconds(r, "proxy-send-timeout", 1);
+    const read = secondsAnnotation(r, "proxy-read-timeout", 1);
+    const send = secondsAnnotation(r, "proxy-send-timeout", 1);
     const { retry, requestMs } = retryPolicy(r);
     const timeouts: RouteTimeouts = {
       ...(read !== undefined ? { backendRequestMs: read * 1000, readGapMs: read * 1000 } : {}),

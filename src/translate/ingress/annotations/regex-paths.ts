@@ -39,14 +39,20 @@ export interface RegexPaths {
   readonly problems: Problem[];
 }
 
+/** A `rewrite-target` value as ingress-nginx keeps it: trimmed; empty or refused by its validator: undefined. */
+export function rewriteTargetOf(raw: string | undefined): string | undefined {
+  const v = raw?.trim();
+  return v === undefined || v === "" || !REWRITE_TARGET.test(v) ? undefined : v;
+}
+
 /** What one Ingress asks for; a refused target is reported. */
 function readIngress(ingress: Ingress, problems: Problem[]): RegexIngress {
   const ref = sourceRef("Ingress", ingress);
   const useRegex = goBool(annotationOf(ingress, `${NGINX_PREFIX}use-regex`) ?? "") === true;
   const raw = annotationOf(ingress, `${NGINX_PREFIX}rewrite-target`);
   if (raw === undefined || raw.trim() === "") return { ref, useRegex };
-  const target = raw.trim();
-  if (!REWRITE_TARGET.test(target)) {
+  const target = rewriteTargetOf(raw);
+  if (target === undefined) {
     const message = `annotation ${NGINX_PREFIX}rewrite-target ${JSON.stringify(raw)}: may hold only letters, digits, $ and - . _ ~ / : (as ingress-nginx checks it); not applied`;
     problems.push(problem(ref, "InvalidAnnotation", message));
     return { ref, useRegex };

@@ -72,6 +72,19 @@ export function boolAnnotation(r: AnnotationReader, name: string): boolean | und
   return goBool(raw) ?? r.bad(name, raw, 'must be "true" or "false"');
 }
 
+/** nginx reads its timeouts as ints; bigger ones than a day are surely mistakes. */
+const MAX_SECONDS = 86_400;
+
+/** A whole number of seconds from `min` to a day (as ingress-nginx's strconv.Atoi reads it); else refused. */
+export function secondsAnnotation(r: AnnotationReader, name: string, min: number): number | undefined {
+  const raw = r.raw(name);
+  if (raw === undefined) return undefined;
+  const v = raw.trim();
+  if (!/^[0-9]{1,6}$/.test(v) || Number(v) < min || Number(v) > MAX_SECONDS)
+    return r.bad(name, raw, `must be a whole number of seconds from ${min} to ${MAX_SECONDS}`);
+  return Number(v);
+}
+
 /** A reader of `ingress`'s annotations whose refusals go to `problems`. */
 export function annotationReader(ingress: Ingress, ref: SourceRef, problems: Problem[]): AnnotationReader {
   return {

@@ -78,6 +78,8 @@ describe("ssl-redirect with ingress-nginx's trailing slash and port", () => {
     expect([one.out, one.problems]).toEqual([[forward], []]);
     const r = actions([ingress("odd", { "preserve-trailing-slash": "1" })], [route("odd", forward)]);
     expect(r.out?.[0]).not.toMatchObject({ stripTrailingSlash: true });
-    expect(actions([ingress("x", { "ssl-redirect": "tRuE" })], [route("x", forward)]).problems).toHaveLength(1);
+    expect(actions([ingress("x", { "ssl-redirect": "tRuE" })], [route("x", forward)]).problems).toHaveLength(
+      1,
+    );
   });
 });

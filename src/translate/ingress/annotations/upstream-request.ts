@@ -25,15 +25,14 @@
 
 import { fieldValueProblem } from "../../../model/http-syntax.ts";
 import type { Filter, Route } from "../../../model/index.ts";
+import { rewriteTargetOf } from "./regex-paths.ts";
 import {
   type AnnotationFamily,
   type AnnotationReader,
   boolAnnotation,
   type RouteEdit,
+  secondsAnnotation,
 } from "./route-edits.ts";
-
-/** As proxy-timeouts.ts: bigger values are surely mistakes (a day). */
-const MAX_SECONDS = 86_400;
 
 /** nginx variables: `$name` or `${name}` (a `$` followed by neither is refused as an unknown variable). */
 const VARIABLE = /\$(?:\{([A-Za-z0-9_]+)\}|([A-Za-z0-9_]+))?/g;
@@ -47,8 +46,6 @@ const HOST_AND_PORT =
   /^(?:[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?(?:\.[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?)*\.?|\[[0-9A-Fa-f:.]+\])(?::([0-9]{1,5}))?$/;
 /** ingress-nginx's RegexPathWithCapture without `$`, and the spaces its validator removes first. */
 const PREFIX_CHARS = /^[A-Za-z0-9\-._~/: ]*$/;
-/** ingress-nginx's RegexPathWithCapture: a rewrite-target it takes (else it is empty). */
-const REWRITE_TARGET = /^\/?[A-Za-z0-9\-._~/:$]*$/;
 
 export const upstreamRequestFamily: AnnotationFamily = {
   names: [
@@ -63,7 +60,7 @@ export const upstreamRequestFamily: AnnotationFamily = {
     const prefix = forwardedPrefix(r);
     const accessLog = boolAnnotation(r, "enable-access-log");
     const serviceUpstream = boolAnnotation(r, "service-upstream");
-    const connect = connectSeconds(r);
+    const connect = secondsAnnotation(r, "proxy-connect-timeout", 1);
     const perRoute = [vhost, prefix].filter((f) => f !== undefined);
     const edit: RouteEdit = {
       ...(accessLog === false ? { accessLog: false as const } : {}),
@@ -76,15 +73,6 @@ export const upstreamRequestFamily: AnnotationFamily = {
     return Object.keys(edit).length === 0 ? undefined : edit;
   },
 };
-
-function connectSeconds(r: AnnotationReader): number | undefined {
-  const raw = r.raw("proxy-connect-timeout");
-  if (raw === undefined) return undefined;
-  const v = raw.trim();
-  if (!/^[0-9]{1,6}$/.test(v) || Number(v) < 1 || Number(v) > MAX_SECONDS)
-    return r.bad("proxy-connect-timeout", raw, `must be a whole number of seconds from 1 to ${MAX_SECONDS}`);
-  return Number(v);
-}
 
 // ---- upstream-vhost ----
 
@@ -172,7 +160,7 @@ function forwardedPrefix(r: AnnotationReader): ((route: Route) => Route) | undef
     );
   if (!PREFIX_CHARS.test(v) || fieldValueProblem(v) !== undefined)
     return r.bad("x-forwarded-prefix", raw, "may hold only letters, digits, spaces and - . _ ~ / :");
-  const target = rewriteTarget(r);
+  const target = rewriteTargetOf(r.raw("rewrite-target"));
   if (target === undefined) return undefined;
   const header: Filter = {
     kind: "RequestHeaderModifier",
@@ -182,12 +170,6 @@ function forwardedPrefix(r: AnnotationReader): ((route: Route) => Route) | undef
     route.action.kind !== "Forward" || samePath(route, target)
       ? route
       : { ...route, filters: [...route.filters, header] };
-}
-
-/** rewrite-target as ingress-nginx keeps it (trimmed; a value its validator refuses is empty). */
-function rewriteTarget(r: AnnotationReader): string | undefined {
-  const v = r.raw("rewrite-target")?.trim();
-  return v === undefined || v === "" || !REWRITE_TARGET.test(v) ? undefined : v;
 }
 
 /**
