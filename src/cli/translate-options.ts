@@ -18,6 +18,7 @@ export const translationFlags = [
   "gateway-controller",
   "gateway-address-pool",
   "enable-ssl-passthrough",
+  "global-allowed-response-headers",
 ] as const;
 
 type TranslationConfig = Pick<ServeConfig, (typeof translationFlags)[number]>;
@@ -39,6 +40,7 @@ export const translationDefaults: TranslationConfig = {
   "gateway-controller": "gatehouse.dev/gateway-controller",
   "gateway-address-pool": undefined,
   "enable-ssl-passthrough": false,
+  "global-allowed-response-headers": [],
 };
 
 export function translateOptionsOf(
@@ -60,5 +62,6 @@ export function translateOptionsOf(
     gatewayController: config["gateway-controller"],
     gatewayAddressPool: config["gateway-address-pool"],
     enableSslPassthrough: config["enable-ssl-passthrough"],
+    allowedResponseHeaders: config["global-allowed-response-headers"],
   };
 }

@@ -22,6 +22,17 @@ describe("parseServeConfig", () => {
     expect(() => parseServeConfig([], {})).toThrow(/--dir DIR/);
     expect(() => parseServeConfig(["--dir", "x", "--kube"], {})).toThrow(/exclude/);
   });
+  test("--global-allowed-response-headers: a comma-separated list, empty by default; bad names refused", () => {
+    expect(parseServeConfig(["--dir", "x"], {})["global-allowed-response-headers"]).toEqual([]);
+    const c = parseServeConfig(["--dir", "x", "--global-allowed-response-headers", " X-A, X_B,,"], {});
+    expect(c["global-allowed-response-headers"]).toEqual(["X-A", "X_B"]);
+    const env = { GATEHOUSE_GLOBAL_ALLOWED_RESPONSE_HEADERS: "X-Env" };
+    expect(parseServeConfig(["--dir", "x"], env)["global-allowed-response-headers"]).toEqual(["X-Env"]);
+    const flag = (v: string) => () =>
+      parseServeConfig(["--dir", "x", "--global-allowed-response-headers", v], {});
+    expect(flag("X-A,X B")).toThrow(/--global-allowed-response-headers: "X B" is not a header name/);
+    expect(flag("Transfer-Encoding")).toThrow(/frames the message/);
+  });
   test("the admin port may not be a traffic port, unless 0 (ephemeral)", () => {
     const admin = /--admin-port: must differ from --http-port and --https-port/;
     expect(() => parseServeConfig(["--dir", "x", "--admin-port", "8080"], {})).toThrow(admin);

@@ -1,5 +1,6 @@
 import { parseArgs } from "node:util";
 import { z } from "zod";
+import { customHeaderNameProblem } from "../model/http-syntax.ts";
 import { parseRedisUrl } from "../ratelimit/redis-url.ts";
 
 /**
@@ -63,6 +64,23 @@ const serveFlags = z
     /** Serve Ingresses whose access-control annotations are not enforced (auth-*, source ranges, client
      * certificates, WAF), open, instead of answering 403 on their paths; the warning stays. */
     "allow-unenforced-annotations": bool.default(false),
+    /** Response header names an Ingress's `custom-headers` ConfigMap may set, comma-separated (ingress-nginx's
+     * `global-allowed-response-headers`); empty: none, so every such header is refused until listed. */
+    "global-allowed-response-headers": z
+      .string()
+      .default("")
+      .transform((v) =>
+        v
+          .split(",")
+          .map((n) => n.trim())
+          .filter((n) => n !== ""),
+      )
+      .superRefine((names, ctx) => {
+        for (const n of names) {
+          const why = customHeaderNameProblem(n);
+          if (why !== undefined) ctx.addIssue({ code: "custom", message: why });
+        }
+      }),
     /** GatewayClasses with this `spec.controllerName` are ours. */
     "gateway-controller": z.string().min(1).default("gatehouse.dev/gateway-controller"),
     /** Standalone mode: each Gateway without spec.addresses binds its own address from this CIDR. */

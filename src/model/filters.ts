@@ -30,7 +30,8 @@ export type Filter =
   | ResponseHeaderModifierFilter
   | URLRewriteFilter
   | RequestMirrorFilter
-  | CORSFilter;
+  | CORSFilter
+  | ResponseRewriteFilter;
 
 /**
  * Header edits, applied as `set`, then `add`, then `remove`. Names are lower-case; when a list names a
@@ -81,17 +82,47 @@ export interface URLRewriteFilter {
   readonly path?: PathModifier;
 }
 
-/** Send a copy of the request to another backend and ignore its answer. */
+/**
+ * Send a copy of the request to another backend or a URL and ignore its answer; it never delays or fails
+ * the request. A body is copied when it was read whole before forwarding (a Content-Length up to
+ * `--request-buffer-bytes`, to an HTTP/1.1 backend); a larger or chunked one, or one going to an h2c
+ * backend, is streamed to the backend and not mirrored (the copy is not sent; counted in
+ * `gatehouse_mirror_requests_total{outcome="skipped_streamed_body"}`).
+ */
 export interface RequestMirrorFilter {
   /** Discriminant of `Filter`. */
   readonly kind: "RequestMirror";
-  /** Key into `GatewayModel.backends`. */
-  readonly backendId: string;
+  /** Key into `GatewayModel.backends`: the copy goes to its next endpoint (Gateway API). Else `url`. */
+  readonly backendId?: string;
+  /** Where the copy goes when `backendId` is absent (ingress-nginx `mirror-target`). */
+  readonly url?: MirrorTarget;
   /**
    * Share of requests mirrored, 0–100 (fractions allowed; a Gateway API `fraction` is converted to a
-   * percentage). 100 when the route gave neither. Requests with a body are never mirrored.
+   * percentage). 100 when the route gave neither.
    */
   readonly percent: number;
+  /**
+   * Host header of the copy (a host name with an optional port); absent: the request's own Host
+   * (`backendId`) or `url`'s host name (as ingress-nginx's `mirror-host` default).
+   */
+  readonly host?: string;
+  /** `false`: copies carry no body, sent with `Content-Length: 0` (ingress-nginx `mirror-request-body: off`). */
+  readonly body?: false;
+}
+
+/** A URL a request copy is sent to: `scheme://hostname:port` then `path` filled per request. */
+export interface MirrorTarget {
+  readonly scheme: "http" | "https";
+  /** Host name, IPv4 address or bracketed IPv6 address; certificates of `https` are verified against it
+   * (or against the filter's `host`, sent as SNI, when set). */
+  readonly hostname: string;
+  readonly port: number;
+  /**
+   * Path and query: "" sends the request's own path and query; text without variables is sent with the
+   * request's query appended; text with variables (MIRROR_VARIABLES in location-template.ts, e.g.
+   * `/copy$request_uri`) is sent as filled, nothing appended.
+   */
+  readonly path: string;
 }
 
 /** Answer CORS preflights and decorate responses (Gateway API HTTPCORSFilter). */
@@ -122,4 +153,40 @@ export interface CORSFilter {
    * a pattern stands for exactly one host label. Absent: the Gateway API filter.
    */
   readonly style?: "IngressNginx";
+}
+
+/** A `from` → `to` replacement of a response header (or attribute) value; see ResponseRewriteFilter. */
+export interface ValueReplacement {
+  /** The text looked for (never empty). */
+  readonly from: string;
+  /** What is put in its place (may be empty). */
+  readonly to: string;
+}
+
+/**
+ * Rewrite the redirects and cookies of the upstream's answer (ingress-nginx `proxy-redirect-*` and
+ * `proxy-cookie-*`, nginx's proxy_redirect, proxy_cookie_domain and proxy_cookie_path with plain text,
+ * one rule each). Runs on every response the route sends, and changes nothing when no header matches.
+ */
+export interface ResponseRewriteFilter {
+  /** Discriminant of `Filter`. */
+  readonly kind: "ResponseRewrite";
+  /**
+   * A `Location` value, and the URL after the first `url=` (any case) of a `Refresh` value
+   * (`5; url=http://…`), that starts with `from` (case-sensitive) gets `to` in place of that start.
+   * Absent: both are passed on as they are.
+   */
+  readonly redirect?: ValueReplacement;
+  /**
+   * A `Set-Cookie` `Domain` attribute (name in any case) equal to `from`, compared case-insensitively
+   * and ignoring one leading dot of the attribute (which is kept), becomes `to`. `from` and `to` have no
+   * leading dot. Absent: domains are passed on as they are.
+   */
+  readonly cookieDomain?: ValueReplacement;
+  /**
+   * A `Set-Cookie` `Path` attribute (name in any case) that starts with `from` (case-sensitive) gets
+   * `to` in place of that start. Absent: paths are passed on as they are. A cookie changed by either
+   * rule is written back as nginx does: its parts trimmed of spaces and joined with `; `.
+   */
+  readonly cookiePath?: ValueReplacement;
 }

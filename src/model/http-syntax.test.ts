@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { fieldValueProblem, isToken } from "./http-syntax.ts";
+import { fieldValueProblem, isToken, parseHostAndPort } from "./http-syntax.ts";
 
 /** Whether Bun's Headers takes `name: value` (it throws on what it cannot send). */
 function headersTake(name: string, value: string): boolean {
@@ -48,5 +48,33 @@ describe("fieldValueProblem", () => {
       const value = `a${String.fromCodePoint(c)}b`;
       if (!headersTake("x", value)) expect([c, fieldValueProblem(value) !== undefined]).toEqual([c, true]);
     }
+  });
+});
+
+describe("parseHostAndPort", () => {
+  test("names, addresses and a port, split", () => {
+    expect(parseHostAndPort("a.example")).toEqual({ host: "a.example", port: undefined });
+    expect(parseHostAndPort("svc.ns.svc.cluster.local.:8084")).toEqual({
+      host: "svc.ns.svc.cluster.local.",
+      port: "8084",
+    });
+    expect(parseHostAndPort("10.0.0.1:0")).toEqual({ host: "10.0.0.1", port: "0" });
+    expect(parseHostAndPort("[::1]:443")).toEqual({ host: "[::1]", port: "443" });
+    expect(parseHostAndPort("x--y_z.a-b")).toEqual({ host: "x--y_z.a-b", port: undefined });
+  });
+
+  test("refused: empty labels, hyphens at a label's ends, userinfo, paths, long ports", () => {
+    for (const bad of ["", "-a", "a-", "a.-b", "a..b", "a:", "a:123456", "u@a", "a/b", "::1", "[::1", "a b"])
+      expect([bad, parseHostAndPort(bad)]).toEqual([bad, undefined]);
+  });
+
+  test("a long text is refused whole, without running the pattern over it", () => {
+    const label = "a".repeat(63);
+    const longest = [label, label, label, "a".repeat(61)].join(".");
+    expect(parseHostAndPort(`${longest}:65535`)?.host).toBe(longest);
+    const t0 = performance.now();
+    expect(parseHostAndPort(`${"a-".repeat(50_000)}!`)).toBeUndefined();
+    expect(parseHostAndPort(`${"a-".repeat(120)}!`)).toBeUndefined();
+    expect(performance.now() - t0).toBeLessThan(50);
   });
 });

@@ -1,6 +1,6 @@
 /**
- * RFC 9110 syntax shared by both ends of the model: translate checks the header names and values it
- * puts into the model with it (so the proxy never meets a field it cannot send), and the raw front's
+ * RFC 9110 syntax shared by both ends of the model: translate checks the header names, values and Hosts
+ * it puts into the model with it (so the proxy never meets a field it cannot send), and the raw front's
  * parsers read heads with it. Lookup tables, no regexes per request.
  */
 
@@ -10,6 +10,38 @@
  * `max_response_headers_kb` 60 KB.
  */
 export const MAX_RESPONSE_HEAD_BYTES = 64 * 1024;
+
+/**
+ * Headers that describe one connection, not the message (RFC 9110 §7.6.1): the proxy removes them in both
+ * directions (proxy/request/hop-by-hop.ts), and translate refuses to set them.
+ */
+export const HOP_BY_HOP: readonly string[] = [
+  "connection",
+  "keep-alive",
+  "proxy-connection",
+  "te",
+  "trailer",
+  "transfer-encoding",
+  "upgrade",
+];
+
+/** ingress-nginx's header name pattern (customheaders/main.go `headerRegexp`): narrower than a token. */
+const CUSTOM_HEADER_NAME = /^[A-Za-z0-9_-]+$/;
+/** They frame or steer the connection: the gateway writes them itself. */
+const MESSAGE_FRAMING = new Set([...HOP_BY_HOP, "content-length"]);
+
+/**
+ * Why `name` cannot be a response header an Ingress's `custom-headers` ConfigMap sets, or undefined: the
+ * check of each ConfigMap entry and of `--global-allowed-response-headers` (ingress-nginx drops a bad name
+ * of its allowed list with a log line; the flag refuses it at start instead).
+ */
+export function customHeaderNameProblem(name: string): string | undefined {
+  if (!CUSTOM_HEADER_NAME.test(name))
+    return `${JSON.stringify(name)} is not a header name (letters, digits, - and _)`;
+  if (MESSAGE_FRAMING.has(name.toLowerCase()))
+    return `${JSON.stringify(name)} frames the message (hop-by-hop or Content-Length): the gateway sets it`;
+  return undefined;
+}
 
 const TCHAR = new Uint8Array(256);
 for (let c = 0; c < 128; c++) {
@@ -54,4 +86,24 @@ export function fieldValueProblem(value: string): string | undefined {
     }
   }
   return undefined;
+}
+
+/**
+ * A host name, IPv4 or bracketed IPv6 address; group 2 an optional port. A label is runs of
+ * letters, digits and `_` joined by runs of `-`: unambiguous, so a failed match backtracks linearly.
+ */
+const HOST_AND_PORT =
+  /^((?:[A-Za-z0-9_]+(?:-+[A-Za-z0-9_]+)*(?:\.[A-Za-z0-9_]+(?:-+[A-Za-z0-9_]+)*)*\.?|\[[0-9A-Fa-f:.]+\]))(?::([0-9]{1,5}))?$/;
+/** A DNS name's 253 characters, `[`…`]` and a port: longer is no host (and is not run through HOST_AND_PORT). */
+const MAX_HOST_AND_PORT = 253 + 2 + 6;
+
+/**
+ * `host[:port]` as a Host field or URL authority holds it (RFC 9110 §7.2 without userinfo), split; undefined
+ * when it is not one. The port is 1–5 digits, not checked against 65535: each caller words that itself.
+ */
+export function parseHostAndPort(
+  text: string,
+): { readonly host: string; readonly port: string | undefined } | undefined {
+  const m = text.length > MAX_HOST_AND_PORT ? null : HOST_AND_PORT.exec(text);
+  return m === null ? undefined : { host: m[1] as string, port: m[2] };
 }

@@ -31,6 +31,20 @@ export const LOCATION_VARIABLES = [
 
 export type LocationVariable = (typeof LOCATION_VARIABLES)[number];
 
+/**
+ * The variables a request mirror's target path may use (MirrorTarget.path): the request's own URI and
+ * host, not the listener's. `request_uri` is the path and query as routing saw them; `uri` the path as
+ * sent upstream at the mirror's turn (nginx fills its mirror location's name there, useless in a copy).
+ */
+export const MIRROR_VARIABLES: readonly LocationVariable[] = [
+  "request_uri",
+  "uri",
+  "args",
+  "query_string",
+  "is_args",
+  "host",
+];
+
 /** Literal text, or a variable to fill. */
 export type LocationPart = { readonly text: string } | { readonly variable: LocationVariable };
 
@@ -38,10 +52,13 @@ export type LocationParse =
   | { readonly ok: true; readonly parts: readonly LocationPart[] }
   | { readonly ok: false; readonly message: string };
 
-const known: ReadonlySet<string> = new Set(LOCATION_VARIABLES);
-
-/** `$name` or `${name}` (nginx's variable syntax) split out of `text`; an unknown or malformed one fails. */
-export function parseLocationTemplate(text: string): LocationParse {
+/** `$name` or `${name}` (nginx's variable syntax) split out of `text`; an unknown or malformed one fails,
+ * as does one not in `allowed`. */
+export function parseLocationTemplate(
+  text: string,
+  allowed: readonly LocationVariable[] = LOCATION_VARIABLES,
+): LocationParse {
+  const known: ReadonlySet<string> = new Set(allowed);
   const parts: LocationPart[] = [];
   let literal = "";
   let i = 0;
@@ -65,7 +82,7 @@ export function parseLocationTemplate(text: string): LocationParse {
     if (!known.has(name))
       return {
         ok: false,
-        message: `$${name} is not one of the variables Gatehouse fills (${LOCATION_VARIABLES.map((v) => `$${v}`).join(", ")})`,
+        message: `$${name} is not one of the variables Gatehouse fills (${allowed.map((v) => `$${v}`).join(", ")})`,
       };
     if (literal !== "") parts.push({ text: literal });
     literal = "";

@@ -1,4 +1,4 @@
-/** The rate limit a route asks for (RateLimitPolicy, ingress-nginx `limit-*`; docs/ratelimit.md). */
+/** The rate limit a route asks for (RateLimitPolicy, ingress-nginx annotations; docs/ratelimit.md). */
 import type { SourceRef } from "./source.ts";
 
 /**
@@ -54,6 +54,12 @@ export interface RateLimitRule {
   readonly burst: number;
   /** What a bucket is per: the values of these sources form the key. Empty: one bucket for everyone. */
   readonly keys: readonly RateLimitKey[];
+  /**
+   * Clients (by the address `clientIP` finds) this rule alone neither limits nor counts; the limit's
+   * other rules still apply to them. Set only where an Ingress's `limit-allowlist` and
+   * `global-rate-limit-ignored-cidrs` differ (each exempts from its own family's limit).
+   */
+  readonly exemptCIDRs?: readonly string[];
 }
 
 /**

@@ -37,3 +37,16 @@ export interface RetryPolicy {
   /** Wait between attempts. */
   readonly backoffMs: number;
 }
+
+/**
+ * How fast a route's response bodies are sent to the client (nginx `limit_rate` and `limit_rate_after`):
+ * the first `fullSpeedBytes` of a body go out as fast as the client takes them, the rest at most
+ * `bytesPerSecond` on average, counted per response from when its head is sent. Each response is paced on
+ * its own: a client with two downloads open gets twice the rate, as with nginx. Absent: no limit.
+ */
+export interface ResponseBandwidth {
+  /** Body bytes per second past `fullSpeedBytes`; a positive whole number. */
+  readonly bytesPerSecond: number;
+  /** Body bytes sent unpaced first; a whole number, 0: paced from the first byte. */
+  readonly fullSpeedBytes: number;
+}

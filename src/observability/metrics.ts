@@ -71,6 +71,12 @@ export class GatewayMetrics {
     labelNames: ["listener"] as const,
     registers: [this.registry],
   });
+  private readonly mirrorCopies = new Counter({
+    name: "gatehouse_mirror_requests_total",
+    help: "Request copies for RequestMirror filters and mirror-target annotations, by mirror (backend id or scheme://host:port) and outcome (answered, failed, skipped_streamed_body: a body bigger than --request-buffer-bytes or chunked is not mirrored; skipped_busy: too many copies, or too many body bytes, already waiting on mirrors in the process).",
+    labelNames: ["mirror", "outcome"] as const,
+    registers: [this.registry],
+  });
   private readonly applies = new Counter({
     name: "gatehouse_config_applies_total",
     help: "Configuration snapshots translated and applied, by result.",
@@ -234,6 +240,10 @@ export class GatewayMetrics {
 
   headerFieldsDropped(listener: string, count: number): void {
     this.droppedHeaderFields.inc({ listener }, count);
+  }
+
+  mirrored(mirror: string, outcome: string): void {
+    this.mirrorCopies.inc({ mirror, outcome });
   }
 
   upstreamError(backend: string, kind: "connect" | "timeout"): void {

@@ -1,4 +1,5 @@
 import {
+  type MirrorOutcome,
   type RawExchange,
   type RequestInfo,
   type RequestObserver,
@@ -58,6 +59,10 @@ export class MetricsAndAccessLog implements RequestObserver {
 
   headerFieldsDropped(listener: string, count: number): void {
     this.metrics.headerFieldsDropped(listener, count);
+  }
+
+  mirrored(mirror: string, outcome: MirrorOutcome): void {
+    this.metrics.mirrored(mirror, outcome);
   }
 
   tlsHandshakeFailed(listener: string, reason: string): void {

@@ -145,6 +145,7 @@ function compileRoute(r: Route, index: number, ctx: CompileContext): CompiledRou
     rateLimit: r.rateLimit,
     cors: hasCors(r),
     accessLog: r.accessLog !== false,
+    responseBandwidth: r.responseBandwidth,
   };
 }
 

@@ -6,6 +6,7 @@
 import type {
   ListenerProtocol,
   ListenerTLS,
+  ResponseBandwidth,
   RetryPolicy,
   RouteAuth,
   RouteRateLimit,
@@ -122,6 +123,8 @@ export interface CompiledRoute {
   readonly cors: boolean;
   /** Its requests are written to the access log (model `accessLog`; metrics count them either way). */
   readonly accessLog: boolean;
+  /** Response bodies are paced to this (model `responseBandwidth`; src/proxy/bandwidth/); undefined: not. */
+  readonly responseBandwidth: ResponseBandwidth | undefined;
 }
 
 export type CompiledAction = CompiledForward | CompiledRedirect | CompiledDirect;

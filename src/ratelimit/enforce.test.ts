@@ -96,6 +96,45 @@ describe("RateLimitEnforcer with the in-process store", () => {
     for (let i = 0; i < 5; i++) expect((await e.check(limit, ctx("10.1.1.1"))).allowed).toBe(true);
   });
 
+  test("a rule's own exempt clients skip that rule only, in the buckets everyone else counts in", async () => {
+    const metrics = new GatewayMetrics({ processMetrics: false });
+    const e = new RateLimitEnforcer({ limiter: new LocalLimiter(), metrics });
+    const limit = testLimit({
+      rules: [
+        { name: "rps", limit: 1, windowSeconds: 60, burst: 1, keys: [{ source: "ClientIP" }] },
+        {
+          name: "global",
+          limit: 2,
+          windowSeconds: 60,
+          burst: 2,
+          keys: [{ source: "Header", name: "x-api-client" }],
+          exemptCIDRs: ["203.0.113.0/24"],
+        },
+      ],
+    });
+    const a = { "x-api-client": "a" };
+    // Exempt from `global`: only `rps` counts it (one per minute), and only `rps` shows in the headers.
+    const first = await e.check(limit, ctx("203.0.113.5", a));
+    expect(first).toEqual({
+      allowed: true,
+      headers: [
+        ["ratelimit-policy", '"rps";q=1;w=60'],
+        ["ratelimit", '"rps";r=0;t=60'],
+      ],
+    });
+    expect((await e.check(limit, ctx("203.0.113.5", a))).allowed).toBe(false);
+    // Client "a" was not counted by `global` above: two other addresses still get its two requests.
+    expect((await e.check(limit, ctx("198.51.100.1", a))).allowed).toBe(true);
+    expect((await e.check(limit, ctx("198.51.100.2", a))).allowed).toBe(true);
+    const third = await e.check(limit, ctx("198.51.100.3", a));
+    if (third.allowed) throw new Error("expected a 429 from the global rule");
+    expect(third.response.headers.get("ratelimit")).toContain('"global";r=0');
+    // Exempt from every rule: the limit's exemption, counted as such.
+    const all = testLimit({ rules: limit.rules.map((r) => ({ ...r, exemptCIDRs: ["192.0.2.0/24"] })) });
+    for (let i = 0; i < 3; i++) expect(await e.check(all, ctx("192.0.2.9", a))).toEqual({ allowed: true });
+    expect(await metrics.text()).toContain('decision="exempt"} 3');
+  });
+
   test("a forged X-Forwarded-For does not get a client a fresh bucket", async () => {
     const e = new RateLimitEnforcer({ limiter: new LocalLimiter() });
     const limit = testLimit({ rules: small, clientIP: { trustedProxies: ["10.0.0.0/8"] } });

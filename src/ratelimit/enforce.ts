@@ -48,10 +48,23 @@ interface Compiled {
    * and store items, built once instead of on every request. Undefined for other keys.
    */
   readonly byAddress: Map<string, { keys: string[]; items: LimitItem[] }> | undefined;
+  /** Per rule, the clients it alone exempts (`RateLimitRule.exemptCIDRs`); undefined when no rule has any. */
+  readonly ruleExempt: readonly (BlockList | undefined)[] | undefined;
+  /** By the bit mask of the rules a client is exempt from: the limit without them (built on first use). */
+  readonly narrowed: Map<number, RouteRateLimit> | undefined;
+  /**
+   * For a narrowed limit: the limit it was cut from and the indexes of the rules it keeps. Its bucket
+   * keys are the full limit's, so a client counts in the same buckets whichever rules exempt it.
+   */
+  readonly cutFrom: { readonly limit: RouteRateLimit; readonly kept: readonly number[] } | undefined;
 }
 
 /** Addresses whose keys are kept per limit; past it the map starts over (a flood of addresses). */
 const maxAddresses = 10_000;
+
+function pick<T>(all: readonly T[], indexes: readonly number[]): T[] {
+  return indexes.map((i) => all[i] as T);
+}
 
 function rememberAddress(c: Compiled, ip: string, keys: string[], items: LimitItem[]): void {
   const map = c.byAddress;
@@ -101,8 +114,25 @@ export class RateLimitEnforcer {
     const c = this.compile(limit);
     const ip = clientAddress(ctx.clientIp, c.trusted ? ctx.header("x-forwarded-for") : null, c.trusted);
     if (c.exempt !== undefined && inSet(c.exempt, ip)) return this.decide(limit, "exempt", admitted);
+    if (c.ruleExempt === undefined) return this.count(limit, c, ctx, ip);
+    const narrowed = this.narrow(limit, c, ip);
+    if (narrowed === undefined) return this.decide(limit, "exempt", admitted);
+    return this.count(narrowed, this.compile(narrowed), ctx, ip);
+  }
+
+  /** Counts the request in the limit's buckets (`ip` is neither exempt from it nor from any of its rules). */
+  private count(
+    limit: RouteRateLimit,
+    c: Compiled,
+    ctx: RateLimitContext,
+    ip: string,
+  ): RateLimitOutcome | Promise<RateLimitOutcome> {
     const cached = c.byAddress?.get(ip);
-    const keys = cached?.keys ?? bucketKeys(limit, ctx, ip);
+    const keys =
+      cached?.keys ??
+      (c.cutFrom === undefined
+        ? bucketKeys(limit, ctx, ip)
+        : pick(bucketKeys(c.cutFrom.limit, ctx, ip), c.cutFrom.kept));
     const shared = this.limiter.kind === "redis";
     if (shared) {
       const hit = this.blocked.find(keys, this.now());
@@ -262,9 +292,13 @@ export class RateLimitEnforcer {
     });
   }
 
-  private compile(limit: RouteRateLimit): Compiled {
+  private compile(limit: RouteRateLimit, cutFrom?: Compiled["cutFrom"]): Compiled {
     let c = this.compiled.get(limit);
     if (c === undefined) {
+      const ruleExempt =
+        cutFrom === undefined && limit.rules.some((r) => (r.exemptCIDRs?.length ?? 0) > 0)
+          ? limit.rules.map((r) => cidrSet(r.exemptCIDRs ?? []))
+          : undefined;
       c = {
         trusted: cidrSet(limit.clientIP.trustedProxies),
         exempt: cidrSet(limit.exemptCIDRs),
@@ -273,9 +307,32 @@ export class RateLimitEnforcer {
         byAddress: limit.rules.every((r) => r.keys.length === 1 && r.keys[0]?.source === "ClientIP")
           ? new Map()
           : undefined,
+        ruleExempt,
+        narrowed: ruleExempt === undefined ? undefined : new Map(),
+        cutFrom,
       };
       this.compiled.set(limit, c);
     }
     return c;
+  }
+
+  /**
+   * The limit without the rules that exempt `ip`: the limit itself when none does, undefined when all do.
+   * Narrowed limits are kept per set of exempting rules (at most 2^16: rules are at most 16).
+   */
+  private narrow(limit: RouteRateLimit, c: Compiled, ip: string): RouteRateLimit | undefined {
+    const sets = c.ruleExempt as readonly (BlockList | undefined)[];
+    let mask = 0;
+    for (let i = 0; i < sets.length; i++) if (inSet(sets[i], ip)) mask |= 1 << i;
+    if (mask === 0) return limit;
+    if (mask === (1 << sets.length) - 1) return undefined;
+    let narrowed = c.narrowed?.get(mask);
+    if (narrowed === undefined) {
+      const kept = limit.rules.flatMap((_, i) => ((mask >> i) & 1 ? [] : [i]));
+      narrowed = { ...limit, rules: kept.map((i) => limit.rules[i] as RouteRateLimit["rules"][number]) };
+      c.narrowed?.set(mask, narrowed);
+      this.compile(narrowed, { limit, kept });
+    }
+    return narrowed;
   }
 }

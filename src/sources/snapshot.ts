@@ -1,5 +1,5 @@
 import type { AuthPolicy } from "./schema/auth-policy.ts";
-import type { EndpointSlice, Secret, Service } from "./schema/core.ts";
+import type { ConfigMap, EndpointSlice, Secret, Service } from "./schema/core.ts";
 import type { Gateway, GatewayClass, HTTPRoute, Namespace, ReferenceGrant } from "./schema/gateway.ts";
 import type { Ingress, IngressClass } from "./schema/networking.ts";
 import type { RateLimitPolicy } from "./schema/policies.ts";
@@ -16,6 +16,9 @@ export interface ResourceSnapshot {
   readonly services: readonly Service[];
   readonly endpointSlices: readonly EndpointSlice[];
   readonly secrets: readonly Secret[];
+  /** ConfigMaps, read for their `data` only (ingress-nginx `custom-headers`). The Kubernetes source
+   * delivers only those an Ingress references; the folder source every one in the folder. */
+  readonly configMaps: readonly ConfigMap[];
   /** Core Namespaces, read only for their labels (Gateway `allowedRoutes.namespaces.selector`). A
    * namespace with no object here is taken to carry only `kubernetes.io/metadata.name`. */
   readonly namespaces: readonly Namespace[];
@@ -29,6 +32,20 @@ export interface ResourceSnapshot {
   readonly authPolicies: readonly AuthPolicy[];
   /** gatehouse.dev RateLimitPolicies (GEP-713 targetRefs); see docs/ratelimit.md. */
   readonly rateLimitPolicies: readonly RateLimitPolicy[];
+  /**
+   * Objects something references that the source could not read (a failed GET, RBAC that does not let it
+   * list the kind): absent from their field, and listed here so that translation says so instead of
+   * "not found". Kubernetes source only.
+   */
+  readonly unreadable?: readonly UnreadableObject[];
+}
+
+/** A referenced object the source could not read, and why. */
+export interface UnreadableObject {
+  readonly kind: "Secret" | "ConfigMap";
+  readonly namespace: string;
+  readonly name: string;
+  readonly why: string;
 }
 
 /** A snapshot with nothing in it: what the gateway serves before its first source sync. */
@@ -38,6 +55,7 @@ export const emptySnapshot: ResourceSnapshot = {
   services: [],
   endpointSlices: [],
   secrets: [],
+  configMaps: [],
   namespaces: [],
   gatewayClasses: [],
   gateways: [],

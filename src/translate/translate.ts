@@ -2,7 +2,7 @@ import type { Backend, GatewayModel, Listener, Problem, TLSCertificate } from ".
 import type { ResourceSnapshot } from "../sources/snapshot.ts";
 import type { ObjectStatus } from "../status/types.ts";
 import { DEFAULT_LISTENER_SOURCE } from "./common/names.ts";
-import { internalProblem, sortProblems } from "./common/problems.ts";
+import { internalProblem, sortProblems, unreadableSecretProblems } from "./common/problems.ts";
 import { indexSnapshot } from "./common/snapshot-index.ts";
 import { compareStrings } from "./common/sort.ts";
 import { type GatewayAPITranslation, translateGatewayAPI } from "./gateway/gateway.ts";
@@ -42,6 +42,9 @@ export interface TranslateOptions {
   readonly gatewayAddressPool?: string;
   /** Ingress `ssl-passthrough` is served (`--enable-ssl-passthrough`, as ingress-nginx asks for it). */
   readonly enableSslPassthrough: boolean;
+  /** Response header names an Ingress's `custom-headers` ConfigMap may set (`--global-allowed-response-headers`,
+   * ingress-nginx's `global-allowed-response-headers`); empty: none. */
+  readonly allowedResponseHeaders: readonly string[];
 }
 
 export const defaultTranslateOptions: TranslateOptions = {
@@ -58,6 +61,7 @@ export const defaultTranslateOptions: TranslateOptions = {
   gatewayController: "gatehouse.dev/gateway-controller",
   gatewayAddressPool: undefined,
   enableSslPassthrough: false,
+  allowedResponseHeaders: [],
 };
 
 export interface TranslateResult {
@@ -137,6 +141,7 @@ function translateSnapshot(snapshot: ResourceSnapshot, opts: TranslateOptions): 
       ...auth.problems,
       ...limits.problems,
       ...redirects.problems,
+      ...unreadableSecretProblems(snapshot?.unreadable),
     ]),
     statuses: [
       ...markIngressOverrides(gw.statuses, mergeOverrides(clash.overrides, httpsClash?.overrides)),

@@ -45,3 +45,30 @@ endpoints: [{ addresses: [127.0.0.1], conditions: { ready: true } }]
 ports: [{ name: http, port: ${port} }]
 `;
 }
+
+/**
+ * An Ingress with one Prefix `/` path on `host` to Service `service` port 80, carrying ingress-nginx
+ * annotations (keys without the `nginx.ingress.kubernetes.io/` prefix).
+ */
+export function annotatedIngressYaml(o: {
+  readonly name: string;
+  readonly namespace: string;
+  readonly host: string;
+  readonly service: string;
+  readonly annotations: Readonly<Record<string, string>>;
+}): string {
+  const prefixed = Object.fromEntries(
+    Object.entries(o.annotations).map(([k, v]) => [`nginx.ingress.kubernetes.io/${k}`, v]),
+  );
+  return `apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata: { name: ${o.name}, namespace: ${o.namespace}, annotations: ${JSON.stringify(prefixed)} }
+spec:
+  ingressClassName: gatehouse
+  rules:
+    - host: ${o.host}
+      http:
+        paths:
+          - { path: /, pathType: Prefix, backend: { service: { name: ${o.service}, port: { number: 80 } } } }
+`;
+}

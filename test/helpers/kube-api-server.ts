@@ -65,6 +65,7 @@ export class KubeApiServer {
   #hung: (() => void)[] = [];
   readonly #watches = new Set<() => void>();
   readonly #delays = new Set<{ match: (c: RecordedCall) => boolean; ms: number }>();
+  readonly #forbidden = new Set<(c: RecordedCall) => boolean>();
 
   private constructor(opts: KubeApiServerOptions) {
     this.store = new Store(opts.resources ?? defaultResources, opts.historyLimit ?? 1000);
@@ -165,6 +166,15 @@ export class KubeApiServer {
     return () => this.#delays.delete(d);
   }
 
+  /**
+   * Answer calls that `match` 403 Forbidden, as RBAC does for a grant the caller lacks (an old
+   * ClusterRole); returns a function that lifts it.
+   */
+  forbid(match: (c: RecordedCall) => boolean): () => void {
+    this.#forbidden.add(match);
+    return () => this.#forbidden.delete(match);
+  }
+
   /** Send one raw event, as is, on every open watch of `kind` (e.g. an object of another kind). */
   injectWatchEvent(kind: string, type: string, object: Obj): void {
     this.store.emit(this.resource(kind), { type: type as EventType, rv: this.store.rv, object });
@@ -263,6 +273,8 @@ export class KubeApiServer {
         ...(name !== undefined ? { name } : {}),
       };
       this.calls.push(call);
+      if ([...this.#forbidden].some((m) => m(call)))
+        throw new ApiError(403, "Forbidden", `${verb} ${r.plural} is forbidden (test RBAC)`);
       const ms = Math.max(0, ...[...this.#delays].filter((d) => d.match(call)).map((d) => d.ms));
       if (ms > 0) await Bun.sleep(ms);
     };

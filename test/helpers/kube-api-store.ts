@@ -55,6 +55,7 @@ export class ApiError extends Error {
 export const defaultResources: readonly ResourceDef[] = [
   def("", "v1", "services", "Service", true, true),
   def("", "v1", "secrets", "Secret", true, false),
+  def("", "v1", "configmaps", "ConfigMap", true, false),
   def("", "v1", "namespaces", "Namespace", false, true),
   def("discovery.k8s.io", "v1", "endpointslices", "EndpointSlice", true, false),
   def("networking.k8s.io", "v1", "ingresses", "Ingress", true, true),

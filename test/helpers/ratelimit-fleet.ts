@@ -19,6 +19,8 @@ export interface LimitedPath {
   readonly path: string;
   /** The policy's spec without `targetRefs`, as YAML lines indented by 2 (e.g. `  rules: [...]`). */
   readonly policy?: string;
+  /** The Ingress's annotations, keys without the `nginx.ingress.kubernetes.io/` prefix. */
+  readonly annotations?: Readonly<Record<string, string>>;
 }
 
 export function rateLimitManifests(echoPort: number, paths: readonly LimitedPath[]): string {
@@ -35,9 +37,14 @@ endpoints: [{ addresses: [127.0.0.1] }]
 ports: [{ port: ${echoPort} }]`,
   ];
   for (const p of paths) {
+    const annotations = Object.entries(p.annotations ?? {})
+      .map(([k, v]) => `\n    nginx.ingress.kubernetes.io/${k}: ${JSON.stringify(v)}`)
+      .join("");
     docs.push(`apiVersion: networking.k8s.io/v1
 kind: Ingress
-metadata: { name: ${p.name}, namespace: rl }
+metadata:
+  name: ${p.name}
+  namespace: rl${annotations === "" ? "" : `\n  annotations:${annotations}`}
 spec:
   ingressClassName: gatehouse
   rules:

@@ -145,3 +145,86 @@ function dechunk(buf: Buffer): Buffer {
   }
   return Buffer.concat(parts);
 }
+
+/** A response read off a kept-alive connection: its body as bytes, chunked framing removed. */
+export interface FramedResponse {
+  readonly status: number;
+  /** Lower-cased name → values joined with `, `. */
+  readonly headers: Readonly<Record<string, string>>;
+  readonly body: Buffer;
+}
+
+/**
+ * Sends `requests` (whole request bytes) one after another on ONE connection to 127.0.0.1:`port`, each
+ * once the previous response is complete (by its Content-Length or chunked framing; no trailers), and
+ * resolves with the responses read: fewer than the requests means the server closed the connection
+ * instead of keeping it for the next one.
+ */
+export function sequentialExchanges(
+  port: number,
+  requests: readonly string[],
+  timeoutMs = 10_000,
+): Promise<FramedResponse[]> {
+  return new Promise((resolve, reject) => {
+    const responses: FramedResponse[] = [];
+    let buf = Buffer.alloc(0);
+    const socket = connect({ host: "127.0.0.1", port }, () => socket.write(requests[0] ?? ""));
+    let timedOut = false;
+    socket.setTimeout(timeoutMs, () => {
+      timedOut = true;
+      socket.destroy();
+    });
+    socket.on("data", (c: Buffer) => {
+      buf = Buffer.concat([buf, c]);
+      try {
+        for (let r = framedResponse(buf); r !== undefined; r = framedResponse(buf)) {
+          responses.push(r.response);
+          buf = buf.subarray(r.length);
+          if (responses.length === requests.length) {
+            socket.destroy();
+            return;
+          }
+          socket.write(requests[responses.length] ?? "");
+        }
+      } catch (err) {
+        socket.destroy();
+        reject(err);
+      }
+    });
+    // A reset is a close too (the responses so far tell); only the time limit is a failure of its own.
+    socket.on("error", () => {});
+    socket.on("close", () =>
+      timedOut ? reject(new Error("sequential exchanges timed out")) : resolve(responses),
+    );
+  });
+}
+
+/** The first complete response in `buf` and its length on the wire; undefined while it is incomplete. */
+function framedResponse(buf: Buffer): { response: FramedResponse; length: number } | undefined {
+  const headEnd = buf.indexOf("\r\n\r\n");
+  if (headEnd < 0) return undefined;
+  const { status, headers } = parseResponse(buf.subarray(0, headEnd + 4));
+  const at = headEnd + 4;
+  if (!headers["transfer-encoding"]?.toLowerCase().includes("chunked")) {
+    const end = at + Number(headers["content-length"] ?? 0);
+    return buf.length < end
+      ? undefined
+      : { response: { status, headers, body: buf.subarray(at, end) }, length: end };
+  }
+  const parts: Buffer[] = [];
+  for (let pos = at; ; ) {
+    const lineEnd = buf.indexOf("\r\n", pos);
+    if (lineEnd < 0) return undefined;
+    const size = Number.parseInt(buf.subarray(pos, lineEnd).toString("latin1"), 16);
+    if (Number.isNaN(size)) throw new Error(`bad chunk size line at byte ${pos}`);
+    if (size === 0) {
+      const end = lineEnd + 4;
+      return buf.length < end
+        ? undefined
+        : { response: { status, headers, body: Buffer.concat(parts) }, length: end };
+    }
+    if (buf.length < lineEnd + 4 + size) return undefined;
+    parts.push(buf.subarray(lineEnd + 2, lineEnd + 2 + size));
+    pos = lineEnd + 4 + size;
+  }
+}

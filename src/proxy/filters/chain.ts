@@ -11,9 +11,16 @@ import type { CompiledFilter, FilterChain, RequestFilter, ResponseFilter } from 
 import { compileRequestHeaderModifier } from "./request-header-modifier.ts";
 import { compileRequestMirror } from "./request-mirror.ts";
 import { compileResponseHeaderModifier } from "./response-header-modifier.ts";
+import { compileResponseRewrite } from "./response-rewrite.ts";
 import { compileURLRewrite } from "./url-rewrite.ts";
 
-export const emptyChain: FilterChain = { request: [], response: [], error: undefined, kinds: [] };
+export const emptyChain: FilterChain = {
+  request: [],
+  response: [],
+  error: undefined,
+  kinds: [],
+  mirrors: false,
+};
 
 /**
  * @param warn receives compile-time problems (unknown mirror backend, unknown filter kind).
@@ -37,7 +44,8 @@ export function compileFilterChain(
     if (c.request) request.push(c.request);
     if (c.response) response.push(c.response);
   }
-  return { request, response, error, kinds: filters.map((f) => f.kind) };
+  const kinds = filters.map((f) => f.kind);
+  return { request, response, error, kinds, mirrors: kinds.includes("RequestMirror") };
 }
 
 function compileFilter(
@@ -54,9 +62,11 @@ function compileFilter(
     case "URLRewrite":
       return compileURLRewrite(f);
     case "RequestMirror":
-      return compileRequestMirror(f, backends.get(f.backendId), models[f.backendId], warn);
+      return compileRequestMirror(f, backends, models, warn);
     case "CORS":
       return compileCORS(f);
+    case "ResponseRewrite":
+      return compileResponseRewrite(f);
     default:
       return undefined;
   }
@@ -71,6 +81,7 @@ export function joinChains(a: FilterChain, b: FilterChain): FilterChain {
     response: [...a.response, ...b.response],
     error: a.error ?? b.error,
     kinds: [...a.kinds, ...b.kinds],
+    mirrors: a.mirrors || b.mirrors,
   };
 }
 

@@ -4,6 +4,7 @@
  * table can name these types without importing the chain builder (and it them).
  */
 import type { Filter } from "../../model/index.ts";
+import type { RequestObserver } from "../request/observer.ts";
 
 /** What request filters read and change; one per forwarded request. */
 export interface RequestContext {
@@ -22,6 +23,13 @@ export interface RequestContext {
   readonly timeoutMs: number;
   /** Base URL of the endpoint the request was last sent to; "" until forwarded. */
   upstream: string;
+  /**
+   * The body, read whole before the filters ran (chains with a RequestMirror only, and only a body
+   * forward() reads whole: request/forward.ts `readsWhole`); undefined: none, or streamed.
+   */
+  readonly body: Uint8Array | undefined;
+  /** Told what became of mirrored copies (request-mirror.ts); undefined on paths without mirrors. */
+  readonly observer: RequestObserver | undefined;
 }
 
 /** Returns a Response to answer immediately (e.g. a CORS preflight), or undefined to go on. */
@@ -36,6 +44,8 @@ export interface FilterChain {
   readonly error: string | undefined;
   /** The model filter kinds in this chain, in order (the raw-socket front picks its path by them). */
   readonly kinds: readonly Filter["kind"][];
+  /** A RequestMirror is among `kinds`: the Bun front then reads a body it would read whole first. */
+  readonly mirrors: boolean;
 }
 
 /** What a single filter compiles to; either phase may be absent. */

@@ -43,7 +43,14 @@ export class FastExchange extends UpstreamExchange {
     /** `guardRequest` as data, when the byte-built head can apply it (edge-guards.ts claimEditOf). */
     private readonly guardEdit?: ClaimEdit,
   ) {
-    super(conn, head, routeLimits(route, head, conn), choice.filters.response, guardResponse);
+    super(
+      conn,
+      head,
+      routeLimits(route, head, conn),
+      choice.filters.response,
+      guardResponse,
+      route.responseBandwidth,
+    );
     this.backend = choice.backend as CompiledBackend;
     if (info !== undefined) info.client = conn.clientIp;
     this.start();

@@ -56,11 +56,9 @@ export async function forward(
   const req = ctx.req;
   if (ctx.host !== null) ctx.headers.set("host", ctx.host);
   if (!singleContentLength(ctx.headers)) return UPSTREAM_UNREACHABLE;
-  const length = Number(req.headers.get("content-length") ?? Number.NaN);
-  // h2c backends take a stream only (upstream-h2c.ts).
-  const buffer = !backend.h2c && req.body !== null && length > 0 && length <= buffering.bytes;
-  let body: Uint8Array | ReadableStream<Uint8Array> | null = req.body;
-  if (buffer) {
+  // Read already when a mirror needed it (handler.ts).
+  let body: Uint8Array | ReadableStream<Uint8Array> | null = ctx.body ?? req.body;
+  if (ctx.body === undefined && readsWhole(req, backend.h2c, buffering.bytes)) {
     const whole = await readBodyWithin(req, buffering.gapMs);
     if (whole === "timeout") return CLIENT_BODY_TIMEOUT;
     if (whole === "aborted") return CLIENT_GONE;
@@ -175,6 +173,20 @@ export async function forward(
     }
     return res;
   }
+}
+
+/**
+ * Whether a request's body is read whole before it is sent: a Content-Length up to `bytes`, to a backend
+ * that takes bytes (h2c backends take a stream only: upstream-h2c.ts). Other bodies are streamed.
+ */
+export function readsWhole(req: Request, h2c: boolean, bytes: number): boolean {
+  if (h2c || req.body === null) return false;
+  const cl = req.headers.get("content-length");
+  if (cl === null) return false;
+  // Repeated identical fields arrive joined (`5, 5`); singleContentLength sends them as one.
+  const comma = cl.indexOf(",");
+  const length = Number(comma < 0 ? cl : cl.slice(0, comma));
+  return length > 0 && length <= bytes;
 }
 
 /**

@@ -6,6 +6,7 @@
 
 import { limitedLog } from "../../observability/log-limit.ts";
 import { logger } from "../../observability/logger.ts";
+import { pacedResponse } from "../bandwidth/paced-stream.ts";
 import { runResponseFilters } from "../filters/chain.ts";
 import type { RequestContext } from "../filters/filter-types.ts";
 import { findVirtualHost, normaliseHost } from "../match/host.ts";
@@ -13,11 +14,20 @@ import { findRoute } from "../match/routes.ts";
 import type { ListenerState } from "../settings.ts";
 import { type CompiledForward, type CompiledRoute, type ListenerTable, PATH_REGEX } from "../table.ts";
 import { clientAddress } from "./client-address.ts";
-import { forward, limit, outlastsIdle, prepareClientResponse } from "./forward.ts";
+import {
+  CLIENT_BODY_TIMEOUT,
+  CLIENT_GONE,
+  forward,
+  limit,
+  outlastsIdle,
+  prepareClientResponse,
+  readsWhole,
+} from "./forward.ts";
 import { prepareUpstreamHeaders } from "./forwarded-headers.ts";
 import { guarded, needsGuards } from "./guards.ts";
 import { refusedMethod } from "./methods.ts";
 import type { RequestInfo } from "./observer.ts";
+import { readBodyWithin } from "./read-body.ts";
 import { buildLocation } from "./redirect.ts";
 import { parseRequestTarget, type RequestTarget } from "./request-target.ts";
 import { errorResponse, textResponse } from "./responses.ts";
@@ -143,6 +153,21 @@ async function forwardRoute(
     // Upgrades need the client's handshake headers intact for Bun: the upstream gets a copy.
     const upgrade = req.headers.get("upgrade");
     const ws = upgrade !== null && isWebSocketUpgrade(req, upgrade);
+    const limits = {
+      bytes: state.settings.requestBufferBytes,
+      gapMs: state.settings.clientBodyTimeoutSeconds * 1000,
+      sendGapMs: limit(state.settings.upstreamSendTimeoutMs),
+    };
+    // A mirror copies the body forward() would read whole anyway: read first, for the filters to see.
+    // A client that fails to send it gets forward()'s answer, response filters included, unmirrored.
+    let res: Response | undefined;
+    let body: Uint8Array | undefined;
+    if (chain.mirrors && !ws && readsWhole(req, choice.backend?.h2c === true, limits.bytes)) {
+      const whole = await readBodyWithin(req, limits.gapMs);
+      if (whole === "timeout") res = errorResponse(CLIENT_BODY_TIMEOUT, serverHeader);
+      else if (whole === "aborted") res = errorResponse(CLIENT_GONE, serverHeader);
+      else body = whole;
+    }
     const ctx: RequestContext = {
       req,
       headers: ws ? new Headers(req.headers) : req.headers,
@@ -152,6 +177,8 @@ async function forwardRoute(
       prefix: matchedPrefix(route),
       timeoutMs: defaultUpstreamTimeoutMs,
       upstream: "",
+      body,
+      observer: state.settings.observer,
     };
     const clientIp = clientAddress(req, srv);
     if (info !== undefined) info.client = clientIp;
@@ -161,10 +188,11 @@ async function forwardRoute(
       port: table.port || state.boundPort,
       host: rawHost,
     });
-    let res: Response | undefined;
-    for (const f of chain.request) {
-      res = f(ctx);
-      if (res !== undefined) break;
+    if (res === undefined) {
+      for (const f of chain.request) {
+        res = f(ctx);
+        if (res !== undefined) break;
+      }
     }
     if (res === undefined) {
       const backend = choice.backend;
@@ -190,11 +218,7 @@ async function forwardRoute(
           defaultUpstreamTimeoutMs,
           limitedLog,
           state.settings.observer,
-          {
-            bytes: state.settings.requestBufferBytes,
-            gapMs: state.settings.clientBodyTimeoutSeconds * 1000,
-            sendGapMs: limit(state.settings.upstreamSendTimeoutMs),
-          },
+          limits,
         );
         if (info !== undefined) {
           info.upstream = ctx.upstream;
@@ -202,10 +226,13 @@ async function forwardRoute(
         }
         // Lifting it applies to the connection: restored for its next idle spell (measured in Bun).
         if (lift) srv.timeout(req, idleS);
+        const bandwidth = route.responseBandwidth;
         res =
           typeof out === "number"
             ? errorResponse(out, serverHeader)
-            : prepareClientResponse(out, serverHeader);
+            : bandwidth === undefined
+              ? prepareClientResponse(out, serverHeader)
+              : pacedResponse(prepareClientResponse(out, serverHeader), bandwidth);
       }
     }
     runResponseFilters(chain, req, res.headers);

@@ -2,17 +2,9 @@
  * Headers that describe one connection, not the message (RFC 9110 §7.6.1), removed in both directions:
  * the fixed list plus every header the Connection header names.
  */
-import { isToken } from "../../model/http-syntax.ts";
+import { HOP_BY_HOP, isToken } from "../../model/http-syntax.ts";
 
-export const HOP_BY_HOP: readonly string[] = [
-  "connection",
-  "keep-alive",
-  "proxy-connection",
-  "te",
-  "trailer",
-  "transfer-encoding",
-  "upgrade",
-];
+export { HOP_BY_HOP };
 
 export function stripHopByHop(h: Headers): void {
   const connection = h.get("connection");

@@ -51,7 +51,19 @@ export interface RequestObserver {
    * (underscored-fields.ts). Called only when some were, so other requests pay nothing. Optional.
    */
   headerFieldsDropped?(listener: string, count: number): void;
+  /**
+   * What became of one request's mirrored copy (filters/request-mirror.ts): `mirror` is the model's
+   * backend id or the target's `scheme://host:port` (configuration, never client text). Optional.
+   */
+  mirrored?(mirror: string, outcome: MirrorOutcome): void;
 }
+
+/**
+ * `answered`: the mirror answered (any status; the answer is dropped); `failed`: no answer (refused,
+ * reset, timed out); `skipped_streamed_body`: not sent, the body was streamed, not read whole;
+ * `skipped_busy`: not sent, too many copies (or body bytes) of all mirrors were already waiting for answers.
+ */
+export type MirrorOutcome = "answered" | "failed" | "skipped_streamed_body" | "skipped_busy";
 
 /** `connect`: refused, reset or an unreadable answer before response headers (502); `timeout`: no
  * response headers within the attempt's time limit (504). */

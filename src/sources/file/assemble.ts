@@ -28,7 +28,7 @@ export interface FolderLoad {
    * one each, `reason` listing the field paths. Served as they are: not load errors.
    */
   readonly unknownFields: readonly SourceError[];
-  /** Objects of kinds Gatehouse does not read (Deployments, ConfigMaps, …): left out, not an error. */
+  /** Objects of kinds Gatehouse does not read (Deployments, ServiceAccounts, …): left out, not an error. */
   readonly skippedKinds: readonly SkippedObject[];
 }
 

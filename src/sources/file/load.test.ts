@@ -59,19 +59,19 @@ describe("loadFolder", () => {
   });
 
   test("unknown kinds are skipped and logged once per kind per load", async () => {
-    const cm = (n: string) => `apiVersion: v1\nkind: ConfigMap\nmetadata: { name: ${n} }\n`;
+    const cm = (n: string) => `apiVersion: v1\nkind: ServiceAccount\nmetadata: { name: ${n} }\n`;
     await put("a.yaml", `${cm("a")}---\n${cm("b")}---\n${svc("web")}`);
     await put("b.yaml", `${cm("c")}---\napiVersion: apps/v1\nkind: Deployment\nmetadata: { name: d }\n`);
     const load = await loadFolder(dir);
     expect(load.skippedKinds.map((s) => s.kind)).toEqual([
-      "ConfigMap",
-      "ConfigMap",
-      "ConfigMap",
+      "ServiceAccount",
+      "ServiceAccount",
+      "ServiceAccount",
       "Deployment",
     ]);
     const lines = logs.filter((l) => String(l.msg).startsWith("skipped"));
     expect(lines.map((l) => [l.kind, l.count, l.component])).toEqual([
-      ["ConfigMap", 3, "file-source"],
+      ["ServiceAccount", 3, "file-source"],
       ["Deployment", 1, "file-source"],
     ]);
     expect(names(load.snapshot.services)).toEqual(["default/web"]);

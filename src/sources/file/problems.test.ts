@@ -17,26 +17,29 @@ const cls =
 describe("loadProblems", () => {
   test("duplicates, cluster-scoped names and skipped kinds", () => {
     const problems = loadProblems(
-      load({ "a.yaml": cls, "b.yaml": `kind: Deployment\n---\n${cls}---\nkind: ConfigMap\nspec: {}\n` }),
+      load({ "a.yaml": cls, "b.yaml": `kind: Deployment\n---\n${cls}---\nkind: ServiceAccount\nspec: {}\n` }),
     );
     expect(problems.map((p) => [p.file, p.document, p.object, p.reason, p.severity])).toEqual([
       ["b.yaml", 1, { kind: "IngressClass", namespace: "", name: "gh" }, "DuplicateObject", "error"],
       ["b.yaml", 0, { kind: "Deployment", namespace: "", name: "" }, "SkippedKind", "warning"],
-      ["b.yaml", 2, { kind: "ConfigMap", namespace: "", name: "" }, "SkippedKind", "warning"],
+      ["b.yaml", 2, { kind: "ServiceAccount", namespace: "", name: "" }, "SkippedKind", "warning"],
     ]);
   });
 
   test("a skipped object is named; a Gateway API kind says it is not served", () => {
     const grpc =
       "apiVersion: gateway.networking.k8s.io/v1\nkind: GRPCRoute\nmetadata: { name: g, namespace: ns }\n";
-    const cm = "apiVersion: v1\nkind: ConfigMap\nmetadata: { name: c }\n";
+    const cm = "apiVersion: v1\nkind: ServiceAccount\nmetadata: { name: c }\n";
     const problems = loadProblems(load({ "a.yaml": `${grpc}---\n${cm}` }));
     expect(problems.map((p) => [p.object, p.message])).toEqual([
       [
         { kind: "GRPCRoute", namespace: "ns", name: "g" },
         "GRPCRoute is a Gateway API kind Gatehouse does not support: it is not served and gets no status",
       ],
-      [{ kind: "ConfigMap", namespace: "", name: "c" }, 'kind "ConfigMap" is not read by Gatehouse; skipped'],
+      [
+        { kind: "ServiceAccount", namespace: "", name: "c" },
+        'kind "ServiceAccount" is not read by Gatehouse; skipped',
+      ],
     ]);
   });
 

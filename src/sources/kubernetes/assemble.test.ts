@@ -13,6 +13,7 @@ const empty = {
   Service: [],
   EndpointSlice: [],
   Secret: [],
+  ConfigMap: [],
   Namespace: [],
   GatewayClass: [],
   Gateway: [],

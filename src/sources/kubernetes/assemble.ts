@@ -1,4 +1,6 @@
+import { customHeadersConfigMap } from "../nginx-references.ts";
 import { type KnownKind, knownKinds, parseObject } from "../schema/index.ts";
+import type { Ingress } from "../schema/networking.ts";
 import { emptySnapshotFields, type ResourceSnapshot } from "../snapshot.ts";
 
 /** An object the API returned that failed validation: reported and left out. */
@@ -32,8 +34,9 @@ export function assembleSnapshot(
     for (const raw of objects[kind]) {
       const meta = ((raw as { metadata?: Record<string, unknown> }).metadata ?? {}) as Record<string, string>;
       if (kind === "Secret" && !keepSecret(meta.namespace ?? "", meta.name ?? "")) continue;
-      // A Secret cached without its data and later fetched whole share a resourceVersion: keep them apart.
-      const data = kind === "Secret" && "data" in (raw as object) ? "+data" : "";
+      // A Secret or ConfigMap cached without its data and later fetched whole share a resourceVersion:
+      // keep them apart.
+      const data = (kind === "Secret" || kind === "ConfigMap") && "data" in (raw as object) ? "+data" : "";
       const key = `${kind}/${meta.namespace ?? ""}/${meta.name}/${meta.uid ?? ""}@${meta.resourceVersion ?? ""}${data}`;
       seen.add(key);
       let parsed = cache.get(key);
@@ -92,4 +95,17 @@ function collectSecretRefs(value: unknown, namespace: string, out: Set<string>):
       else collectSecretRefs(v, namespace, out);
     }
   }
+}
+
+/**
+ * `namespace/name` of every ConfigMap an Ingress names in ingress-nginx's `custom-headers` (in its own
+ * namespace; nginx-references.ts reads the value). Only these are kept in memory with their data.
+ */
+export function referencedConfigMaps(ingresses: readonly unknown[]): Set<string> {
+  const out = new Set<string>();
+  for (const ing of ingresses) {
+    const key = customHeadersConfigMap(ing as Ingress);
+    if (key !== undefined) out.add(key);
+  }
+  return out;
 }

@@ -22,6 +22,12 @@ export interface KindInformerOptions {
    * installed" (empty, retried every 30 s, said once) instead of an error retried and logged with backoff.
    */
   readonly optional?: boolean;
+  /**
+   * A kind read for one feature only (resources.ts `mayBeForbidden`): 403 Forbidden on the list counts as
+   * empty, as for `optional` (retried every 30 s, said once, with a warning), so RBAC from before that
+   * feature does not keep the gateway from serving; `forbidden` says so, for the feature to report.
+   */
+  readonly forbiddenIsEmpty?: boolean;
 }
 
 /**
@@ -38,8 +44,10 @@ export class KindInformer {
   readonly #opts: KindInformerOptions;
   readonly #lw: ListWatch<RawObject>;
   #synced = false;
-  /** The last list answered 404: the kind is not installed. */
+  /** The last list answered 404 (the kind is not installed) or a tolerated 403. */
   #absent = false;
+  /** The last list answered a tolerated 403. */
+  #forbidden = false;
   #stopped = false;
   #failures = 0;
   #retry: ReturnType<typeof setTimeout> | undefined;
@@ -79,6 +87,11 @@ export class KindInformer {
 
   get synced(): boolean {
     return this.#synced;
+  }
+
+  /** RBAC does not let us list this kind (only with `optional` or `forbiddenIsEmpty`): it counts as empty. */
+  get forbidden(): boolean {
+    return this.#forbidden;
   }
 
   /** The cached objects (after `transform`). */
@@ -137,12 +150,16 @@ export class KindInformer {
         `${resourcePath(this.resource)}?${q}`,
         this.#opts.listTimeoutMs ?? 30_000,
       );
-      if (res.status === 403 && !next && this.#opts.optional) {
-        if (!this.#absent)
-          log.warn("not allowed to list this kind; its objects are not seen, so not reported", {
-            kind: this.resource.kind,
-          });
+      if (res.status === 403 && !next && (this.#opts.optional || this.#opts.forbiddenIsEmpty)) {
+        if (!this.#forbidden)
+          log.warn(
+            this.#opts.optional
+              ? "not allowed to list this kind; its objects are not seen, so not reported"
+              : "not allowed to list this kind; treating it as empty (what needs its objects is reported)",
+            { kind: this.resource.kind },
+          );
         this.#absent = true;
+        this.#forbidden = true;
         this.#markSynced();
         return { items: [], metadata: { resourceVersion: "" } };
       }
@@ -158,10 +175,12 @@ export class KindInformer {
             },
           );
         this.#absent = true;
+        this.#forbidden = false;
         this.#markSynced();
         return { items: [], metadata: { resourceVersion: "" } };
       }
       this.#absent = false;
+      this.#forbidden = false;
       if (res.status !== 200) {
         throw Object.assign(new Error(`list ${this.resource.plural}: ${describeFailure(res)}`), {
           statusCode: res.status,

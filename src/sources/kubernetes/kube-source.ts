@@ -2,12 +2,18 @@ import { logger } from "../../observability/logger.ts";
 import { CappedDebounce } from "../debounce.ts";
 import type { KnownKind } from "../schema/index.ts";
 import { FirstSeen, type SkippedObjectRef, skippedKey, skippedMessage } from "../skipped.ts";
-import type { ResourceSnapshot } from "../snapshot.ts";
-import { assembleSnapshot, type InvalidObject, type ParseCache } from "./assemble.ts";
+import type { ResourceSnapshot, UnreadableObject } from "../snapshot.ts";
+import {
+  assembleSnapshot,
+  type InvalidObject,
+  type ParseCache,
+  referencedConfigMaps,
+  referencedSecrets,
+} from "./assemble.ts";
 import type { KubeClient } from "./client.ts";
 import { KindInformer, type RawObject } from "./informer.ts";
-import { apiVersionOf, skippedResources, watchedResources } from "./resources.ts";
-import { SecretData } from "./secret-data.ts";
+import { ReferencedData } from "./referenced-data.ts";
+import { apiVersionOf, mayBeForbidden, skippedResources, watchedResources } from "./resources.ts";
 import { attachesToOurs, ourGateways, servicesOfOurRoutes, targetsOurServices } from "./skipped-relevance.ts";
 
 const log = logger.child({ component: "kube-source" });
@@ -19,7 +25,8 @@ export interface KubernetesSourceOptions {
   readonly watchIdleMs?: number;
   /** Secrets kept with their data although nothing references them (`--default-certificate`). */
   readonly alwaysSecrets?: readonly string[];
-  /** How long a snapshot waits for referenced Secrets still being read (default 5 s); see SecretData. */
+  /** How long a snapshot waits for referenced Secrets and ConfigMaps still being read (default 5 s); see
+   * ReferencedData. */
   readonly secretWaitMs?: number;
   /** Our GatewayClasses' `spec.controllerName`: skipped objects are reported only when they ask
    * something of a Gateway of ours (skipped-relevance.ts). Absent: none is reported. */
@@ -35,7 +42,8 @@ const SKIPPED_CHECK_MS = 50;
  * snapshot is delivered only when every kind has been listed once and the Secrets it references have
  * been read (or `secretWaitMs` ran out), so a half-synced cluster never serves and readiness never goes
  * true with listeners on the default certificate. While the API server is unreachable nothing is
- * delivered and the last table keeps serving; the informers retry with backoff. Secrets: see SecretData.
+ * delivered and the last table keeps serving; the informers retry with backoff. Secrets and ConfigMaps:
+ * see ReferencedData.
  */
 export class KubernetesSource {
   readonly #onSnapshot: (snapshot: ResourceSnapshot) => void;
@@ -47,7 +55,8 @@ export class KubernetesSource {
   #skippedCheck: ReturnType<typeof setTimeout> | undefined;
   readonly #gatewayController: string | undefined;
   readonly #cache: ParseCache = new Map();
-  readonly #secrets: SecretData;
+  readonly #secrets: ReferencedData;
+  readonly #configMaps: ReferencedData;
   readonly #reported = new Set<string>();
   readonly #debounce: CappedDebounce;
   #invalid: readonly InvalidObject[] = [];
@@ -64,8 +73,22 @@ export class KubernetesSource {
     this.#onSnapshot = onSnapshot;
     this.#gatewayController = opts.gatewayController;
     this.#debounce = new CappedDebounce(opts.debounceMs ?? 100, () => this.#build());
-    this.#secrets = new SecretData(client, () => this.#changed(), {
-      always: opts.alwaysSecrets,
+    const always = opts.alwaysSecrets ?? [];
+    this.#secrets = new ReferencedData(client, () => this.#changed(), {
+      kind: "Secret",
+      dataFields: ["data", "stringData"],
+      referencedBy: (o) =>
+        referencedSecrets(
+          { gateways: o.Gateway as never, ingresses: o.Ingress as never, authPolicies: o.AuthPolicy },
+          always,
+        ),
+      waitMs: opts.secretWaitMs,
+    });
+    this.#configMaps = new ReferencedData(client, () => this.#changed(), {
+      kind: "ConfigMap",
+      dataFields: ["data"],
+      unread: ["binaryData"],
+      referencedBy: (o) => referencedConfigMaps(o.Ingress),
       waitMs: opts.secretWaitMs,
     });
     this.#informers = new Map(
@@ -73,8 +96,9 @@ export class KubernetesSource {
         kind,
         new KindInformer(client, watchedResources[kind], {
           onChange: () => this.#changed(),
-          transform: kind === "Secret" ? (obj) => this.#secrets.strip(obj) : undefined,
+          transform: this.#transform(kind),
           watchIdleMs: opts.watchIdleMs,
+          forbiddenIsEmpty: mayBeForbidden.has(kind),
         }),
       ]),
     );
@@ -104,6 +128,7 @@ export class KubernetesSource {
     clearTimeout(this.#secretWait);
     clearTimeout(this.#skippedCheck);
     this.#secrets.stop();
+    this.#configMaps.stop();
     for (const informer of this.#informers.values()) informer.stop();
     for (const informer of this.#skippedInformers) informer.stop();
     this.#firstSync?.();
@@ -134,6 +159,13 @@ export class KubernetesSource {
     return this.#informers.get(kind)?.get(namespace, name);
   }
 
+  /** Secrets and ConfigMaps are cached without the data of those nothing references. */
+  #transform(kind: KnownKind): ((obj: RawObject) => RawObject) | undefined {
+    if (kind === "Secret") return (obj) => this.#secrets.strip(obj);
+    if (kind === "ConfigMap") return (obj) => this.#configMaps.strip(obj);
+    return undefined;
+  }
+
   #changed(): void {
     if (!this.#stopped) this.#debounce.trigger();
   }
@@ -145,25 +177,43 @@ export class KubernetesSource {
     const objects = Object.fromEntries(
       [...this.#informers].map(([kind, informer]) => [kind, informer.list()]),
     ) as Record<KnownKind, RawObject[]>;
-    const { referenced, waiting, waitMs } = this.#secrets.resolve(objects);
+    const secrets = this.#secrets.resolve(objects);
+    const configMaps = this.#configMaps.resolve(objects);
     clearTimeout(this.#secretWait);
+    const waiting = [...secrets.waiting, ...configMaps.waiting];
     if (waiting.length) {
       // Their reads rebuild when they answer; this timer bounds the wait for one that never does.
-      this.#secretWait = setTimeout(() => this.#changed(), waitMs);
-      log.debug("holding the snapshot for referenced Secrets being read", { secrets: waiting });
+      this.#secretWait = setTimeout(() => this.#changed(), Math.min(secrets.waitMs, configMaps.waitMs));
+      log.debug("holding the snapshot for referenced Secrets or ConfigMaps being read", { objects: waiting });
       return;
     }
     const { snapshot, invalid } = assembleSnapshot(objects, () => true, this.#cache);
-    const secrets = snapshot.secrets.filter((s) =>
-      referenced.has(`${s.metadata.namespace ?? ""}/${s.metadata.name}`),
-    );
+    const keyOf = (o: { metadata: { namespace?: string; name: string } }) =>
+      `${o.metadata.namespace ?? ""}/${o.metadata.name}`;
     this.#report(invalid);
     this.#invalid = invalid;
     this.#reportSkipped();
     this.#delivered = true;
-    this.#onSnapshot({ ...snapshot, secrets });
+    const unreadable = [
+      ...unreadableOf("Secret", secrets.unreadable),
+      ...unreadableOf("ConfigMap", this.#configMapsForbidden(configMaps.referenced) ?? configMaps.unreadable),
+    ];
+    this.#onSnapshot({
+      ...snapshot,
+      secrets: snapshot.secrets.filter((s) => secrets.referenced.has(keyOf(s))),
+      configMaps: snapshot.configMaps.filter((c) => configMaps.referenced.has(keyOf(c))),
+      ...(unreadable.length > 0 ? { unreadable } : {}),
+    });
     this.#firstSync?.();
     this.#firstSync = undefined;
+  }
+
+  /** Every referenced ConfigMap, when RBAC does not let us list ConfigMaps (their informer counts them as none). */
+  #configMapsForbidden(referenced: ReadonlySet<string>): Map<string, string> | undefined {
+    if (!this.#informers.get("ConfigMap")?.forbidden) return undefined;
+    const why =
+      "the gateway is not allowed to list ConfigMaps (its ClusterRole lacks configmaps list and watch)";
+    return new Map([...referenced].map((key) => [key, why]));
   }
 
   /** The skipped kinds' objects that ask something of our Gateways, as the informers hold them now. */
@@ -231,4 +281,11 @@ export class KubernetesSource {
     this.#reported.clear();
     for (const k of now) this.#reported.add(k);
   }
+}
+
+function unreadableOf(kind: UnreadableObject["kind"], keys: ReadonlyMap<string, string>): UnreadableObject[] {
+  return [...keys].map(([key, why]) => {
+    const [namespace = "", name = ""] = key.split("/");
+    return { kind, namespace, name, why };
+  });
 }

@@ -13,6 +13,7 @@ export interface Permission {
  * - list, watch: every kind the source reads (informers, cluster-wide), and the Gateway API kinds it
  *   skips, to report each such object;
  * - get secrets: a Secret cached without its data is read when a listener or Ingress starts to use it;
+ * - get configmaps: likewise a ConfigMap, when an Ingress's `custom-headers` starts to name it;
  * - get and patch `/status` of the kinds we write status for (get: re-read after 409 Conflict);
  * Namespaced, a Role in the gateway's own namespace: Leases get, create, update (leader election);
  * Services create, update, delete (`--gateway-services`: one per Gateway, in that namespace only).
@@ -26,6 +27,7 @@ export function clusterPermissions(): Permission[] {
     );
   }
   out.push({ group: "", resource: "secrets", verb: "get" });
+  out.push({ group: "", resource: "configmaps", verb: "get" });
   for (const r of Object.values(statusResources)) {
     out.push({ group: r.group, resource: r.plural, verb: "get" });
     out.push({ group: r.group, resource: `${r.plural}/status`, verb: "patch" });

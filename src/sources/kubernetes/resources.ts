@@ -13,7 +13,8 @@ export interface ApiResource {
 
 /**
  * The kinds the Kubernetes source lists and watches (cluster-wide). Namespace is read only for its labels
- * (Gateway `allowedRoutes.namespaces.selector`). Our own policy CRDs join this table when their schemas
+ * (Gateway `allowedRoutes.namespaces.selector`); Secrets and ConfigMaps keep their data only while
+ * something references them (referenced-data.ts). Our own policy CRDs join this table when their schemas
  * exist in `knownKinds`.
  */
 export const watchedResources: Readonly<Record<KnownKind, ApiResource>> = {
@@ -27,10 +28,19 @@ export const watchedResources: Readonly<Record<KnownKind, ApiResource>> = {
   Service: res("Service", "", "v1", "services", true),
   EndpointSlice: res("EndpointSlice", "discovery.k8s.io", "v1", "endpointslices", true),
   Secret: res("Secret", "", "v1", "secrets", true),
+  ConfigMap: res("ConfigMap", "", "v1", "configmaps", true),
   Namespace: res("Namespace", "", "v1", "namespaces", false),
   AuthPolicy: res("AuthPolicy", "gatehouse.dev", "v1alpha1", "authpolicies", true),
   RateLimitPolicy: res("RateLimitPolicy", "gatehouse.dev", "v1alpha1", "ratelimitpolicies", true),
 };
+
+/**
+ * Watched kinds that only one feature reads, so that a ClusterRole from before that feature does not keep
+ * the gateway from becoming ready: a 403 on their list counts as empty (KindInformerOptions
+ * `forbiddenIsEmpty`), and the feature reports what it could not read. ConfigMaps: only `custom-headers`
+ * reads them. Every other kind stays required: without it the configuration would be wrong, not short.
+ */
+export const mayBeForbidden: ReadonlySet<KnownKind> = new Set<KnownKind>(["ConfigMap"]);
 
 /**
  * Gateway API kinds of the v1.6.1 standard channel that Gatehouse does not serve. They are listed and

@@ -43,6 +43,22 @@ export const secret = z
   .strict();
 export type Secret = z.infer<typeof secret>;
 
+/**
+ * A ConfigMap: only `data` is read (ingress-nginx `custom-headers` names one); `binaryData` is accepted and
+ * never read (the Kubernetes source drops it, and the data of ConfigMaps nothing references).
+ */
+export const configMap = z
+  .object({
+    apiVersion: z.literal("v1"),
+    kind: z.literal("ConfigMap"),
+    metadata: objectMeta,
+    data: z.record(z.string(), z.string()).nullish(),
+    binaryData: z.record(z.string(), z.string()).nullish(),
+    immutable: z.boolean().optional(),
+  })
+  .strict();
+export type ConfigMap = z.infer<typeof configMap>;
+
 const endpoint = z
   .object({
     addresses: z.array(z.string().min(1)).min(1),

@@ -54,6 +54,12 @@ export const knownKinds = {
       return modules.core().secret;
     },
   },
+  ConfigMap: {
+    field: "configMaps",
+    get schema() {
+      return modules.core().configMap;
+    },
+  },
   Namespace: {
     field: "namespaces",
     get schema() {

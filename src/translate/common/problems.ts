@@ -1,4 +1,6 @@
 import type { Problem, SourceRef } from "../../model/index.ts";
+import type { UnreadableObject } from "../../sources/snapshot.ts";
+import { arrayOf } from "./objects.ts";
 
 export function problem(
   object: SourceRef,
@@ -13,6 +15,23 @@ export function problem(
 export function internalProblem(object: SourceRef, err: unknown): Problem {
   const detail = err instanceof Error ? err.message : String(err);
   return problem(object, "InternalError", `translation failed for this object: ${detail}`);
+}
+
+/**
+ * One problem per referenced Secret the source could not read (ResourceSnapshot `unreadable`): what uses
+ * it reports it "not found", this says why. (An unreadable ConfigMap is reported by the Ingress that
+ * names it, custom-headers.ts.)
+ */
+export function unreadableSecretProblems(unreadable: readonly UnreadableObject[] | undefined): Problem[] {
+  return arrayOf(unreadable)
+    .filter((u) => u?.kind === "Secret")
+    .map((u) =>
+      problem(
+        { kind: "Secret", namespace: u.namespace, name: u.name },
+        "UnreadableSecret",
+        `referenced, but the gateway could not read it (${u.why}): what uses it reports it not found`,
+      ),
+    );
 }
 
 function compare(a: string, b: string): number {

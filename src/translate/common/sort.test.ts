@@ -1,5 +1,11 @@
 import { describe, expect, test } from "bun:test";
-import { compareRoutePrecedence, compareSourceAge, type RouteOrder, type SourceOrder } from "./sort.ts";
+import {
+  compareRoutePrecedence,
+  compareSourceAge,
+  type RouteOrder,
+  type SourceOrder,
+  sameMembers,
+} from "./sort.ts";
 
 const src = (name: string, createdMs?: number, namespace = "ns"): SourceOrder => ({
   namespace,
@@ -79,5 +85,15 @@ describe("compareRoutePrecedence", () => {
     ];
     const expected = order(routes);
     expect(order([...routes].reverse())).toEqual(expected);
+  });
+});
+
+describe("sameMembers", () => {
+  test("the same strings as often, in any order; not a subset, not other counts", () => {
+    expect(sameMembers(["b", "a"], ["a", "b"])).toBe(true);
+    expect(sameMembers([], [])).toBe(true);
+    expect(sameMembers(["a", "b"], ["a"])).toBe(false);
+    expect(sameMembers(["a", "a", "b"], ["a", "b", "b"])).toBe(false);
+    expect(sameMembers(["a"], ["A"])).toBe(false);
   });
 });

@@ -23,6 +23,14 @@ export function compareStrings(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
+/** Whether two lists hold the same strings, each as often, in any order (lists that stand for sets). */
+export function sameMembers(a: readonly string[], b: readonly string[]): boolean {
+  if (a === b) return true;
+  if (a.length !== b.length) return false;
+  const sortedB = [...b].sort(compareStrings);
+  return [...a].sort(compareStrings).every((x, i) => x === sortedB[i]);
+}
+
 /**
  * Oldest first (creationTimestamp); objects without a timestamp after those with one; then
  * namespace/name alphabetically. This is the "oldest wins" rule of Ingress conflicts.

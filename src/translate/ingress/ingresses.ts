@@ -11,7 +11,8 @@
  *    sorted by precedence (virtual-hosts.ts, common/backends.ts, common/sort.ts); canary Ingresses,
  *    left out of steps 3–4, join the main routes of their paths (canary.ts); hosts with use-regex or
  *    rewrite-target get ingress-nginx's regex paths (annotations/regex-paths.ts);
- * 6. each Ingress's honoured annotations edit its routes (annotations/families.ts; service-upstream.ts
+ * 6. each Ingress's honoured annotations edit its routes (annotations/families.ts, and custom-headers.ts,
+ *    which reads the ConfigMap the Ingress names; service-upstream.ts
  *    points them at their Services' cluster IPs), and the host-level ones edit the virtual hosts
  *    (annotations/host-edits.ts: app-root, server-alias, from-to-www-redirect); then the routes of
  *    Ingresses asking for access controls Gatehouse does not enforce answer 403 (annotations/audit.ts),
@@ -38,6 +39,7 @@ import { internalProblem } from "../common/problems.ts";
 import type { SnapshotIndex } from "../common/snapshot-index.ts";
 import { compareStrings } from "../common/sort.ts";
 import { auditAnnotations, failClosed, failClosedAction, unenforcedProblem } from "./annotations/audit.ts";
+import { configMapIndex, customHeadersEdits, withCustomHeaders } from "./annotations/custom-headers.ts";
 import { ingressRouteEdits } from "./annotations/families.ts";
 import { applyHostEdits, coverExtraNames } from "./annotations/host-edits.ts";
 import { applyRegexPaths } from "./annotations/regex-paths.ts";
@@ -67,6 +69,8 @@ export interface IngressesOptions extends ClassSelection, IngressTLSOptions {
   readonly allowUnenforcedAnnotations: boolean;
   /** Ingress `ssl-passthrough` is served (`--enable-ssl-passthrough`). */
   readonly enableSslPassthrough: boolean;
+  /** Header names `custom-headers` may set (`--global-allowed-response-headers`). */
+  readonly allowedResponseHeaders: readonly string[];
 }
 
 export interface IngressesTranslation {
@@ -96,19 +100,22 @@ export function translateIngresses(
   const closed = new Map<string, RouteAction>();
   const edited = new Map<string, RouteEdit>();
   const canaries: { ingress: Ingress; t: IngressTranslation }[] = [];
+  const configMaps = configMapIndex(snapshot?.configMaps, snapshot?.unreadable);
   for (const ingress of ingresses) {
     try {
       const t = translateIngressKept(ingress);
       if (isCanary(ingress)) canaries.push({ ingress, t });
       else translations.push(t);
       const audit = auditAnnotations(ingress, t.ref);
-      const edits = ingressRouteEdits(ingress, t.ref);
-      problems.push(...t.problems, ...audit.problems, ...edits.problems);
+      const own = ingressRouteEdits(ingress, t.ref);
+      const headers = customHeadersEdits(ingress, t.ref, configMaps, opts.allowedResponseHeaders);
+      const edits = { edit: withCustomHeaders(own.edit, headers.edit) };
+      problems.push(...t.problems, ...audit.problems, ...own.problems, ...headers.problems);
       if (isCanary(ingress)) {
-        const own = ownGuards(ingress, snapshot);
-        if (own.length > 0) {
-          problems.push(canaryGuardsProblem(t.ref, own));
-          closed.set(`${t.ref.namespace}/${t.ref.name}`, failClosedAction(t.ref, own));
+        const guards = ownGuards(ingress, snapshot);
+        if (guards.length > 0) {
+          problems.push(canaryGuardsProblem(t.ref, guards));
+          closed.set(`${t.ref.namespace}/${t.ref.name}`, failClosedAction(t.ref, guards));
         }
       }
       if (edits.edit !== undefined && isCanary(ingress)) problems.push(canaryEditsIgnored(t.ref));

@@ -2,13 +2,14 @@
  * Never open for Ingress routes that are not served as their own: a canary's routes take the main
  * Ingress's settings, and a passed-through host is piped unopened, so neither can enforce an access
  * control asked for on that Ingress itself. This says which ones an Ingress asks for: the auth-policy
- * annotation, `limit-*` annotations, and AuthPolicies or RateLimitPolicies whose targetRefs name it.
+ * annotation, `limit-*` and `global-rate-limit*` annotations, and AuthPolicies or RateLimitPolicies
+ * whose targetRefs name it.
  */
 import type { Ingress } from "../../sources/schema/networking.ts";
 import type { ResourceSnapshot } from "../../sources/snapshot.ts";
 import { annotationOf, arrayOf } from "../common/objects.ts";
 import { authPolicyAnnotation } from "./annotations/auth-policy.ts";
-import { hasLimitAnnotation } from "./annotations/limit-rate.ts";
+import { rateLimitAnnotationKinds } from "./annotations/request-rate.ts";
 
 interface TargetingPolicy {
   readonly kind?: string;
@@ -20,7 +21,7 @@ interface TargetingPolicy {
 export function ownGuards(ingress: Ingress, snapshot: ResourceSnapshot): string[] {
   const out: string[] = [];
   if (annotationOf(ingress, authPolicyAnnotation) !== undefined) out.push(authPolicyAnnotation);
-  if (hasLimitAnnotation(ingress)) out.push("limit-* annotations");
+  out.push(...rateLimitAnnotationKinds(ingress));
   const ns = ingress.metadata?.namespace ?? "default";
   const name = ingress.metadata?.name;
   const targets = (p: TargetingPolicy) =>

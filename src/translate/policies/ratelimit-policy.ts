@@ -17,7 +17,7 @@ import { ingressRateLimitName, rateLimitPolicyName } from "../common/names.ts";
 import { arrayOf, creationMillis, sourceRef } from "../common/objects.ts";
 import { internalProblem } from "../common/problems.ts";
 import { compareStrings } from "../common/sort.ts";
-import { hasLimitAnnotation, ingressRateLimit } from "../ingress/annotations/limit-rate.ts";
+import { hasLimitAnnotation, ingressRateLimit } from "../ingress/annotations/request-rate.ts";
 import {
   type AncestorResult,
   type AttachablePolicy,

@@ -24,11 +24,20 @@ const LIVE_ELSEWHERE: Readonly<Record<string, string>> = {
   "limit-burst-multiplier": "test/integration/ratelimit/serve.test.ts",
   "limit-allowlist": "test/integration/ratelimit/serve.test.ts",
   "limit-whitelist": "test/integration/ratelimit/serve.test.ts",
+  "global-rate-limit": "test/integration/ratelimit/global-rate-limit.test.ts",
+  "global-rate-limit-window": "test/integration/ratelimit/global-rate-limit.test.ts",
+  "global-rate-limit-key": "test/integration/ratelimit/global-rate-limit.test.ts",
+  "global-rate-limit-ignored-cidrs": "test/integration/ratelimit/global-rate-limit.test.ts",
   "enable-access-log": "test/integration/ingress-annotations/upstream-request-live.test.ts",
   "service-upstream": "test/integration/ingress-annotations/upstream-request-live.test.ts",
   "proxy-connect-timeout": "test/integration/ingress-annotations/upstream-request-live.test.ts",
   "ssl-passthrough": "test/integration/ingress-annotations/ssl-passthrough.test.ts",
   "ssl-ciphers": "test/integration/ingress-annotations/ssl-ciphers.test.ts",
+  "mirror-target": "test/integration/ingress-annotations/mirror.test.ts",
+  "mirror-host": "test/integration/ingress-annotations/mirror.test.ts",
+  "mirror-request-body": "test/integration/ingress-annotations/mirror.test.ts",
+  "limit-rate": "test/integration/ingress-annotations/response-bandwidth.test.ts",
+  "limit-rate-after": "test/integration/ingress-annotations/response-bandwidth.test.ts",
   canary: "test/integration/ingress-annotations/canary.test.ts",
   "canary-by-cookie": "test/integration/ingress-annotations/canary.test.ts",
   "canary-by-header": "test/integration/ingress-annotations/canary.test.ts",
@@ -39,9 +48,15 @@ const LIVE_ELSEWHERE: Readonly<Record<string, string>> = {
 };
 
 const cases: AnnotationCase[] = [];
+/** Serve flags a case file needs (its `gatewayFlags` export), for the one gateway every case shares. */
+const gatewayFlags: string[] = [];
 for (const file of [...new Bun.Glob("*.cases.ts").scanSync(import.meta.dir)].sort()) {
-  const mod = (await import(join(import.meta.dir, file))) as { cases: readonly AnnotationCase[] };
+  const mod = (await import(join(import.meta.dir, file))) as {
+    cases: readonly AnnotationCase[];
+    gatewayFlags?: readonly string[];
+  };
   cases.push(...mod.cases);
+  gatewayFlags.push(...(mod.gatewayFlags ?? []));
 }
 
 describe("the annotation table's live coverage", () => {
@@ -76,7 +91,7 @@ forEachFront("honoured ingress-nginx annotations", (front) => {
     backend = startScriptedBackend();
     dir = await mkdtemp(join(tmpdir(), "gatehouse-annotation-cases-"));
     await writeFile(join(dir, "cases.yaml"), caseManifests(cases, backend.port));
-    ({ gw, port } = await startTestGateway(["--dir", dir], ["--front", front]));
+    ({ gw, port } = await startTestGateway(["--dir", dir], ["--front", front, ...gatewayFlags]));
   });
 
   afterAll(async () => {

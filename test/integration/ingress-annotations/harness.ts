@@ -7,8 +7,12 @@
  *
  * The backend (`startScriptedBackend`) is a raw socket server, so a case can ask for what no HTTP library
  * does on request: by path, `/slow/<ms>` answers after that long, `/flaky/<key>` answers 503 the first
- * time a key is seen and 200 after, `/noread` reads the head and then nothing (never answering), and any
- * other path answers 200 with the request it saw as JSON (method, path, headers).
+ * time a key is seen and 200 after, `/noread` reads the head and then nothing (never answering),
+ * `/respond-headers?<name>=<value>&…` answers 200 (body `headers`) with each query pair as a response
+ * header line, in order, repeats kept as separate lines (e.g. `set-cookie=a%3D1&set-cookie=b%3D2`; a name
+ * that is not a token, a framing field (Content-Length, Transfer-Encoding, Connection) or a value with CR,
+ * LF or NUL makes it answer 400 instead), and any other path answers 200 with the request it saw as JSON
+ * (method, path, headers).
  */
 import type { Socket, TCPSocketListener } from "bun";
 
@@ -51,6 +55,9 @@ export interface AnnotationCase {
     readonly headers?: Readonly<Record<string, string>>;
     readonly body?: string;
   };
+  /** More YAML documents for the folder (a ConfigMap the Ingress names), in namespace `cases`; their
+   * names must be unique across cases. */
+  readonly manifests?: string;
   /** Checks the response (expect() inside). */
   check(res: CaseResponse): void;
 }
@@ -62,9 +69,9 @@ interface Conn {
 /** The scripted backend; `stop()` closes it. */
 export function startScriptedBackend(): { port: number; stop(): void } {
   const seenKeys = new Set<string>();
-  const answer = (s: Socket<Conn>, status: number, body: string, type = "text/plain") => {
+  const answer = (s: Socket<Conn>, status: number, body: string, type = "text/plain", fields = "") => {
     s.write(
-      `HTTP/1.1 ${status} X\r\nContent-Type: ${type}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+      `HTTP/1.1 ${status} X\r\nContent-Type: ${type}\r\n${fields}Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
     );
     s.end();
   };
@@ -93,7 +100,11 @@ export function startScriptedBackend(): { port: number; stop(): void } {
         const slow = /^\/slow\/(\d+)/.exec(path);
         const flaky = /^\/flaky\/([^/?]+)/.exec(path);
         if (path.startsWith("/noread")) s.pause();
-        else if (slow) setTimeout(() => answer(s, 200, "slow"), Number(slow[1]));
+        else if (path.startsWith("/respond-headers?")) {
+          const fields = respondFields(path.slice(path.indexOf("?") + 1));
+          if (fields === undefined) answer(s, 400, "bad header");
+          else answer(s, 200, "headers", "text/plain", fields);
+        } else if (slow) setTimeout(() => answer(s, 200, "slow"), Number(slow[1]));
         else if (flaky && !seenKeys.has(flaky[1] as string)) {
           seenKeys.add(flaky[1] as string);
           answer(s, 503, "flaky");
@@ -102,6 +113,20 @@ export function startScriptedBackend(): { port: number; stop(): void } {
     },
   });
   return { port: server.port, stop: () => server.stop(true) };
+}
+
+/** Fields the backend's own answer frames itself with: a case may not send them. */
+const FRAMING = new Set(["content-length", "transfer-encoding", "connection"]);
+
+/** `/respond-headers`' query as field lines; undefined when a pair could not be a header field. */
+function respondFields(query: string): string | undefined {
+  let out = "";
+  for (const [name, value] of new URLSearchParams(query)) {
+    if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name) || /[\r\n\0]/.test(value)) return undefined;
+    if (FRAMING.has(name.toLowerCase())) return undefined;
+    out += `${name}: ${value}\r\n`;
+  }
+  return out;
 }
 
 /** The manifests of every case: one Ingress per case on host `<index>.case.test`, and the Service. */
@@ -130,6 +155,7 @@ spec:
   rules:
 ${rules}`;
   });
+  for (const c of cases) if (c.manifests !== undefined) docs.push(c.manifests);
   docs.push(`apiVersion: v1
 kind: Service
 metadata: { name: scripted, namespace: cases }

@@ -18,26 +18,14 @@ import {
   unansweredPort,
   unansweredPortAvailable,
 } from "../../../src/proxy/testing/unanswered-port.ts";
+import { annotatedIngressYaml } from "../../helpers/folder-fixtures.ts";
 import { forEachFront } from "../../helpers/fronts.ts";
 import { freePort } from "../../helpers/ports.ts";
 import { startTestGateway } from "../../helpers/test-gateway.ts";
 import { type SeenRequest, startScriptedBackend } from "./harness.ts";
 
-const NGINX = "nginx.ingress.kubernetes.io/";
-
 function ingress(name: string, annotations: Record<string, string>, service: string): string {
-  const prefixed = Object.fromEntries(Object.entries(annotations).map(([k, v]) => [NGINX + k, v]));
-  return `apiVersion: networking.k8s.io/v1
-kind: Ingress
-metadata: { name: ${name}, namespace: live, annotations: ${JSON.stringify(prefixed)} }
-spec:
-  ingressClassName: gatehouse
-  rules:
-    - host: ${name}.live.test
-      http:
-        paths:
-          - { path: /, pathType: Prefix, backend: { service: { name: ${service}, port: { number: 80 } } } }
-`;
+  return annotatedIngressYaml({ name, namespace: "live", host: `${name}.live.test`, service, annotations });
 }
 
 /** A Service (port 80 unless `port`) with its pods' endpoints at these loopback ports. */

@@ -13,6 +13,7 @@ import { selfSigned } from "../../../src/proxy/testing/certs.ts";
 import { KubeClient, loadKubeConfig } from "../../../src/sources/kubernetes/client.ts";
 import { KubernetesSource } from "../../../src/sources/kubernetes/kube-source.ts";
 import type { ResourceSnapshot } from "../../../src/sources/snapshot.ts";
+import { translate } from "../../../src/translate/translate.ts";
 import { KubeApiServer, type Obj } from "../../helpers/kube-api-server.ts";
 import { ingress, ns, tlsSecret, within } from "../../helpers/kube-fixtures.ts";
 
@@ -71,12 +72,29 @@ describe("KubernetesSource", () => {
   test("the first snapshot waits for a slow Secret read only as long as the bound", async () => {
     expect(firstMs).toBeGreaterThanOrEqual(390);
     expect(firstMs).toBeLessThan(1400); // well before the read answers
-    // Delivered without the data of the Secret still being read (translation reports that listener).
-    expect(secretNames(snapshots[0]?.snapshot)).toEqual(["fine", "stuck"]);
+    // Delivered without the Secret still being read, which is named as unreadable (translation reports
+    // that Ingress), never as a Secret without data.
+    expect(secretNames(snapshots[0]?.snapshot)).toEqual(["fine"]);
     expect(withData(snapshots[0]?.snapshot)).toEqual(["fine"]);
+    expect(snapshots[0]?.snapshot.unreadable).toEqual([
+      { kind: "Secret", namespace: ns, name: "stuck", why: "no answer in 400 ms" },
+    ]);
+    const first = translate(snapshots[0]?.snapshot as ResourceSnapshot).problems;
+    expect(first.filter((p) => p.object.kind === "Secret")).toEqual([
+      {
+        object: { kind: "Secret", namespace: ns, name: "stuck" },
+        reason: "UnreadableSecret",
+        message:
+          "referenced, but the gateway could not read it (no answer in 400 ms): what uses it reports it not found",
+        severity: "error",
+      },
+    ]);
+    const ingressProblems = first.filter((p) => p.object.name === "stuck" && p.object.kind === "Ingress");
+    expect(ingressProblems.map((p) => p.message).join("\n")).toContain(`Secret ${ns}/stuck not found`);
     // When the read answers at last, its data is delivered.
     await within(3000, () => withData(latest()).includes("stuck"));
     expect(withData(latest())).toEqual(["fine", "stuck"]);
+    expect(latest()?.unreadable).toBeUndefined();
   });
 
   test("only Secrets a listener or Ingress references keep their data in memory", async () => {
@@ -91,7 +109,8 @@ describe("KubernetesSource", () => {
     // No longer referenced: its data is dropped with the next snapshot, also from the informer's copy.
     const n = snapshots.length;
     api.remove("Ingress", ns, "fine");
-    await within(2000, () => snapshots.length > n);
+    // The snapshot of the Secret event above may land first: wait for the one without the Ingress.
+    await within(2000, () => snapshots.length > n && !secretNames(latest()).includes("fine"));
     expect(source.lookup("Secret", ns, "fine")?.data).toBeUndefined();
     expect(secretNames(latest())).toEqual(["stuck"]);
   });

@@ -212,6 +212,8 @@ export function filteredUpstreamHead(
     prefix,
     timeoutMs: 0,
     upstream: "",
+    body: undefined,
+    observer: undefined,
   };
   for (const f of filters) f(ctx);
   let out = `${head.method} ${ctx.path}${ctx.query} HTTP/1.1\r\nHost: ${ctx.host ?? endpointHost}\r\n`;

@@ -12,6 +12,7 @@
  * no body).
  */
 import { MAX_RESPONSE_HEAD_BYTES } from "../../../model/http-syntax.ts";
+import type { ResponseBandwidth } from "../../../model/index.ts";
 import type { ResponseFilter } from "../../filters/filter-types.ts";
 import type { ClientSide, Exchange } from "../client-side.ts";
 import { generatedResponse, passedOnHead, type ResponseHeaderEdit } from "../http1/head-to-client.ts";
@@ -59,6 +60,8 @@ export abstract class UpstreamExchange
     private readonly responseFilters: readonly ResponseFilter[],
     /** The edge guards' response fields, added after the filters (fast-exchange.ts). */
     private readonly responseEdit?: ResponseHeaderEdit,
+    /** The route's response bandwidth (nginx `limit_rate`): the body is paced to it. */
+    private readonly bandwidth?: ResponseBandwidth,
   ) {
     super(limits);
   }
@@ -104,12 +107,15 @@ export abstract class UpstreamExchange
   }
 
   clientDrained(): void {
+    // Paced bytes waiting for their time keep the upstream paused; the pacer calls this once they are out.
+    if (this.relay?.pacer?.holding) return;
     this.upstream?.socket?.resume();
     const relay = this.relay;
     if (relay !== undefined && !relay.tunnel && !relay.complete && !this.finished) this.startReadClock();
   }
 
   abort(): void {
+    this.relay?.pacer?.stop();
     if (this.finished) return;
     this.ended();
     this.stopClock();
@@ -180,11 +186,12 @@ export abstract class UpstreamExchange
     this.stopClock();
     const relay = this.relay;
     if (relay !== undefined) {
-      // A close-delimited body ends here, a complete one (answered before the request body was all
-      // sent) too; any other body was cut short, and the client must see that: no orderly end.
+      // A finish() the pacer defers stays so: the client connection stays reusable. A close-delimited
+      // body, or a complete one with the request body unsent, ends here; others were cut: no orderly end.
+      if (relay.complete && this.bodyDone && relay.pacer?.holding) return;
       this.ended();
-      if (relay.complete || relay.kind === RES_CLOSE || relay.tunnel) this.conn.responseDone(true);
-      else this.conn.socket.terminate();
+      if (!(relay.complete || relay.kind === RES_CLOSE || relay.tunnel)) this.conn.socket.terminate();
+      else if (!relay.pacer?.deferred(() => this.conn.responseDone(true))) this.conn.responseDone(true);
       return;
     }
     if (
@@ -298,7 +305,7 @@ export abstract class UpstreamExchange
     const chunkedOut = res.bodyKind === RES_CHUNKED && !head.http10;
     const close =
       !head.keepAlive || res.bodyKind === RES_CLOSE || (res.bodyKind === RES_CHUNKED && head.http10);
-    const relay = new ResponseRelay(this.conn, res, chunkedOut, close, this);
+    const relay = new ResponseRelay(this.conn, res, chunkedOut, close, this, this.bandwidth);
     this.relay = relay;
     relay.holdHead();
     if (bodyStart < buf.length) relay.feed(buf, bodyStart, buf.length);
@@ -348,6 +355,8 @@ export abstract class UpstreamExchange
   /** The response is complete and so is the request body: the upstream connection can be reused. */
   private finish(): void {
     if (this.finished) return;
+    // The client is owed paced bytes yet: the exchange ends once they are out.
+    if (this.relay?.pacer?.deferred(() => this.finish())) return;
     this.ended();
     this.stopClock();
     const up = this.upstream;

@@ -5,6 +5,8 @@
  * upstream cannot be trusted with another request. A client that cannot keep up pauses the upstream.
  */
 
+import type { ResponseBandwidth } from "../../../model/index.ts";
+import { PacedWriter, type PaceOwner } from "../../bandwidth/paced-writer.ts";
 import type { ClientSide } from "../client-side.ts";
 import { ChunkedDecoder } from "../http1/chunked.ts";
 import { RES_CHUNKED, RES_CLOSE, RES_LENGTH, RES_NONE, type ResponseHead } from "../http1/response-head.ts";
@@ -12,7 +14,7 @@ import { RES_CHUNKED, RES_CLOSE, RES_LENGTH, RES_NONE, type ResponseHead } from 
 const TUNNEL = 4;
 
 /** The exchange a relay works for (an object, not closures: nothing allocated per response for it). */
-export interface RelayOwner {
+export interface RelayOwner extends PaceOwner {
   /**
    * The response head followed by `body[start, end)` (no body: undefined): bytes, or their length in
    * the Outbox scratch buffer (head-to-client.ts passedOnHead).
@@ -26,6 +28,8 @@ export class ResponseRelay {
   complete = false;
   failed = false;
   reusable: boolean;
+  /** Paces the body on a route with a response bandwidth (bandwidth/paced-writer.ts); else undefined. */
+  readonly pacer: PacedWriter | undefined;
   private left: number;
   private readonly decoder: ChunkedDecoder | undefined;
   /** The owner's response head is not written yet: it goes out in one write with the first body bytes. */
@@ -38,17 +42,21 @@ export class ResponseRelay {
     readonly passFraming: boolean,
     readonly closeClient: boolean,
     private readonly owner: RelayOwner,
+    /** The route's response bandwidth (nginx `limit_rate`): the body is paced to it. */
+    bandwidth: ResponseBandwidth | undefined,
     readonly kind: number = res?.bodyKind ?? RES_NONE,
   ) {
     this.reusable = res?.reusable ?? false;
     this.left = res?.contentLength ?? 0;
     this.decoder = kind === RES_CHUNKED ? new ChunkedDecoder() : undefined;
     if (kind === RES_NONE) this.complete = true;
+    this.pacer =
+      bandwidth === undefined || kind === RES_NONE ? undefined : new PacedWriter(conn, owner, bandwidth);
   }
 
   /** A 101 answer: from now on every byte is passed on, in both directions, until one side closes. */
   static tunnel(conn: ClientSide, owner: RelayOwner): ResponseRelay {
-    return new ResponseRelay(conn, undefined, true, true, owner, TUNNEL);
+    return new ResponseRelay(conn, undefined, true, true, owner, undefined, TUNNEL);
   }
 
   get tunnel(): boolean {
@@ -106,11 +114,21 @@ export class ResponseRelay {
     }
   }
 
-  /** Passes on `buf[start, end)`: with the held head when it is still held (no view of the range made). */
+  /**
+   * Passes on `buf[start, end)`: with the held head when it is still held (no view of the range made).
+   * A paced body goes through its pacer, the head alone before it (the pace counts body bytes only).
+   */
   private send(buf: Buffer, start: number, end: number): void {
     if (end === start) return;
     let ok: boolean;
-    if (this.holding) {
+    const pacer = this.pacer;
+    if (pacer !== undefined) {
+      if (this.holding) {
+        this.holding = false;
+        this.writeHead(this.owner.responseHead(undefined, 0, 0));
+      }
+      ok = pacer.write(start === 0 && end === buf.length ? buf : buf.subarray(start, end));
+    } else if (this.holding) {
       this.holding = false;
       ok = this.writeHead(this.owner.responseHead(buf, start, end));
     } else ok = this.conn.write(start === 0 && end === buf.length ? buf : buf.subarray(start, end));

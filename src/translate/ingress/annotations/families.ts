@@ -6,8 +6,11 @@
 import type { SourceRef } from "../../../model/index.ts";
 import type { Ingress } from "../../../sources/schema/networking.ts";
 import { corsFamily } from "./cors.ts";
+import { mirrorFamily } from "./mirror.ts";
 import { proxyTimeouts } from "./proxy-timeouts.ts";
 import { redirectFamily } from "./redirects.ts";
+import { responseBandwidthFamily } from "./response-bandwidth.ts";
+import { responseRewriteFamily } from "./response-rewrites.ts";
 import { type AnnotationFamily, type IngressEdits, readRouteEdits } from "./route-edits.ts";
 import { upstreamRequestFamily } from "./upstream-request.ts";
 
@@ -15,7 +18,10 @@ export const ANNOTATION_FAMILIES: readonly AnnotationFamily[] = [
   redirectFamily,
   upstreamRequestFamily,
   corsFamily,
+  mirrorFamily,
   proxyTimeouts,
+  responseBandwidthFamily,
+  responseRewriteFamily,
 ];
 
 const kept = new WeakMap<Ingress, IngressEdits>();

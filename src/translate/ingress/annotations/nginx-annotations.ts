@@ -13,7 +13,8 @@
  * `off` lists values that ask for nothing (compared trimmed, lower-case): such an Ingress loses nothing.
  */
 
-export const NGINX_PREFIX = "nginx.ingress.kubernetes.io/";
+// Built where the Kubernetes source reads the annotations that name other objects.
+export { NGINX_PREFIX } from "../../../sources/nginx-references.ts";
 
 export type AnnotationSupport = "honoured" | "refused" | "not-yet" | "no-effect";
 
@@ -58,6 +59,7 @@ const tracing = "no tracing is set per Ingress";
 const hashing = "no consistent hashing: endpoints are chosen round-robin";
 const waf = "no web application firewall inspects these requests";
 const removed = (what: string) => `removed from ingress-nginx; ${what}`;
+const removedIn112 = (what: string) => `removed from ingress-nginx in v1.12.0; ${what}`;
 
 export const NGINX_ANNOTATIONS: Readonly<Record<string, AnnotationEntry>> = {
   affinity: notYet(affinity),
@@ -132,8 +134,8 @@ export const NGINX_ANNOTATIONS: Readonly<Record<string, AnnotationEntry>> = {
     "with enable-cors: the comma-separated header names (or `*`) sent in Access-Control-Expose-Headers (default none)",
   ),
   "cors-max-age": honoured("with enable-cors: seconds sent in Access-Control-Max-Age (default 1728000)"),
-  "custom-headers": notYet(
-    "the named ConfigMap's response headers are not added (Gatehouse reads no ConfigMaps yet)",
+  "custom-headers": honoured(
+    "`<namespace>/<name>` of a ConfigMap whose entries are set as response headers on every path of the Ingress, each name only if `--global-allowed-response-headers` lists it (default none, as ingress-nginx's global-allowed-response-headers); where ingress-nginx answers 503 for a missing ConfigMap or a refused entry, the paths are served without it (InvalidAnnotation); the ConfigMap must be in the Ingress's namespace; names are compared case-insensitively; hop-by-hop headers and Content-Length are refused",
   ),
   "custom-http-errors": notYet(
     "upstream error responses are passed on, not replaced by the default backend's",
@@ -164,10 +166,26 @@ export const NGINX_ANNOTATIONS: Readonly<Record<string, AnnotationEntry>> = {
   "from-to-www-redirect": honoured(
     "www.<host> (or <host>, for a www. host) answers 308 to the host, scheme, port (always named), path and query kept, one trailing slash dropped; not made when an Ingress serves that name",
   ),
-  "global-rate-limit": notYet(removed("no global rate limit is applied (a RateLimitPolicy does this)")),
-  "global-rate-limit-ignored-cidrs": notYet(removed("no global rate limit is applied")),
-  "global-rate-limit-key": notYet(removed("no global rate limit is applied")),
-  "global-rate-limit-window": notYet(removed("no global rate limit is applied")),
+  "global-rate-limit": honoured(
+    removedIn112(
+      "N requests per global-rate-limit-window for the whole Ingress, counted once for every replica through Redis (ingress-nginx: memcached), by GCRA with a burst of N rather than ingress-nginx's sliding window (docs/ratelimit.md); refused requests answer 429 (ingress-nginx's default) with Retry-After and RateLimit headers; while Redis is down each replica limits at its share, where ingress-nginx let every request through; 0 or an unusable value fails the Ingress's routes closed (500), where ingress-nginx applied no limit",
+    ),
+  ),
+  "global-rate-limit-ignored-cidrs": honoured(
+    removedIn112(
+      "clients in these ranges are neither counted nor limited by the global limit (limit-rps and limit-rpm still apply to them, as in ingress-nginx)",
+    ),
+  ),
+  "global-rate-limit-key": honoured(
+    removedIn112(
+      "the nginx variables $remote_addr (the socket peer), $http_x_api_client (the header X-Api-Client), $uri and $request_method, alone or combined (default $remote_addr); any other variable fails the Ingress's routes closed (500); a header the request lacks counts as the client address (ingress-nginx used the client address only when the whole key came out empty)",
+    ),
+  ),
+  "global-rate-limit-window": honoured(
+    removedIn112(
+      "a Go duration (10s, 1m, 1h30m), in whole seconds as ingress-nginx truncated it; missing, or under 1s, fails the Ingress's routes closed (500), where ingress-nginx applied no limit",
+    ),
+  ),
   "http2-push-preload": tuning("HTTP/2 server push is gone from browsers; nothing is pushed"),
   "influxdb-host": notYet(removed("no InfluxDB metrics are sent")),
   "influxdb-measurement": notYet(removed("no InfluxDB metrics are sent")),
@@ -178,15 +196,25 @@ export const NGINX_ANNOTATIONS: Readonly<Record<string, AnnotationEntry>> = {
   ),
   "limit-burst-multiplier": honoured("each limit's burst is the limit times this (default 5)"),
   "limit-connections": guard("concurrent connections per client address are not limited", ["0"]),
-  "limit-rate": notYet("response bandwidth is not limited"),
-  "limit-rate-after": notYet("response bandwidth is not limited"),
+  "limit-rate": honoured(
+    "each response body goes to its client at most N KiB a second (0: no limit), paced per response as nginx does; the pace is counted from the response head (nginx: from the request, in whole seconds, so it lets up to a second's worth more through at first); ingress-nginx's docs say it needs proxy-buffering on, which is off by default there: Gatehouse always paces, with or without proxy-buffering, holding the upstream back rather than buffering its body; on the full request path (--front bun, and what the raw front relays) a paced body is sent chunked (docs/http.md)",
+  ),
+  "limit-rate-after": honoured(
+    "the first N KiB of each response body go at full speed, the rest at limit-rate (alone, or with limit-rate 0, it limits nothing, as in nginx, and is reported: InvalidAnnotation)",
+  ),
   "limit-rpm": honoured("N requests per minute per client address, shared by every replica through Redis"),
   "limit-rps": honoured("N requests per second per client address, shared by every replica through Redis"),
   "limit-whitelist": honoured("clients in these ranges are never rate limited"),
   "load-balance": notYet("endpoints are chosen round-robin whatever this says", ["round_robin"]),
-  "mirror-host": notYet("requests are not mirrored (an HTTPRoute RequestMirror filter does this)"),
-  "mirror-request-body": notYet("requests are not mirrored (an HTTPRoute RequestMirror filter does this)"),
-  "mirror-target": notYet("requests are not mirrored (an HTTPRoute RequestMirror filter does this)"),
+  "mirror-host": honoured(
+    "the Host of the mirrored copies (a host with an optional port); default the mirror-target's host name without port, as ingress-nginx",
+  ),
+  "mirror-request-body": honoured(
+    "on (default): a body read whole (Content-Length up to --request-buffer-bytes) is copied, a bigger or chunked one is not mirrored (counted in gatehouse_mirror_requests_total), where nginx buffers any body; off: copies carry no body (Content-Length: 0)",
+  ),
+  "mirror-target": honoured(
+    "every path of the Ingress sends a copy to this http(s) URL and ignores its answer, never delaying the request (nginx's request waits for its mirror); the path may use $request_uri, $uri, $args, $query_string, $is_args, $host, other variables are refused; without a path the request's path is kept (nginx sends /_mirror-<uid>); https certificates are verified",
+  ),
   "modsecurity-snippet": refused(snippet, true),
   "modsecurity-transaction-id": guard(waf),
   "opentelemetry-operation-name": notYet(tracing),
@@ -209,8 +237,12 @@ export const NGINX_ANNOTATIONS: Readonly<Record<string, AnnotationEntry>> = {
   "proxy-connect-timeout": honoured(
     "seconds a new upstream connection may take to open: 504, or the next try when retries are on; on --front bun a connect that never opens fails after 1 to 2 times this (docs/http.md)",
   ),
-  "proxy-cookie-domain": notYet("Set-Cookie domains are passed on unrewritten"),
-  "proxy-cookie-path": notYet("Set-Cookie paths are passed on unrewritten"),
+  "proxy-cookie-domain": honoured(
+    '"FROM TO": a Set-Cookie Domain equal to FROM (any case, a leading dot kept) becomes TO; `~` regex forms refused',
+  ),
+  "proxy-cookie-path": honoured(
+    '"FROM TO": a Set-Cookie Path starting with FROM gets TO in its place; `~` regex forms refused',
+  ),
   "proxy-http-version": tuning(
     "the backend is spoken to in HTTP/1.1 with keep-alive (or h2c by appProtocol), whatever this says",
   ),
@@ -225,8 +257,11 @@ export const NGINX_ANNOTATIONS: Readonly<Record<string, AnnotationEntry>> = {
   "proxy-read-timeout": honoured(
     "seconds to the response head and between two reads of the body, as nginx's proxy_read_timeout (on --front bun the gap is bounded by the listener's idle timeout)",
   ),
-  "proxy-redirect-from": notYet("Location headers are passed on unrewritten"),
-  "proxy-redirect-to": notYet("Location headers are passed on unrewritten"),
+  "proxy-redirect-from": honoured(
+    "with proxy-redirect-to: a Location or Refresh URL starting with it gets the -to value in its place; " +
+      "`off`/`default` change nothing; a path stays relative (nginx makes it absolute); `~` regex refused",
+  ),
+  "proxy-redirect-to": honoured("what replaces proxy-redirect-from's text; alone it does nothing (reported)"),
   "proxy-request-buffering": tuning(buffering),
   "proxy-send-timeout": honoured(
     "seconds the backend may take no byte of the request (nginx's proxy_send_timeout)",
@@ -262,7 +297,7 @@ export const NGINX_ANNOTATIONS: Readonly<Record<string, AnnotationEntry>> = {
   "session-cookie-samesite": notYet(affinity),
   "session-cookie-secure": notYet(affinity),
   "ssl-ciphers": honoured(
-    "the TLS 1.2 cipher list (OpenSSL syntax) of the Ingress's hosts, each host's from the oldest Ingress naming it that sets one; checked by BoringSSL at translation (`@SECLEVEL` is not known to it and refused, names matching no suite are reported); TLS 1.0/1.1 stay refused and TLS 1.3 suites are BoringSSL's whatever the list",
+    "the TLS 1.2 cipher list (OpenSSL syntax) of the Ingress's hosts, each host's from the oldest Ingress naming it that sets one; checked by BoringSSL at translation (`@SECLEVEL` and TLS 1.3 names are refused, names matching no suite are reported); `!aNULL:!eNULL:!3DES:!RC4:!MD5` is appended to every list; TLS 1.0/1.1 stay refused and TLS 1.3 suites are BoringSSL's whatever the list",
   ),
   "ssl-passthrough": honoured(
     "with --enable-ssl-passthrough (as in ingress-nginx), TLS to the Ingress's named hosts on the HTTPS port is piped unopened by SNI to the backend of its / path (not for an Ingress asking for an AuthPolicy or rate limits); without the flag, a warning and TLS terminated",

@@ -9,6 +9,7 @@
 import type {
   Filter,
   Problem,
+  ResponseBandwidth,
   RetryPolicy,
   Route,
   RouteAction,
@@ -31,6 +32,8 @@ export interface RouteEdit {
   readonly retry?: RetryPolicy;
   /** `false`: the route's requests are not access-logged (ingress-nginx `enable-access-log`). */
   readonly accessLog?: false;
+  /** Response bodies paced to this (response-bandwidth.ts). */
+  readonly responseBandwidth?: ResponseBandwidth;
   /** Forward to the Services' cluster IPs, not their endpoints (service-upstream.ts applies it). */
   readonly serviceUpstream?: true;
   /** What depends on the route itself (its path, its backends), applied last; later families' after. */
@@ -138,6 +141,7 @@ export function editedRoute(route: Route, edit: RouteEdit | undefined): Route {
     ...(edit.timeouts !== undefined ? { timeouts: { ...route.timeouts, ...edit.timeouts } } : {}),
     ...(edit.retry !== undefined ? { retry: edit.retry } : {}),
     ...(edit.accessLog === false ? { accessLog: false as const } : {}),
+    ...(edit.responseBandwidth !== undefined ? { responseBandwidth: edit.responseBandwidth } : {}),
   };
   return edit.perRoute === undefined ? out : edit.perRoute(out);
 }

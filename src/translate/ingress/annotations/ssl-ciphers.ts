@@ -8,9 +8,11 @@
  * fixed by BoringSSL (docs/tls.md): the list only chooses among TLS 1.2 suites.
  *
  * The value is checked as OpenSSL's cipher-list syntax (names, `!`/`-`/`+` prefixes, `+`-joined
- * aliases, `@STRENGTH`) and then by BoringSSL itself: a list it refuses (nothing matches, `@SECLEVEL`,
- * which BoringSSL does not know) is an `InvalidAnnotation` and the hosts keep Gatehouse's list; a name in
- * the list that matches no suite is reported (BoringSSL skips it silently), the rest of the list applies.
+ * aliases, `@STRENGTH`) and then by BoringSSL itself, with CIPHER_FLOOR appended (a list may allow CBC or
+ * static-RSA suites for old clients, as in ingress-nginx, never NULL, anonymous, 3DES, RC4 or MD5 ones): a
+ * list that leaves nothing (or names TLS 1.3 suites, or OpenSSL's `@SECLEVEL`, which BoringSSL lacks) is
+ * an `InvalidAnnotation` and the hosts keep Gatehouse's list; a name the list adds that matches no suite
+ * is reported (BoringSSL skips it silently), the rest of the list applies.
  */
 import type * as Tls from "node:tls";
 import type { Problem, TLSCertificate } from "../../../model/index.ts";
@@ -18,14 +20,41 @@ import type { Ingress } from "../../../sources/schema/networking.ts";
 import { parseIngressHost } from "../../common/host-patterns.ts";
 import { annotationOf, arrayOf, sourceRef } from "../../common/objects.ts";
 import { problem } from "../../common/problems.ts";
+import { namesCover } from "../../common/tls-secret.ts";
 import { NGINX_PREFIX } from "./nginx-annotations.ts";
 
 const ANNOTATION = `${NGINX_PREFIX}ssl-ciphers`;
 /** One element of an OpenSSL cipher list: a name or `+`-joined aliases, optionally prefixed. */
 const ELEMENT = /^[!+-]?[A-Za-z0-9_-]+(?:\+[A-Za-z0-9_-]+)*$/;
+/**
+ * Appended to every list: suites no list may bring back (`!` deletes for good), whatever ingress-nginx
+ * would allow: no authentication, no encryption, 64-bit blocks (Sweet32), RC4, MD5.
+ */
+export const CIPHER_FLOOR = "!aNULL:!eNULL:!3DES:!RC4:!MD5";
 
-/** Why BoringSSL refuses `list` as a whole (undefined: it takes it), and the names that match nothing. */
-function checkCipherList(list: string): { refused?: string; unmatched: string[] } {
+interface CipherCheck {
+  /** The list served: the value with the floor appended. */
+  readonly effective?: string;
+  /** Why the value is refused as a whole. */
+  readonly refused?: string;
+  /** Names the value adds that match no suite (left out by BoringSSL). */
+  readonly unmatched: readonly string[];
+}
+
+/** Checked once per value: a translation runs for every change, and each check builds TLS contexts. */
+const checked = new Map<string, CipherCheck>();
+
+function checkCipherList(list: string): CipherCheck {
+  let hit = checked.get(list);
+  if (hit === undefined) {
+    hit = check(list);
+    if (checked.size >= 256) checked.clear();
+    checked.set(list, hit);
+  }
+  return hit;
+}
+
+function check(list: string): CipherCheck {
   const elements = list.split(/[:, ]+/).filter((e) => e !== "");
   if (elements.length === 0) return { refused: "is empty", unmatched: [] };
   const seclevel = elements.find((e) => e.startsWith("@SECLEVEL"));
@@ -37,6 +66,13 @@ function checkCipherList(list: string): { refused?: string; unmatched: string[] 
   const malformed = elements.find((e) => e !== "@STRENGTH" && !ELEMENT.test(e));
   if (malformed !== undefined)
     return { refused: `"${malformed}" is not a cipher name or OpenSSL cipher-list keyword`, unmatched: [] };
+  // node:tls would take these as TLS 1.3 suites and Bun.serve refuses a list of them: say so here.
+  const tls13 = elements.find((e) => /^[!+-]?TLS_/i.test(e));
+  if (tls13 !== undefined)
+    return {
+      refused: `"${tls13}" is a TLS 1.3 suite; those are fixed by BoringSSL, and this list chooses TLS 1.2 suites`,
+      unmatched: [],
+    };
   // node:tls loads only for Ingresses that set the annotation (translation starts without it).
   const { createSecureContext } = require("node:tls") as typeof Tls;
   const takes = (ciphers: string) => {
@@ -47,12 +83,15 @@ function checkCipherList(list: string): { refused?: string; unmatched: string[] 
       return false;
     }
   };
-  if (!takes(list)) return { refused: "matches no TLS 1.2 cipher suite BoringSSL offers", unmatched: [] };
-  const unmatched = elements
-    .filter((e) => e !== "@STRENGTH")
-    .map((e) => e.replace(/^[!+-]/, ""))
-    .filter((name) => !takes(name));
-  return { unmatched };
+  const effective = `${elements.join(":")}:${CIPHER_FLOOR}`;
+  if (!takes(effective))
+    return {
+      refused: `matches no TLS 1.2 cipher suite BoringSSL offers that Gatehouse allows (never ${CIPHER_FLOOR.replaceAll("!", "").replaceAll(":", ", ")})`,
+      unmatched: [],
+    };
+  // Only plain names add suites: a removal (`!`, `-`) or a move (`+`) of nothing changes nothing.
+  const unmatched = elements.filter((e) => e !== "@STRENGTH" && !/^[!+-]/.test(e) && !takes(e));
+  return { effective, unmatched };
 }
 
 /**
@@ -72,8 +111,8 @@ export function withHostCiphers(
     if (raw === undefined || raw.trim() === "") continue;
     const ref = sourceRef("Ingress", ingress);
     const value = raw.trim();
-    const { refused, unmatched } = checkCipherList(value);
-    if (refused !== undefined) {
+    const { effective, refused, unmatched } = checkCipherList(value);
+    if (refused !== undefined || effective === undefined) {
       const msg = `annotation ${ANNOTATION} ${JSON.stringify(value)}: ${refused}; its hosts keep Gatehouse's cipher list`;
       problems.push(problem(ref, "InvalidAnnotation", msg));
       continue;
@@ -88,8 +127,8 @@ export function withHostCiphers(
       if (!parsed.ok || parsed.host.match === "Any") continue;
       const host = parsed.host.hostname;
       const taken = hostCiphers.get(host);
-      if (taken === undefined) hostCiphers.set(host, { ciphers: value, from: me });
-      else if (taken.from !== me && taken.ciphers !== value) {
+      if (taken === undefined) hostCiphers.set(host, { ciphers: effective, from: me });
+      else if (taken.from !== me && taken.ciphers !== effective) {
         const msg = `annotation ${ANNOTATION}: host ${host} already has the cipher list of Ingress ${taken.from} (older); not applied to it`;
         problems.push(problem(ref, "AnnotationConflict", msg, "warning"));
       }
@@ -115,6 +154,12 @@ export function withHostCiphers(
   }
   for (const [host, c] of hostCiphers) {
     if (placed.has(host)) continue;
+    // The certificate the host is served today: a wildcard entry's that covers it, else the default.
+    const covering = certificates.find((cert) => namesCover(cert.hostnames, host));
+    if (covering !== undefined) {
+      out.push({ ...covering, hostnames: [host], ciphers: c.ciphers });
+      continue;
+    }
     if (fallback === undefined) continue; // no HTTPS listener serves it at all
     const [namespace = "", name = ""] = c.from.split("/");
     out.push({

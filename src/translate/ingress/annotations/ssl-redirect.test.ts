@@ -77,7 +77,8 @@ describe("ssl-redirect with ingress-nginx's trailing slash and port", () => {
     const one = actions([ingress("one", { "ssl-redirect": "False" })], [route("one", forward)]);
     expect([one.out, one.problems]).toEqual([[forward], []]);
     const r = actions([ingress("odd", { "preserve-trailing-slash": "1" })], [route("odd", forward)]);
-    expect(r.out?.[0]).not.toMatchObject({ stripTrailingSlash: true });
+    expect(r.out?.[0]).toMatchObject({ kind: "Redirect" });
+    expect(r.out?.[0]).not.toHaveProperty("stripTrailingSlash");
     expect(actions([ingress("x", { "ssl-redirect": "tRuE" })], [route("x", forward)]).problems).toHaveLength(
       1,
     );

@@ -23,7 +23,7 @@
  * calls it missing.
  */
 
-import { fieldValueProblem } from "../../../model/http-syntax.ts";
+import { fieldValueProblem, parseHostAndPort } from "../../../model/http-syntax.ts";
 import type { Filter, Route } from "../../../model/index.ts";
 import { rewriteTargetOf } from "./regex-paths.ts";
 import {
@@ -41,9 +41,6 @@ const KNOWN_VARIABLES = ["namespace", "ingress_name", "service_name", "service_p
 type KnownVariable = (typeof KNOWN_VARIABLES)[number];
 /** The client's Host alone: what is sent when upstream-vhost is not set. */
 const CLIENT_HOST = /^\$(?:host|http_host|best_http_host|\{(?:host|http_host|best_http_host)\})$/;
-/** A host name, IPv4 or bracketed IPv6 address, with an optional port. */
-const HOST_AND_PORT =
-  /^(?:[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?(?:\.[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?)*\.?|\[[0-9A-Fa-f:.]+\])(?::([0-9]{1,5}))?$/;
 /** ingress-nginx's RegexPathWithCapture without `$`, and the spaces its validator removes first. */
 const PREFIX_CHARS = /^[A-Za-z0-9\-._~/: ]*$/;
 
@@ -100,8 +97,8 @@ function vhostProblem(v: string): string | undefined {
   }
   // Expanded values are DNS labels and port numbers: a sample of each stands for them.
   const sample = expand(v, { namespace: "ns", ingress_name: "ing", service_name: "svc", service_port: "80" });
-  const host = HOST_AND_PORT.exec(sample);
-  if (host === null || Number(host[1] ?? 0) > 65535)
+  const host = parseHostAndPort(sample);
+  if (host === undefined || Number(host.port ?? 0) > 65535)
     return "must be a host name or IP address, with an optional :port";
   return undefined;
 }

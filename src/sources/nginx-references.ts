@@ -1,0 +1,49 @@
+/**
+ * The objects an Ingress's ingress-nginx annotations name, read by both sides: the Kubernetes source keeps
+ * (and fetches) only the ConfigMaps Ingresses name, translate looks them up. Here so that the source
+ * needs nothing of translate, and both parse a value the same way.
+ */
+import type { Ingress } from "./schema/networking.ts";
+
+/** The prefix of every ingress-nginx annotation. */
+export const NGINX_PREFIX = "nginx.ingress.kubernetes.io/";
+/** `custom-headers: <namespace>/<name>`: a ConfigMap whose entries are set as response headers. */
+export const CUSTOM_HEADERS = "custom-headers";
+
+/** Kubernetes object names: a namespace is a DNS label, a ConfigMap's name a DNS subdomain. */
+const NAMESPACE = /^[a-z0-9](?:[-a-z0-9]{0,61}[a-z0-9])?$/;
+const NAME = /^[a-z0-9](?:[-a-z0-9.]{0,251}[a-z0-9])?$/;
+
+/**
+ * `namespace/name` a custom-headers value names, or why not; undefined: the value asks for nothing
+ * (empty). A bare `name` is looked up in the Ingress's namespace, and only that namespace is allowed.
+ */
+export function configMapKey(
+  value: string,
+  namespace: string,
+): { key: string } | { why: string } | undefined {
+  const v = value.trim();
+  if (v === "") return undefined;
+  const parts = v.split("/");
+  const [ns, name] = parts.length === 1 ? [namespace, parts[0] as string] : [parts[0] as string, parts[1]];
+  if (parts.length > 2 || name === undefined || !NAMESPACE.test(ns) || !NAME.test(name))
+    return { why: "must be <namespace>/<ConfigMap name>" };
+  if (ns !== namespace) return { why: `the ConfigMap must be in the Ingress's namespace (${namespace})` };
+  return { key: `${ns}/${name}` };
+}
+
+/** The Ingress's namespace, "default" when it has none (as translate's namespaceOf). */
+function ingressNamespace(ingress: Ingress): string {
+  const ns = ingress.metadata?.namespace;
+  return typeof ns === "string" && ns !== "" ? ns : "default";
+}
+
+/**
+ * `namespace/name` of the ConfigMap an Ingress's custom-headers names, or undefined (none, or a value
+ * that names none): the Kubernetes source keeps only these ConfigMaps' data.
+ */
+export function customHeadersConfigMap(ingress: Ingress): string | undefined {
+  const raw = ingress.metadata?.annotations?.[NGINX_PREFIX + CUSTOM_HEADERS];
+  const parsed = typeof raw === "string" ? configMapKey(raw, ingressNamespace(ingress)) : undefined;
+  return parsed !== undefined && "key" in parsed ? parsed.key : undefined;
+}
