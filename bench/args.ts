@@ -1,6 +1,6 @@
 /** Command line and environment of `bun run bench`. */
 
-export const sectionNames = ["proxy", "https", "guards", "matcher", "apply", "memory"] as const;
+export const sectionNames = ["proxy", "https", "guards", "matcher", "apply", "memory", "startup"] as const;
 export type SectionName = (typeof sectionNames)[number];
 
 export interface BenchArgs {

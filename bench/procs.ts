@@ -167,6 +167,8 @@ export class Processes {
     extra?: readonly string[];
     /** The source tree to run (bench/ab.ts runs a second checkout); default: this one. */
     root?: string;
+    /** What runs `gatehouse` instead of `bun <root>/src/main.ts` (a compiled executable). */
+    command?: readonly string[];
     name?: string;
     /** More environment (bench/ab.ts --alloc: the collector's log) and where stderr goes. */
     env?: Readonly<Record<string, string>>;
@@ -175,8 +177,7 @@ export class Processes {
     const extra = (process.env.BENCH_GATEHOUSE_ARGS ?? "").split(/\s+/).filter(Boolean);
     const proc = await this.start(
       [
-        "bun",
-        join(opts.root ?? repo, "src/main.ts"),
+        ...(opts.command ?? ["bun", join(opts.root ?? repo, "src/main.ts")]),
         "serve",
         "--dir",
         opts.dir,

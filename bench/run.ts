@@ -6,6 +6,7 @@
  *   matcher  route lookup at 10…100k routes (matcher.ts)
  *   apply    a config change at 10k routes, in process and end to end (apply.ts)
  *   memory   RSS at 10k routes, beside nginx (memory.ts)
+ *   startup  time to ready at 10k routes: from source and as the compiled executable (startup.ts)
  * `--only a,b` runs some; `--smoke` (or BENCH_SMOKE=1) runs a tiny version of each to prove the harness
  * works (CI) — its figures mean nothing. Method and figures: docs/performance.md.
  */
@@ -21,6 +22,7 @@ import { matcherSection } from "./matcher.ts";
 import { memorySection } from "./memory.ts";
 import { Processes } from "./procs.ts";
 import { proxySection } from "./proxy.ts";
+import { startupSection } from "./startup.ts";
 
 let args: ReturnType<typeof parseBenchArgs>;
 try {
@@ -38,6 +40,7 @@ const sections: Record<SectionName, { title: string; run: (ctx: BenchContext) =>
     matcher: { title: "matcher", run: matcherSection },
     apply: { title: "config change", run: applySection },
     memory: { title: "memory", run: memorySection },
+    startup: { title: "startup (source / executable)", run: startupSection },
   };
 
 const cores = availableParallelism();

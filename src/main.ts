@@ -4,6 +4,7 @@
  * manifests becomes. Stop order on SIGTERM/SIGINT: readiness false, sources stop, listeners close after
  * in-flight requests finish.
  */
+import type { InputSource } from "./cli/input.ts";
 import { translateOptionsOf, translationDefaults, translationFlags } from "./cli/translate-options.ts";
 import type { ServeConfig } from "./config/config.ts";
 import { logger } from "./observability/logger.ts";
@@ -26,11 +27,15 @@ Usage:
                   [--access-log-sample 1] [--log-level info]
                   [--redis-url redis://HOST:6379] [--redis-timeout-ms 50]
                   [--front raw|bun] [--admin-bind ADDR] [--allow-unenforced-annotations]
-  gatehouse translate -f FILE [-f FILE...] [--strict]
+                  [--global-allowed-response-headers NAME,...]
+  gatehouse translate -f FILE [-f FILE...] | --kube [--kubeconfig FILE]  [--strict]
                       [--ingress-class NAME] [--ingress-controller NAME] [--watch-ingress-without-class]
                       [--gateway-controller NAME] [--gateway-address-pool CIDR]
                       [--http-port N] [--https-port N] [--ssl-redirect BOOL] [--default-certificate NS/NAME]
                       [--allow-unenforced-annotations] [--enable-ssl-passthrough BOOL]
+                      [--global-allowed-response-headers NAME,...]
+  gatehouse routes -f FILE [-f FILE...] | --kube [--kubeconfig FILE]  [translate's flags]
+  gatehouse version [--json]
 
 Every serve flag can also be set as GATEHOUSE_<FLAG_NAME>, e.g. GATEHOUSE_HTTP_PORT=8080.
 Cluster flags (--publish-service, --status-address, leader election, --read-only): docs/kubernetes.md.
@@ -43,7 +48,9 @@ async function main(argv: string[]): Promise<number> {
     if (config === undefined) return 2;
     const workers = config.workers === 0 ? (await import("node:os")).availableParallelism() : config.workers;
     const workerAdmins = new Map<number, number>();
-    const children = process.env.GATEHOUSE_WORKER_OF ? [] : spawnWorkers(workers - 1, rest, workerAdmins);
+    const children = process.env.GATEHOUSE_WORKER_OF
+      ? []
+      : spawnWorkers((await import("./cli/self.ts")).selfCommand(), workers - 1, rest, workerAdmins);
     if (process.env.GATEHOUSE_WORKER_OF) exitWithParent(Number(process.env.GATEHOUSE_WORKER_OF));
     // Loaded only here: the serve path (Kubernetes client, listeners, Redis) is most of a cold start, and
     // `translate` needs none of it.
@@ -65,41 +72,84 @@ async function main(argv: string[]): Promise<number> {
     ]);
     return 0;
   }
-  if (command === "translate") {
+  if (command === "translate" || command === "routes") {
     // Before any schema is built (zod reads it then): zod compiles each object schema's parser with
     // `new Function` on first use, which one short run pays for and does not earn back (a run reading
     // 4,000 objects is no slower without it).
     (await import("zod")).z.config({ jitless: true });
-    // -f FILE (repeatable), and the serve flags that change translation, validated as serve does.
-    const files: string[] = [];
-    const flags: string[] = [];
-    let strict = false;
-    for (let i = 0; i < rest.length; i++) {
-      const arg = rest[i] as string;
-      if (arg === "--strict") strict = true;
-      else if (arg === "-f" || arg === "--file") files.push(rest[++i] ?? "");
-      else if (arg.startsWith("--file=")) files.push(arg.slice(7));
-      else flags.push(arg);
-    }
-    const named = flags.filter((a) => a.startsWith("--")).map((a) => a.slice(2).split("=")[0] as string);
-    const foreign = named.filter((n) => !(translationFlags as readonly string[]).includes(n));
-    if (files.length === 0 || files.includes("") || foreign.length > 0) {
-      const why =
-        foreign.length > 0 ? `not a translate flag: --${foreign.join(", --")}` : "give at least one -f FILE";
-      process.stderr.write(`gatehouse translate: ${why}\n\n${usage}`);
-      return 2;
-    }
-    const config =
-      flags.length === 0 && !flagsInEnvironment()
-        ? translationDefaults
-        : await configOf("translate", ["--dir", ".", ...flags]);
-    if (config === undefined) return 2;
+    const args = await translationInput(command, rest);
+    if (typeof args === "number") return args;
     // No certificate is generated here: a default certificate only matters to a serving process.
+    const options = translateOptionsOf(args.config, undefined, Date.now());
+    const input = await (await import("./cli/input.ts")).loadInput(args.source, command);
+    if (command === "routes") return (await import("./cli/routes.ts")).runRoutes(input, options);
     const { runTranslate } = await import("./cli/translate.ts");
-    return runTranslate(files, translateOptionsOf(config, undefined, Date.now()), strict);
+    return runTranslate(input, options, args.strict);
+  }
+  if (command === "version" && (rest.length === 0 || (rest.length === 1 && rest[0] === "--json"))) {
+    const { buildInfo } = await import("./cli/self.ts");
+    const info = buildInfo();
+    const text =
+      rest[0] === "--json"
+        ? `${JSON.stringify(info)}\n`
+        : `gatehouse ${info.version} (commit ${info.commit}, ${info.build}, bun ${info.bun}, ${info.platform})\n`;
+    await Bun.write(Bun.stdout, text);
+    return 0;
   }
   process.stdout.write(usage);
   return command === undefined || command === "help" || command === "--help" ? 0 : 2;
+}
+
+/**
+ * `-f FILE` (repeatable) or `--kube [--kubeconfig FILE]`, `--strict`, and the serve flags that change
+ * translation, validated as serve validates them; an exit code after saying why on stderr when they are
+ * not usable.
+ */
+async function translationInput(
+  command: string,
+  rest: readonly string[],
+): Promise<
+  { source: InputSource; config: ServeConfig | typeof translationDefaults; strict: boolean } | number
+> {
+  const files: string[] = [];
+  const flags: string[] = [];
+  let strict = false;
+  let kube = false;
+  let kubeconfig: string | undefined;
+  for (let i = 0; i < rest.length; i++) {
+    const arg = rest[i] as string;
+    if (arg === "--strict") strict = true;
+    else if (arg === "--kube") kube = true;
+    else if (arg === "--kubeconfig") kubeconfig = rest[++i] ?? "";
+    else if (arg.startsWith("--kubeconfig=")) kubeconfig = arg.slice(13);
+    else if (arg === "-f" || arg === "--file") files.push(rest[++i] ?? "");
+    else if (arg.startsWith("--file=")) files.push(arg.slice(7));
+    else flags.push(arg);
+  }
+  const named = flags.filter((a) => a.startsWith("--")).map((a) => a.slice(2).split("=")[0] as string);
+  const foreign = named.filter((n) => !(translationFlags as readonly string[]).includes(n));
+  const why =
+    foreign.length > 0
+      ? `not a ${command} flag: --${foreign.join(", --")}`
+      : kube && files.length > 0
+        ? "give -f FILE or --kube, not both"
+        : !kube && (files.length === 0 || files.includes(""))
+          ? "give at least one -f FILE, or --kube"
+          : kubeconfig !== undefined && (!kube || kubeconfig === "")
+            ? "--kubeconfig FILE goes with --kube"
+            : undefined;
+  if (why !== undefined) {
+    process.stderr.write(`gatehouse ${command}: ${why}\n\n${usage}`);
+    return 2;
+  }
+  const config =
+    flags.length === 0 && !flagsInEnvironment()
+      ? translationDefaults
+      : await configOf(command, ["--dir", ".", ...flags]);
+  const source: InputSource = kube
+    ? { kind: "kube", ...(kubeconfig !== undefined ? { kubeconfig } : {}) }
+    : { kind: "files", files };
+  return config === undefined ? 2 : { source, config, strict };
 }
 
 /**
@@ -128,15 +178,20 @@ function flagsInEnvironment(): boolean {
 /**
  * Extra serving processes: the same command, sharing the traffic ports through SO_REUSEPORT (the kernel
  * spreads connections across them). Only the first process serves the admin port; each worker watches
- * the same source on its own, so they converge on the same configuration. A worker's own admin listener
+ * the same source on its own, so they converge on the same configuration. `self` starts this program
+ * (cli/self.ts: `bun main.ts` from source, the executable alone when compiled). A worker's own admin listener
  * is on an ephemeral loopback port it reports over IPC (into `admins`), where the primary collects its
  * metrics from.
  */
-function spawnWorkers(count: number, args: readonly string[], admins: Map<number, number>): Bun.Subprocess[] {
-  const script = process.argv[1] as string;
+function spawnWorkers(
+  self: readonly string[],
+  count: number,
+  args: readonly string[],
+  admins: Map<number, number>,
+): Bun.Subprocess[] {
   const workerArgs = ["--admin-port", "0", "--admin-bind", "127.0.0.1", "--workers", "1"];
   return Array.from({ length: Math.max(0, count) }, (_, i) =>
-    Bun.spawn([process.execPath, script, "serve", ...args, ...workerArgs], {
+    Bun.spawn([...self, "serve", ...args, ...workerArgs], {
       env: { ...process.env, GATEHOUSE_WORKER_OF: String(process.pid), GATEHOUSE_WORKER_ID: String(i + 1) },
       stdio: ["ignore", "inherit", "inherit"],
       ipc: (message: { adminPort?: unknown }) => {

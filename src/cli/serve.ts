@@ -76,10 +76,9 @@ export async function startGateway(config: ServeConfig): Promise<RunningGateway>
   });
   metrics.setInflightSource(() => proxy.pendingRequests());
   metrics.setConnectionSource(() => proxy.openConnections());
-  // Made once per process (~20 ms of openssl); served for SNI misses on the Ingress HTTPS listener.
+  // Made once per process (a new key: under a millisecond); served for SNI misses on HTTPS listeners.
   const defaultCert = generatedDefaultCertificate();
-  if (defaultCert === undefined)
-    log.warn("could not generate the default TLS certificate (is openssl installed?); none is served");
+  if (defaultCert === undefined) log.warn("could not make the default TLS certificate; none is served");
   let waiters: (() => void)[] = [];
   let applied:
     | { model: GatewayModel; statuses: readonly ObjectStatus[]; snapshot: ResourceSnapshot }

@@ -1,11 +1,9 @@
 import { dumpTranslateResult } from "../model/dump.ts";
-// Not the folder source's index: its watcher is for serve.
-import { loadFiles } from "../sources/file/load.ts";
-import { loadProblems } from "../sources/file/problems.ts";
 import { type TranslateOptions, translate } from "../translate/translate.ts";
+import type { LoadedInput } from "./input.ts";
 
 /**
- * `gatehouse translate -f FILE... [flags]`: read manifests, print the model and every problem as YAML,
+ * `gatehouse translate -f FILE... | --kube [flags]`: read manifests (or a cluster, once: input.ts), print the model and every problem as YAML,
  * serve nothing. The flags are serve's that change translation (translate-options.ts), and certificates
  * are checked against the clock, so the output is what `serve` with the same flags would compute. Load problems (unreadable file, YAML syntax error, unknown field,
  * schema failure, duplicate) come first in `problems`, with file and document, then translation's.
@@ -16,21 +14,17 @@ import { type TranslateOptions, translate } from "../translate/translate.ts";
  * stdout still see that something was refused.
  */
 export async function runTranslate(
-  files: readonly string[],
+  input: LoadedInput,
   options: Partial<TranslateOptions>,
   strict = false,
 ): Promise<number> {
-  const load = await loadFiles(files);
-  const result = translate(load.snapshot, options);
-  const problems = [...loadProblems(load), ...result.problems];
+  const result = translate(input.snapshot, options);
+  const problems = [...input.problems, ...result.problems];
   // Awaited: process.exit right after a plain stdout write drops what a slow pipe has not taken yet
   // (a piped output was cut at 64 KB).
   await Bun.write(Bun.stdout, dumpTranslateResult({ ...result, problems }));
-  if (load.errors.length > 0) {
-    const n = load.errors.length;
-    process.stderr.write(`gatehouse translate: ${n} load problem${n === 1 ? "" : "s"} (see problems)\n`);
-    return load.errors.some((e) => e.docIndex === -1) ? 2 : 1;
-  }
+  for (const note of input.notes) process.stderr.write(`${note}\n`);
+  if (input.exitCode !== 0) return input.exitCode;
   const counted = problems.filter((p) => p.severity !== "info");
   if (strict && counted.length > 0) {
     const n = counted.length;

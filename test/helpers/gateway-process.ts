@@ -1,6 +1,6 @@
 /**
- * A `gatehouse serve` process started the way users start it (`bun src/main.ts serve …`), for tests of
- * what only a real process shows: signals, exit codes, workers.
+ * A `gatehouse serve` process started the way users start it (`bun src/main.ts serve …`, or a compiled
+ * executable), for tests of what only a real process shows: signals, exit codes, workers.
  */
 import { join, resolve } from "node:path";
 import { freePort } from "./ports.ts";
@@ -17,20 +17,26 @@ export interface GatewayProcess {
 
 const main = join(resolve(import.meta.dir, "../.."), "src/main.ts");
 
-/** Start `gatehouse serve --dir dir …extra` on free ports and wait until /readyz answers 200. */
+/** `bun src/main.ts`: the program as users run it from source. */
+export const sourceCommand: readonly string[] = [process.execPath, main];
+
+/**
+ * Start `gatehouse serve --dir dir …extra` on free ports and wait until /readyz answers 200. `source` is
+ * the folder, or the source flags themselves (`["--kube", "--kubeconfig", FILE]`); `command` what runs
+ * `gatehouse` (default: from source).
+ */
 export async function startGatewayProcess(
-  dir: string,
+  source: string | readonly string[],
   extra: readonly string[] = [],
+  command: readonly string[] = sourceCommand,
 ): Promise<GatewayProcess> {
   const httpPort = await freePort();
   const adminPort = await freePort();
   const proc = Bun.spawn(
     [
-      process.execPath,
-      main,
+      ...command,
       "serve",
-      "--dir",
-      dir,
+      ...(typeof source === "string" ? ["--dir", source] : source),
       "--bind",
       "127.0.0.1",
       "--http-port",

@@ -5,16 +5,16 @@
  * Measured on Bun 1.4 (BoringSSL): `Bun.serve` already refuses TLS 1.0 and 1.1 (alert 70, checked with
  * `openssl s_client -tls1_1 -cipher DEFAULT@SECLEVEL=0`); we still say so explicitly with
  * `secureOptions`, so a Bun default change cannot silently reopen them. `ciphers` restricts TLS 1.2 to
- * ECDHE with AEAD (a CBC suite is refused with a handshake failure); TLS 1.3 suites are fixed by
- * BoringSSL and all modern. SNI entries may be `*.example.com` (one label, as RFC 6125).
+ * ECDHE with AEAD (a CBC suite is refused with a handshake failure), unless a certificate carries its own
+ * list (ingress-nginx `ssl-ciphers`, floored at translation: annotations/ssl-ciphers.ts); TLS 1.3 suites
+ * are fixed by BoringSSL and all modern. SNI entries may be `*.example.com` (one label, as RFC 6125).
  */
 
 import { constants } from "node:crypto";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { readFileSync } from "node:fs";
 import type { TLSOptions } from "bun";
 import type { TLSCertificate } from "../../model/index.ts";
+import { selfSignedCertificate } from "./self-signed.ts";
 
 /** Mozilla "intermediate" TLS 1.2 suites: forward secrecy and AEAD only. */
 export const modernCiphers = [
@@ -66,29 +66,18 @@ export interface GeneratedCertificate {
 let generated: GeneratedCertificate | undefined;
 
 /**
- * A self-signed certificate (P-256, CN and SAN `name`, valid ten years) made once per process with the
- * `openssl` CLI, the default certificate when `--default-certificate` names none (ingress-nginx's "fake
- * certificate"). Undefined when openssl is missing or fails: the caller logs it and serves without one.
+ * A self-signed certificate (P-256, CN and SAN `name`, valid ten years) made once per process, in process
+ * (self-signed.ts: no openssl binary needed), the default certificate when `--default-certificate` names
+ * none (ingress-nginx's "fake certificate"). Undefined if making it fails: the caller logs it and serves
+ * without one.
  */
 export function generatedDefaultCertificate(name = "gatehouse.invalid"): GeneratedCertificate | undefined {
   if (generated !== undefined) return generated;
-  const dir = mkdtempSync(join(tmpdir(), "gatehouse-default-cert-"));
   try {
-    const key = join(dir, "tls.key");
-    const crt = join(dir, "tls.crt");
-    const r = Bun.spawnSync(
-      ["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
-        .concat(["-subj", `/O=Gatehouse/CN=${name}`, "-addext", `subjectAltName=DNS:${name}`])
-        .concat(["-days", "3650", "-keyout", key, "-out", crt]),
-      { stdout: "ignore", stderr: "pipe" },
-    );
-    if (r.exitCode !== 0) return undefined;
-    generated = { certPem: readFileSync(crt, "utf8"), keyPem: readFileSync(key, "utf8") };
+    generated = selfSignedCertificate(name, 3650);
     return generated;
   } catch {
-    return undefined; // openssl not installed (spawn throws ENOENT)
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
+    return undefined;
   }
 }
 
