@@ -60,6 +60,10 @@ const hashing = "no consistent hashing: endpoints are chosen round-robin";
 const waf = "no web application firewall inspects these requests";
 const removed = (what: string) => `removed from ingress-nginx; ${what}`;
 const removedIn112 = (what: string) => `removed from ingress-nginx in v1.12.0; ${what}`;
+const noInflux =
+  "no InfluxDB metrics are sent, and none are planned: Prometheus metrics on the admin port carry the same per-route figures";
+const noOpenTracing =
+  "not planned: OpenTracing is retired; OpenTelemetry tracing is Gatehouse's (the enable-opentelemetry entries)";
 
 export const NGINX_ANNOTATIONS: Readonly<Record<string, AnnotationEntry>> = {
   affinity: notYet(affinity),
@@ -152,10 +156,10 @@ export const NGINX_ANNOTATIONS: Readonly<Record<string, AnnotationEntry>> = {
     "true: every OPTIONS from an allowed origin is answered 204 by the gateway and responses to it carry the CORS headers; without it the cors-* annotations do nothing",
   ),
   "enable-global-auth": notYet("not read: Gatehouse has no global external authentication"),
-  "enable-influxdb": notYet(removed("no InfluxDB metrics are sent"), ["false"]),
+  "enable-influxdb": notYet(removed(noInflux), ["false"]),
   "enable-modsecurity": guard(waf, ["false"]),
   "enable-opentelemetry": notYet(tracing, ["false"]),
-  "enable-opentracing": notYet(removed(tracing), ["false"]),
+  "enable-opentracing": notYet(removed(noOpenTracing), ["false"]),
   "enable-owasp-core-rules": guard(waf, ["false"]),
   "enable-rewrite-log": tuning(
     "nginx's rewrite debug log has no counterpart (the access log names each request's route)",
@@ -187,10 +191,10 @@ export const NGINX_ANNOTATIONS: Readonly<Record<string, AnnotationEntry>> = {
     ),
   ),
   "http2-push-preload": tuning("HTTP/2 server push is gone from browsers; nothing is pushed"),
-  "influxdb-host": notYet(removed("no InfluxDB metrics are sent")),
-  "influxdb-measurement": notYet(removed("no InfluxDB metrics are sent")),
-  "influxdb-port": notYet(removed("no InfluxDB metrics are sent")),
-  "influxdb-server-name": notYet(removed("no InfluxDB metrics are sent")),
+  "influxdb-host": notYet(removed(noInflux)),
+  "influxdb-measurement": notYet(removed(noInflux)),
+  "influxdb-port": notYet(removed(noInflux)),
+  "influxdb-server-name": notYet(removed(noInflux)),
   "limit-allowlist": honoured(
     "clients in these ranges are never rate limited (the newer name of limit-whitelist)",
   ),
@@ -219,7 +223,7 @@ export const NGINX_ANNOTATIONS: Readonly<Record<string, AnnotationEntry>> = {
   "modsecurity-transaction-id": guard(waf),
   "opentelemetry-operation-name": notYet(tracing),
   "opentelemetry-trust-incoming-span": notYet(tracing),
-  "opentracing-trust-incoming-span": notYet(removed(tracing)),
+  "opentracing-trust-incoming-span": notYet(removed(noOpenTracing)),
   "permanent-redirect": honoured(
     "every path of the Ingress answers this absolute http(s) URL, the query not added; $request_uri, $uri, $args, $is_args, $query_string, $host, $http_host, $scheme and $server_port are filled in, any other variable is refused",
   ),
