@@ -1,8 +1,10 @@
 /**
  * Guards section: what an AuthPolicy (JWT, valid token) and a RateLimitPolicy that is never exceeded
  * (Redis, through --redis-url) cost, against the same request on a route with neither, in one gateway
- * process, rounds alternating. Every request carries the same Authorization header so the three rows
- * differ only by what the gateway does with it. Redis commands per limited request come from
+ * process, rounds alternating. Every request carries the same Authorization header so the token rows
+ * differ only by what the gateway does with it. Basic auth (a bcrypt user, ingress-nginx annotations) and
+ * an API key send their own credential instead; basic+flood measures the valid user while wrong passwords
+ * pour in (guards-credentials.ts). Redis commands per limited request come from
  * `INFO commandstats` before and after the limited runs.
  */
 import { mkdir, writeFile } from "node:fs/promises";
@@ -12,6 +14,13 @@ import { signToken, testKey } from "../src/auth/testing/keys.ts";
 import { freePort } from "../test/helpers/ports.ts";
 import type { RedisServer } from "../test/helpers/redis.ts";
 import type { BenchContext } from "./context.ts";
+import {
+  type CredentialSetup,
+  credentialHosts,
+  credentialSetup,
+  floodSummary,
+  startFlood,
+} from "./guards-credentials.ts";
 import { measuredRun, type Run, targetPids } from "./procs.ts";
 import { wrkTable } from "./proxy.ts";
 import { median } from "./stats.ts";
@@ -88,8 +97,11 @@ function authPolicy(name: string, target: string, extra: Record<string, unknown>
   };
 }
 
-/** The folder: five Ingresses on one backend, two AuthPolicies with keys from a Secret, two limits. */
-export function guardManifests(upstreamPort: number, jwks: unknown): string {
+/**
+ * The folder: five Ingresses on one backend, two AuthPolicies with keys from a Secret, two limits, and the
+ * basic-auth and API-key routes of `credentials` (guards-credentials.ts).
+ */
+export function guardManifests(upstreamPort: number, jwks: unknown, credentials?: CredentialSetup): string {
   const docs = [
     {
       apiVersion: "networking.k8s.io/v1",
@@ -126,6 +138,8 @@ export function guardManifests(upstreamPort: number, jwks: unknown): string {
     ingress("probe", hosts.probe),
     rateLimitPolicy("never-reached", "limited", 1_000_000_000, "1s"),
     rateLimitPolicy("one-per-hour", "probe", 1, "1h"),
+    ...(credentials?.docs ?? []),
+    ...(credentials?.ingresses ?? []).map(([name, host, annotations]) => ingress(name, host, annotations)),
   ];
   return docs.map((d) => stringify(d)).join("---\n");
 }
@@ -150,7 +164,11 @@ export async function guardsSection(ctx: BenchContext): Promise<string> {
   const dir = join(ctx.work, "guards");
   await mkdir(dir, { recursive: true });
   const key = await testKey("ES256", "bench-1");
-  await writeFile(join(dir, "guards.yaml"), guardManifests(ctx.backendPort, { keys: [key.publicJwk] }));
+  const credentials = await credentialSetup(ns);
+  await writeFile(
+    join(dir, "guards.yaml"),
+    guardManifests(ctx.backendPort, { keys: [key.publicJwk] }, credentials),
+  );
   const token = await signToken(key, { iss: issuer, aud: "bench", sub: "bench-user" });
   const redis = await procs.redis();
   const port = await freePort();
@@ -178,6 +196,16 @@ export async function guardsSection(ctx: BenchContext): Promise<string> {
       throw new Error("guards: the claims route answers without a token");
     if ((await get(hosts.claims, auth)) !== 200)
       throw new Error("guards: the claims route refuses a valid token");
+    if (
+      (await get(credentialHosts.basic)) !== 401 ||
+      (await get(credentialHosts.basic, credentials.basicHeaders)) !== 200
+    )
+      throw new Error("guards: the basic-auth route does not check its user");
+    if (
+      (await get(credentialHosts.apiKey)) !== 401 ||
+      (await get(credentialHosts.apiKey, credentials.keyHeaders)) !== 200
+    )
+      throw new Error("guards: the API-key route does not check its key");
     await get(hosts.probe);
     const limiterLive = (await get(hosts.probe)) === 429;
     if (!limiterLive)
@@ -188,21 +216,29 @@ export async function guardsSection(ctx: BenchContext): Promise<string> {
     const pids = await targetPids(gw);
     let limitedRequests = 0;
     let limitedCalls = new Map<string, number>();
-    const rows = [
+    // basic+flood: the valid user again while 64 loops here send wrong passwords (each a bcrypt to verify).
+    const rows: { name: string; host: string; headers?: Record<string, string>; flood?: true }[] = [
       { name: "no guard", host: hosts.open },
       { name: "jwt", host: hosts.jwt },
       { name: "jwt+claims", host: hosts.claims },
       { name: "rate limit", host: hosts.limited },
+      { name: "basic", host: credentialHosts.basic, headers: credentials.basicHeaders },
+      { name: "basic+flood", host: credentialHosts.basic, headers: credentials.basicHeaders, flood: true },
+      { name: "api key", host: credentialHosts.apiKey, headers: credentials.keyHeaders },
     ];
+    const floods: string[] = [];
     for (let r = 0; r < settings.rounds; r++) {
       for (const row of r % 2 === 0 ? rows : [...rows].reverse()) {
         const before = row.host === hosts.limited ? await redisCalls(redis) : undefined;
+        const flood = row.flood ? startFlood(`${gw.url}/`, row.host, 64) : undefined;
         const res = await measuredRun(`guards: ${row.name}`, pids, {
           url: `${gw.url}/`,
           seconds: settings.seconds,
           connections: settings.connections,
           threads: 1,
-          headers: { Host: row.host, ...auth },
+          headers: { Host: row.host, ...(row.headers ?? auth) },
+        }).finally(async () => {
+          if (flood) floods.push(floodSummary(await flood.stop()));
         });
         samples.set(row.name, [...(samples.get(row.name) ?? []), res]);
         if (before !== undefined) {
@@ -227,8 +263,12 @@ export async function guardsSection(ctx: BenchContext): Promise<string> {
     const ratio = (name: string) =>
       median((samples.get(name) ?? []).map((s) => s.rps)) /
       median((samples.get("no guard") ?? []).map((s) => s.rps));
+    const p99 = (name: string) => median((samples.get(name) ?? []).map((s) => s.p99Ms)).toFixed(2);
     out.push(
-      `goals: jwt ≥ 0.90× → ${ratio("jwt").toFixed(2)}×; rate limit ≥ 0.90× → ${ratio("rate limit").toFixed(2)}×${limiterLive ? "" : " (limiter not active)"}; ≤ 1 redis command per request → ${per(scripts)}`,
+      `basic auth under a flood of wrong passwords (64 loops in the bench process, answers per round: ${floods.join(" | ")}): valid user's p99 ${p99("basic+flood")} ms beside ${p99("basic")} ms without`,
+    );
+    out.push(
+      `goals: basic ≥ 0.90× → ${ratio("basic").toFixed(2)}×; api key ≥ 0.90× → ${ratio("api key").toFixed(2)}×; jwt ≥ 0.90× → ${ratio("jwt").toFixed(2)}×; rate limit ≥ 0.90× → ${ratio("rate limit").toFixed(2)}×${limiterLive ? "" : " (limiter not active)"}; ≤ 1 redis command per request → ${per(scripts)}`,
     );
   } finally {
     await gw.stop();

@@ -2,7 +2,7 @@
  * `bun run bench`: every section, one report. Sections (each in its own file):
  *   proxy    Gatehouse / nginx / direct, N=1 and N=cores workers (proxy.ts)
  *   https    Gatehouse (both fronts) / nginx terminating TLS: keep-alive, new connections (https.ts)
- *   guards   JWT and rate-limit rows against the same route unguarded (guards.ts)
+ *   guards   JWT, rate-limit, basic-auth (and under a flood) and API-key rows against the same route unguarded (guards.ts)
  *   matcher  route lookup at 10…100k routes (matcher.ts)
  *   apply    a config change at 10k routes, in process and end to end (apply.ts)
  *   memory   RSS at 10k routes, beside nginx (memory.ts)
@@ -36,7 +36,7 @@ const sections: Record<SectionName, { title: string; run: (ctx: BenchContext) =>
   {
     proxy: { title: "proxy", run: proxySection },
     https: { title: "https (TLS termination)", run: httpsSection },
-    guards: { title: "guards (JWT, rate limit)", run: guardsSection },
+    guards: { title: "guards (JWT, rate limit, basic auth, API keys)", run: guardsSection },
     matcher: { title: "matcher", run: matcherSection },
     apply: { title: "config change", run: applySection },
     memory: { title: "memory", run: memorySection },

@@ -30,7 +30,11 @@ function rows(prefix: string, entries: Readonly<Record<string, AnnotationEntry>>
     .sort()
     .map((name) => {
       const e = entries[name] as AnnotationEntry;
-      const what = e.guard ? `${label[e.support]}, **fails closed (403)**` : label[e.support];
+      // An honoured access control is enforced: it fails closed only when its value cannot be read.
+      const what =
+        e.guard && e.support !== "honoured"
+          ? `${label[e.support]}, **fails closed (403)**`
+          : label[e.support];
       const off = e.off ? ` Asks for nothing when ${e.off.map((v) => `\`${v}\``).join(" or ")}.` : "";
       return `| \`${prefix}${name}\` | ${what} | ${e.note}.${off} |`;
     });
@@ -44,7 +48,7 @@ export function annotationTable(): string {
     START,
     `${all.length} ingress-nginx annotations: ${count("honoured")} honoured, ${count("refused")} refused, ` +
       `${count("no-effect")} nginx tuning knobs accepted with no effect (reported at info level), ` +
-      `${count("not-yet")} not yet; ${all.filter((e) => e.guard).length} are access controls, which fail closed.`,
+      `${count("not-yet")} not yet; ${all.filter((e) => e.guard && e.support !== "honoured").length} are access controls not enforced yet, which fail closed.`,
     "",
     "| annotation | Gatehouse | what it does here, or what differs from ingress-nginx |",
     "|---|---|---|",

@@ -21,6 +21,7 @@ Usage:
                   [--debounce-ms 100]
                   [--client-body-timeout-ms 60000] [--request-buffer-bytes 65536]
                   [--max-connections 16384] [--max-connections-per-peer 0] [--underscores-in-headers false]
+                  [--trusted-proxies CIDR,...] [--proxy-protocol none|all|PORT,...]
                   [--drain-delay-ms 5000] [--drain-timeout-ms 30000]
                   [--default-certificate NS/NAME] [--ssl-redirect true] [--http2 false]
                   [--enable-ssl-passthrough false]

@@ -22,7 +22,7 @@ const port = Number(process.argv[3]);
 const endpointHost = `127.0.0.1:${upstreamPort}`;
 const set = routeSet(100, 10);
 const routes = new Map<string, readonly string[]>(set.hosts.map((h) => [h, set.paths]));
-const hop = { clientIp: "127.0.0.1", scheme: "http" as const, port };
+const hop = { peer: "127.0.0.1", peerTrusted: false, scheme: "http" as const, port };
 const NOT_FOUND = Buffer.from("HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\n\r\n");
 
 interface Client {

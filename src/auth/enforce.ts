@@ -9,6 +9,13 @@ import type { GatewayModel, JWTAuth, JWTProvider, OIDCAuth, RouteAuth } from "..
 import { logger } from "../observability/logger.ts";
 import type { GatewayMetrics } from "../observability/metrics.ts";
 import { authorize, claimHeaders } from "./authorize.ts";
+import {
+  CredentialChecks,
+  type CredentialResult,
+  credentialHeaders,
+  credentialRefusal,
+  withoutParam,
+} from "./credentials/credential-check.ts";
 import type { Identity } from "./identity.ts";
 import { type KeyLookup, KeySetFetcher, type KeySetOptions, staticKeys } from "./jwks.ts";
 import { maxTokenLength, pickProvider, verifyJWT } from "./jwt.ts";
@@ -30,6 +37,9 @@ export interface AuthEnforcerOptions {
   readonly keys?: KeySetOptions;
   /** Verified tokens kept per provider configuration; default 10,000. */
   readonly cacheEntries?: number;
+  /** bcrypt verifications at once (default half the cores) and queued beyond them (default 16); more get 503. */
+  readonly verifyRunning?: number;
+  readonly verifyWaiting?: number;
 }
 
 /** A provider ready to verify: its key lookup and its token cache. */
@@ -54,9 +64,12 @@ export class AuthEnforcer {
   /** Fetcher keys each policy (`namespace/name`) uses, from the last model. */
   private policyFetchers = new Map<string, Set<string>>();
   private keyWatch: ReturnType<typeof setInterval> | undefined;
+  /** Basic auth and API keys (credentials/). */
+  readonly credentials: CredentialChecks;
 
   constructor(private readonly opts: AuthEnforcerOptions = {}) {
     this.fetchFn = opts.fetch ?? fetch;
+    this.credentials = new CredentialChecks(opts);
   }
 
   /** Start fetchers for the providers the model uses and stop the others. Caches of unchanged providers stay. */
@@ -68,11 +81,13 @@ export class AuthEnforcer {
     this.byOIDC = new WeakMap();
     const failing = new Set<string>();
     const policyFetchers = new Map<string, Set<string>>();
+    const auths = new Set<RouteAuth>();
     for (const l of model.listeners)
       for (const vh of l.virtualHosts)
         for (const r of vh.routes) {
           const auth = r.auth;
           if (auth === undefined) continue;
+          auths.add(auth);
           if (auth.failClosed !== undefined) {
             failing.add(`${auth.policy.namespace}/${auth.policy.name}: ${auth.failClosed}`);
             continue;
@@ -90,6 +105,7 @@ export class AuthEnforcer {
           if (mine.size > 0) policyFetchers.set(policy, mine);
         }
     this.policyFetchers = policyFetchers;
+    this.credentials.retain(auths);
     // Logged once per distinct problem, not on every model update (endpoint churn updates often).
     for (const f of failing)
       if (!this.logged.has(f))
@@ -192,7 +208,20 @@ export class AuthEnforcer {
       const token = extractToken(jwt.tokenSources, headers, query);
       if (token !== undefined) return this.viaToken(auth, jwt, token, realm);
     }
+    if (auth.basic !== undefined || auth.apiKeys !== undefined) {
+      const c = this.credentials.check(auth, headers, query);
+      if (c === undefined) return this.refuse(credentialRefusal(auth), "missing_token");
+      return c instanceof Promise
+        ? c.then((r) => this.afterCredential(auth, r, query))
+        : this.afterCredential(auth, c, query);
+    }
     return this.refuse(unauthorized(realm), "missing_token");
+  }
+
+  private afterCredential(auth: RouteAuth, c: CredentialResult, query: string): AuthOutcome {
+    if (!c.ok) return this.refuse(credentialRefusal(auth, c), c.reason);
+    const o = this.grant(auth, c.identity, c.entry);
+    return c.strip === undefined || !o.ok ? o : { ...o, query: withoutParam(query, c.strip) };
   }
 
   private viaToken(
@@ -255,16 +284,21 @@ export class AuthEnforcer {
   }
 
   /** Authorization and claim headers for an identity; memoised on the cache entry per route policy. */
-  private grant(auth: RouteAuth, identity: Identity, entry: CachedToken | undefined): AuthOutcome {
+  private grant(
+    auth: RouteAuth,
+    identity: Identity,
+    entry: Pick<CachedToken, "derived"> | undefined,
+  ): AuthOutcome {
     let decision = entry?.derived.get(auth) as Decision | undefined;
     if (decision === undefined) {
       const verdict = authorize(auth.authorization, identity);
+      const extra = credentialHeaders(auth, identity);
       decision = verdict.ok
         ? Object.freeze({
             ok: true as const,
             identity,
-            removeHeaders: Object.freeze(auth.claimToHeaders.map((c) => c.header)),
-            setHeaders: Object.freeze(claimHeaders(auth.claimToHeaders, identity)),
+            removeHeaders: Object.freeze([...auth.claimToHeaders.map((c) => c.header), ...extra.remove]),
+            setHeaders: Object.freeze([...claimHeaders(auth.claimToHeaders, identity), ...extra.set]),
           })
         : { forbidden: verdict.missingScopes };
       entry?.derived.set(auth, decision);

@@ -13,8 +13,11 @@ export interface Identity {
   readonly scopes: readonly string[];
   /** Expiry (`exp`) in milliseconds since the epoch. */
   readonly expiresAtMs: number;
-  /** How it was verified: a bearer JWT, or an OIDC session cookie. */
-  readonly via: "jwt" | "oidc";
+  /**
+   * How it was verified: a bearer JWT, an OIDC session cookie, a basic-auth user (`sub` is the user name)
+   * or an API key (`sub` is the key's name).
+   */
+  readonly via: "jwt" | "oidc" | "basic" | "apiKey";
   /** Every verified claim, deeply frozen. */
   readonly claims: Readonly<Record<string, unknown>>;
 }
@@ -71,4 +74,16 @@ export function claimHeaderValue(value: unknown): string | undefined {
   else return undefined;
   // biome-ignore lint/suspicious/noControlCharactersInRegex: refusing control characters is the point
   return /[\u0000-\u001f\u007f]/.test(text) ? undefined : text;
+}
+
+/** The identity of a basic-auth user or an API key: its name as `sub` (and as the only claim). */
+export function namedIdentity(name: string, via: "basic" | "apiKey"): Identity {
+  return Object.freeze({
+    sub: name,
+    iss: "",
+    scopes: Object.freeze([]),
+    expiresAtMs: 0,
+    via,
+    claims: Object.freeze({ sub: name }),
+  });
 }

@@ -25,6 +25,11 @@ export type AuthOutcome =
       readonly setHeaders: readonly (readonly [string, string])[];
       /** Add these to the response sent to the client (a refreshed session cookie). */
       readonly responseHeaders?: readonly (readonly [string, string])[];
+      /**
+       * The query to send upstream instead of the client's, with its `?` ("" for none): an API key read
+       * from a query parameter, taken out (`sanitize`). Undefined: the client's query, unchanged.
+       */
+      readonly query?: string;
     }
   | {
       readonly ok: false;

@@ -14,7 +14,9 @@ export type AuthFailureReason =
   | "forbidden"
   | "policy_invalid"
   | "login_required"
-  | "oidc_error";
+  | "oidc_error"
+  | "invalid_credentials"
+  | "verify_busy";
 
 function quoted(value: string): string {
   return `"${value.replace(/[\\"]/g, "\\$&")}"`;
@@ -49,4 +51,40 @@ export function forbidden(realm: string, missingScopes: readonly string[]): Resp
       "cache-control": "no-store",
     },
   });
+}
+
+/**
+ * 401 for a route that takes basic auth or API keys (besides, maybe, bearer tokens): one challenge per
+ * method the route accepts (RFC 9110 §11.6.1), `Basic` with the policy's realm and `charset="UTF-8"`
+ * (RFC 7617 §2.1). API keys have no registered scheme; `ApiKey` names the header or parameter to send.
+ */
+export function credentialsRequired(challenges: readonly string[]): Response {
+  return new Response("401 Unauthorized\n", {
+    status: 401,
+    headers: {
+      "www-authenticate": challenges.join(", "),
+      "content-type": "text/plain; charset=utf-8",
+      "cache-control": "no-store",
+    },
+  });
+}
+
+/** 503 when too many password verifications are already running and queued: try again in a second. */
+export function verificationBusy(): Response {
+  return new Response("503 Service Unavailable\n", {
+    status: 503,
+    headers: { "retry-after": "1", "content-type": "text/plain; charset=utf-8", "cache-control": "no-store" },
+  });
+}
+
+export function basicChallenge(realm: string): string {
+  return `Basic realm=${quoted(realm)}, charset="UTF-8"`;
+}
+
+export function bearerChallenge(realm: string): string {
+  return `Bearer realm=${quoted(realm)}`;
+}
+
+export function apiKeyChallenge(realm: string, source: string): string {
+  return `ApiKey realm=${quoted(realm)}, in=${quoted(source)}`;
 }

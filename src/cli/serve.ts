@@ -68,6 +68,8 @@ export async function startGateway(config: ServeConfig): Promise<RunningGateway>
     underscoresInHeaders: config["underscores-in-headers"],
     maxConnections: config["max-connections"],
     maxConnectionsPerPeer: config["max-connections-per-peer"],
+    trustedProxies: config["trusted-proxies"],
+    proxyProtocol: config["proxy-protocol"],
     front: config.front,
     http2: config.http2,
     sharedTlsPorts: config["enable-ssl-passthrough"],

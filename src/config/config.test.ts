@@ -22,6 +22,29 @@ describe("parseServeConfig", () => {
     expect(() => parseServeConfig([], {})).toThrow(/--dir DIR/);
     expect(() => parseServeConfig(["--dir", "x", "--kube"], {})).toThrow(/exclude/);
   });
+  test("--trusted-proxies and --proxy-protocol: parsed, bad values refused, PROXY headers need raw and trust", () => {
+    const d = parseServeConfig(["--dir", "x"], {});
+    expect(d["trusted-proxies"]).toEqual([]);
+    expect(d["proxy-protocol"]).toBe("none");
+    const c = parseServeConfig(
+      ["--dir", "x", "--trusted-proxies", "10.0.0.0/8, fd00::/8,192.0.2.1", "--proxy-protocol", "80,443"],
+      {},
+    );
+    expect(c["trusted-proxies"]).toEqual(["10.0.0.0/8", "fd00::/8", "192.0.2.1"]);
+    expect(c["proxy-protocol"]).toEqual([80, 443]);
+    expect(() => parseServeConfig(["--dir", "x", "--trusted-proxies", "10.0.0.0/33"], {})).toThrow(
+      /--trusted-proxies: "10.0.0.0\/33" is not a CIDR/,
+    );
+    expect(() => parseServeConfig(["--dir", "x", "--proxy-protocol", "yes"], {})).toThrow(/--proxy-protocol/);
+    const behindLb = ["--dir", "x", "--trusted-proxies", "10.0.0.0/8", "--proxy-protocol", "all"];
+    expect(parseServeConfig(behindLb, {})["proxy-protocol"]).toBe("all");
+    expect(() => parseServeConfig([...behindLb, "--front", "bun"], {})).toThrow(
+      /--proxy-protocol needs --front raw: Bun.serve cannot read a PROXY header/,
+    );
+    expect(() => parseServeConfig(["--dir", "x", "--proxy-protocol", "all"], {})).toThrow(
+      /--proxy-protocol needs --trusted-proxies/,
+    );
+  });
   test("--global-allowed-response-headers: a comma-separated list, empty by default; bad names refused", () => {
     expect(parseServeConfig(["--dir", "x"], {})["global-allowed-response-headers"]).toEqual([]);
     const c = parseServeConfig(["--dir", "x", "--global-allowed-response-headers", " X-A, X_B,,"], {});

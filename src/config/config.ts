@@ -1,6 +1,9 @@
 import { parseArgs } from "node:util";
 import { z } from "zod";
 import { customHeaderNameProblem } from "../model/http-syntax.ts";
+import type { ProxyProtocolListeners } from "../proxy/client/proxy-preamble.ts";
+import { proxyProtocolRefusal } from "../proxy/listeners/front-settings.ts";
+import { parseCidr } from "../ratelimit/cidr.ts";
 import { parseRedisUrl } from "../ratelimit/redis-url.ts";
 
 /**
@@ -114,6 +117,34 @@ const serveFlags = z
     /** Client connections open at once from one peer address (raw front); 0: no cap. Behind a load
      * balancer every client shares its address: leave it off there. */
     "max-connections-per-peer": z.coerce.number().int().min(0).default(0),
+    /** Proxies (CIDRs, comma-separated) whose X-Forwarded-For names the client, walked right to left
+     * (ingress-nginx `proxy-real-ip-cidr` with `use-forwarded-headers`); empty: every peer is the client. */
+    "trusted-proxies": z
+      .string()
+      .default("")
+      .transform((v) =>
+        v
+          .split(",")
+          .map((c) => c.trim())
+          .filter((c) => c !== ""),
+      )
+      .superRefine((cidrs, ctx) => {
+        for (const c of cidrs)
+          if (parseCidr(c) === undefined) ctx.addIssue({ code: "custom", message: `"${c}" is not a CIDR` });
+      }),
+    /** Listeners that read a PROXY header (v1 or v2) first, as cloud load balancers send it: `none`,
+     * `all` (every HTTP and HTTPS listener) or listener ports, comma-separated. Raw front only. */
+    "proxy-protocol": z
+      .string()
+      .default("none")
+      .transform((v, ctx): ProxyProtocolListeners => {
+        const t = v.trim();
+        if (t === "none" || t === "all") return t;
+        const ports = t.split(",").map((p) => p.trim());
+        if (ports.every((p) => /^[1-9][0-9]{0,4}$/.test(p) && Number(p) <= 65535)) return ports.map(Number);
+        ctx.addIssue({ code: "custom", message: "must be none, all, or listener ports (comma-separated)" });
+        return z.NEVER;
+      }),
     "debounce-ms": z.coerce.number().int().min(0).default(100),
     /** What serves HTTP and HTTPS listeners: `raw` (own HTTP/1.1 on raw sockets and node:tls,
      * src/proxy/raw-front/) or `bun` (Bun.serve). */
@@ -144,6 +175,14 @@ const serveFlags = z
 export const serveConfigSchema = serveFlags
   .refine((c) => c.dir !== undefined || c.kube, { message: "give --dir DIR (folder of YAML) or --kube" })
   .refine((c) => !(c.dir !== undefined && c.kube), { message: "--dir and --kube exclude each other" })
+  // A listener that expects PROXY headers on a front that cannot read them would serve no one.
+  .superRefine((c, ctx) => {
+    const why = proxyProtocolRefusal(
+      { proxyProtocol: c["proxy-protocol"], trustedProxies: c["trusted-proxies"] },
+      c.front,
+    );
+    if (why !== undefined) ctx.addIssue({ code: "custom", message: why });
+  })
   // The admin endpoints (metrics, the model dump) must never be reachable on a traffic port; 0 asks
   // the kernel for a free port, which cannot be one of them.
   .refine(

@@ -18,6 +18,10 @@ export interface RouteAuth {
   readonly jwt?: JWTAuth;
   /** Browser login (authorization code + PKCE) with an encrypted session cookie. */
   readonly oidc?: OIDCAuth;
+  /** Basic authentication against an htpasswd user table (RFC 7617). */
+  readonly basic?: BasicAuth;
+  /** API keys from Secrets, read from a header or a query parameter. */
+  readonly apiKeys?: APIKeyAuth;
   /** Rules on the verified identity; failing one answers 403. */
   readonly authorization: AuthorizationRules;
   /**
@@ -148,4 +152,80 @@ export interface ClaimToHeader {
   readonly claim: string;
   /** Lower-case header name. */
   readonly header: string;
+}
+
+/**
+ * One pair of client address lists a route is guarded by (AuthPolicy `ipAllowList`/`ipDenyList`, ingress-nginx
+ * `allowlist-source-range`/`whitelist-source-range`/`denylist-source-range`). Checked on the client address
+ * before authentication, in nginx's order: an address in `deny` is refused; then, when `allow` is not empty,
+ * an address outside it is refused. A refusal is a 403 with a problem+json body. Entries are IPv4 or IPv6
+ * CIDRs or bare addresses (a /32 or /128), as written and checked by translation (model/ip-ranges.ts);
+ * an IPv4-mapped IPv6 client (`::ffff:a.b.c.d`) is matched as the IPv4 address it carries.
+ */
+export interface IPAccessList {
+  /** The AuthPolicy or Ingress the lists come from (logs, the model dump). */
+  readonly source: SourceRef;
+  /** Only these may pass; empty: every address not denied. */
+  readonly allow: readonly string[];
+  /** These never pass, whatever `allow` says. */
+  readonly deny: readonly string[];
+  /** Set when the lists could not be read as written: every request is refused (never open). */
+  readonly invalid?: string;
+}
+
+/**
+ * Basic authentication: `Authorization: Basic …` checked against an htpasswd table. A request that
+ * carries other credentials the route accepts (a bearer token, an API key) is checked by those instead.
+ */
+export interface BasicAuth {
+  /** The `realm` of `WWW-Authenticate: Basic` (ingress-nginx `auth-realm`). */
+  readonly realm: string;
+  /**
+   * Users in file order (the first line of a name wins, as nginx reads the file). Lines that could not be
+   * read, and hashes of a scheme Gatehouse does not verify, are left out (reported at translate).
+   */
+  readonly users: readonly BasicUser[];
+  /** Lower-case header the verified user name is sent upstream in (a client's own is always removed). */
+  readonly usernameHeader?: string;
+}
+
+/** One htpasswd entry. */
+export interface BasicUser {
+  readonly name: string;
+  /** bcrypt (`$2y$`/`$2a$`/`$2b$`), `$apr1$`, `{SHA}` or `{SSHA}`, as htpasswd writes it. Redacted by `dumpModel`. */
+  readonly passwordHash: string;
+}
+
+/** Where an API key is read from; the first source present is the one checked. */
+export type APIKeySource =
+  | {
+      /** A request header. */
+      readonly type: "Header";
+      /** Lower-case header name. */
+      readonly name: string;
+    }
+  | {
+      /** A query parameter. */
+      readonly type: "QueryParameter";
+      /** Parameter name, compared exactly. */
+      readonly name: string;
+    };
+
+/** API keys: each key has a name (the Secret data key), which identifies the client upstream. */
+export interface APIKeyAuth {
+  readonly sources: readonly APIKeySource[];
+  /** SHA-256 (base64) of each accepted key; the keys themselves are not in the model. */
+  readonly keys: readonly APIKey[];
+  /** Lower-case header the key's name is sent upstream in (a client's own is always removed). */
+  readonly clientIDHeader: string;
+  /** The key is removed from the request sent upstream: key headers always, the query parameter it came in. */
+  readonly sanitize: boolean;
+}
+
+/** One accepted API key. */
+export interface APIKey {
+  /** The client's name: the key of the Secret's data entry. */
+  readonly name: string;
+  /** SHA-256 of the key, base64. Redacted by `dumpModel`. */
+  readonly keyDigest: string;
 }

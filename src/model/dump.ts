@@ -13,8 +13,11 @@ export interface DumpableResult {
 export const redacted = "<redacted>";
 
 /** Keys whose values are secret and never leave the process in a dump. */
-/** `clientSecret`/`sessionKey`: OIDC client credentials and the session-sealing key (RouteAuth). */
-const secretKeys = new Set(["keyPem", "clientSecret", "sessionKey"]);
+/**
+ * `clientSecret`/`sessionKey`: OIDC client credentials and the session-sealing key; `passwordHash`/`keyDigest`:
+ * htpasswd hashes and API key digests (RouteAuth).
+ */
+const secretKeys = new Set(["keyPem", "clientSecret", "sessionKey", "passwordHash", "keyDigest"]);
 
 /**
  * Keys printed first, in this order, so each map reads naturally (`kind, namespace, name`; a load problem

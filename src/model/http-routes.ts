@@ -2,7 +2,8 @@
  * HTTP listeners and what they serve: virtual hosts, routes with their matches, actions and filters,
  * and the backends (Service ports resolved to pod endpoints) that forwards and passthrough routes use.
  */
-import type { RouteAuth } from "./auth.ts";
+import type { IPAccessList, RouteAuth } from "./auth.ts";
+import type { RouteClientCertificate } from "./client-certificates.ts";
 import type { Filter, PathModifier } from "./filters.ts";
 import type { RouteRateLimit } from "./rate-limits.ts";
 import type { ResponseBandwidth, RetryPolicy, RouteTimeouts } from "./route-limits.ts";
@@ -83,6 +84,12 @@ export interface TLSCertificate {
   /** PEM private key. Redacted by `dumpModel`. */
   readonly keyPem: string;
   /**
+   * PEM CAs that verify client certificates in handshakes with these names (ingress-nginx
+   * `auth-tls-secret`): the listener then asks every client for a certificate, verified only against the
+   * CAs of the SNI entry, and the routes of these hosts decide (`Route.clientCertificate`). Absent: none.
+   */
+  readonly clientCAPem?: string;
+  /**
    * OpenSSL cipher list for TLS 1.2 handshakes with these names (ingress-nginx `ssl-ciphers`); absent:
    * Gatehouse's list (ECDHE with AEAD). TLS 1.0/1.1 stay refused and TLS 1.3 suites are fixed either way.
    */
@@ -129,8 +136,15 @@ export interface Route {
   readonly timeouts?: RouteTimeouts;
   /** Retry policy for forwarded requests; absent means no retries. */
   readonly retry?: RetryPolicy;
+  /**
+   * Client address lists, checked first (before authentication); a request must pass every one (an
+   * Ingress's source-range annotations and the AuthPolicy that wins the route). Absent: any address.
+   */
+  readonly ipAccess?: readonly IPAccessList[];
   /** Authentication required before the route's filters and action run (an AuthPolicy); absent: none. */
   readonly auth?: RouteAuth;
+  /** What the client's TLS certificate must be (ingress-nginx `auth-tls-*`); absent: nothing. */
+  readonly clientCertificate?: RouteClientCertificate;
   /** Request rate limit (a RateLimitPolicy, or ingress-nginx `limit-*` annotations); absent: unlimited. */
   readonly rateLimit?: RouteRateLimit;
   /** `false`: its requests are not written to the access log (still counted in metrics); absent: logged. */

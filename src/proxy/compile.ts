@@ -3,6 +3,8 @@
  * compiled is reported in `warnings` and made harmless — a route with a bad regex never matches, a
  * route with a filter we cannot run answers 500 (and logs why on each hit), never a silent skip.
  */
+import { compileClientCertificate } from "../auth/client-certificate.ts";
+import { compileIPAccess } from "../auth/ip-access.ts";
 import type { Backend, GatewayModel, Listener, Route, VirtualHost } from "../model/index.ts";
 import { parseLocationTemplate } from "../model/location-template.ts";
 import { compileFilterChain, joinChains } from "./filters/chain.ts";
@@ -141,6 +143,8 @@ function compileRoute(r: Route, index: number, ctx: CompileContext): CompiledRou
     action,
     timeouts: r.timeouts,
     retry: r.retry,
+    ipAccess: compileIPAccess(r.ipAccess),
+    clientCertificate: compileClientCertificate(r.clientCertificate),
     auth: r.auth,
     rateLimit: r.rateLimit,
     cors: hasCors(r),

@@ -4,6 +4,8 @@
  * raw front, HTTP/2), kept apart so that none of those has to import another.
  */
 
+import type { ProxyProtocolListeners } from "./client/proxy-preamble.ts";
+import type { TrustedProxies } from "./client/trusted-proxies.ts";
 import type { ConnectionAdmission } from "./raw-front/admission.ts";
 import type { EdgeGuards } from "./request/guards.ts";
 import type { RequestObserver } from "./request/observer.ts";
@@ -47,6 +49,10 @@ export interface ProxySettings {
   readonly observer?: RequestObserver;
   /** Caps on client connections (raw front); absent: none. */
   readonly admission?: ConnectionAdmission;
+  /** `--trusted-proxies`: peers whose X-Forwarded-For names the client (client/trusted-proxies.ts). */
+  readonly trustedProxies?: TrustedProxies;
+  /** `--proxy-protocol`: the raw front's listeners that read a PROXY header first (client/proxy-preamble.ts). */
+  readonly proxyProtocol?: ProxyProtocolListeners;
 }
 
 /** A listener's live state: `table` is replaced by one assignment on reload. */

@@ -3,6 +3,8 @@
  * by `compile()`, never mutated afterwards except for the balancing counters inside the pickers, and
  * swapped into a listener with one reference assignment.
  */
+import type { CompiledClientCertificate } from "../auth/client-certificate.ts";
+import type { CompiledIPAccess } from "../auth/ip-access.ts";
 import type {
   ListenerProtocol,
   ListenerTLS,
@@ -114,6 +116,10 @@ export interface CompiledRoute {
   readonly action: CompiledAction;
   readonly timeouts: RouteTimeouts | undefined;
   readonly retry: RetryPolicy | undefined;
+  /** Client address lists, checked before anything else (auth/ip-access.ts); undefined: any address. */
+  readonly ipAccess: CompiledIPAccess | undefined;
+  /** What the client's certificate must be (auth/client-certificate.ts); undefined: nothing. */
+  readonly clientCertificate: CompiledClientCertificate | undefined;
   /** Authentication the route requires (the model's object itself: the enforcer keys on identity). */
   readonly auth: RouteAuth | undefined;
   /** The route's rate limit (the model's object itself: the enforcer caches per-limit work on it). */

@@ -32,11 +32,11 @@ export function inSet(set: BlockList | undefined, address: string): boolean {
  * sent it (so garbage from a trusted proxy is not believed either).
  */
 export function clientAddress(peer: string, xff: string | null, trusted: BlockList | undefined): string {
-  let current = normalise(peer);
+  let current = normaliseAddress(peer);
   if (trusted === undefined || xff === null || !inSet(trusted, current)) return current;
   const hops = xff.split(",");
   for (let i = hops.length - 1; i >= 0; i--) {
-    const hop = normalise(hops[i] as string);
+    const hop = normaliseAddress(hops[i] as string);
     if (isIP(hop) === 0) return current;
     current = hop;
     if (!inSet(trusted, current)) return current;
@@ -45,7 +45,7 @@ export function clientAddress(peer: string, xff: string | null, trusted: BlockLi
 }
 
 /** Trimmed, without `[]` or a port, IPv4-mapped IPv6 written as IPv4 (so one client has one key). */
-function normalise(raw: string): string {
+export function normaliseAddress(raw: string): string {
   let a = raw.trim();
   if (a.startsWith("[")) a = a.slice(1, a.indexOf("]") > 0 ? a.indexOf("]") : undefined);
   else if (a.indexOf(":") > 0 && a.indexOf(":") === a.lastIndexOf(":")) a = a.slice(0, a.indexOf(":"));

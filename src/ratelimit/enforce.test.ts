@@ -145,4 +145,28 @@ describe("RateLimitEnforcer with the in-process store", () => {
     // Behind a trusted proxy the forwarded address is the key.
     expect((await e.check(limit, ctx("10.0.0.2", { "x-forwarded-for": "1.1.1.1" }))).allowed).toBe(true);
   });
+
+  test("the client the gateway resolved is the key; a policy's own trusted proxies walk again from the peer", async () => {
+    const e = new RateLimitEnforcer({ limiter: new LocalLimiter() });
+    // --trusted-proxies named 10.0.0.1: the client is 198.51.100.7 (what the proxy tells).
+    const behind = (xff: string) => ({
+      ...ctx("198.51.100.7", { "x-forwarded-for": xff }),
+      peer: "10.0.0.1",
+    });
+    const global = testLimit({ rules: small, bucket: "global-trust" });
+    const keyed = [];
+    for (let i = 0; i < 3; i++)
+      keyed.push((await e.check(global, behind(`9.9.9.${i}, 198.51.100.7`))).allowed);
+    expect(keyed).toEqual([true, true, false]);
+    // The policy trusts 10.0.0.0/8 and 198.51.100.0/24 as well: the walk goes one hop further left.
+    const own = testLimit({
+      rules: small,
+      bucket: "own-trust",
+      clientIP: { trustedProxies: ["10.0.0.0/8", "198.51.100.0/24"] },
+    });
+    const further = [];
+    for (let i = 0; i < 3; i++)
+      further.push((await e.check(own, behind(`9.9.9.${i}, 198.51.100.7`))).allowed);
+    expect(further).toEqual([true, true, true]);
+  });
 });

@@ -112,7 +112,10 @@ export class RateLimitEnforcer {
   check(limit: RouteRateLimit, ctx: RateLimitContext): RateLimitOutcome | Promise<RateLimitOutcome> {
     if (limit.invalid !== undefined) return this.refuseInvalid(limit);
     const c = this.compile(limit);
-    const ip = clientAddress(ctx.clientIp, c.trusted ? ctx.header("x-forwarded-for") : null, c.trusted);
+    // The policy's own trusted proxies override the global ones: its walk starts again from the peer.
+    const ip = c.trusted
+      ? clientAddress(ctx.peer ?? ctx.clientIp, ctx.header("x-forwarded-for"), c.trusted)
+      : clientAddress(ctx.clientIp, null, undefined);
     if (c.exempt !== undefined && inSet(c.exempt, ip)) return this.decide(limit, "exempt", admitted);
     if (c.ruleExempt === undefined) return this.count(limit, c, ctx, ip);
     const narrowed = this.narrow(limit, c, ip);

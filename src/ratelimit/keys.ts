@@ -12,8 +12,13 @@ import type { RateLimitKey, RouteRateLimit } from "../model/index.ts";
 
 /** What the request path tells the rate limiter; built by the proxy for each limited request. */
 export interface RateLimitContext {
-  /** The socket peer address (X-Forwarded-For is read through `header` when trusted proxies are set). */
+  /** The client (`--trusted-proxies` applied: proxy/client/trusted-proxies.ts). */
   readonly clientIp: string;
+  /**
+   * The connection's peer (socket, or PROXY header source): a policy's own `clientIP.trustedProxies`
+   * walks X-Forwarded-For from here instead (absent: `clientIp`).
+   */
+  readonly peer?: string;
   /** A request header by lower-case name, null when absent. */
   header(name: string): string | null;
   readonly method: string;

@@ -47,3 +47,57 @@ export function customHeadersConfigMap(ingress: Ingress): string | undefined {
   const parsed = typeof raw === "string" ? configMapKey(raw, ingressNamespace(ingress)) : undefined;
   return parsed !== undefined && "key" in parsed ? parsed.key : undefined;
 }
+
+/** `auth-tls-secret: <namespace>/<name>`: a Secret whose `ca.crt` verifies client certificates. */
+export const AUTH_TLS_SECRET = "auth-tls-secret";
+
+/**
+ * `namespace/name` an auth-tls-secret value names, or why not. As ingress-nginx (k8s.ParseNameNS) the
+ * value is `namespace/name` (an empty namespace means the Ingress's); unlike its
+ * `allow-cross-namespace-resources`, the Secret must be in the Ingress's namespace, so an Ingress cannot
+ * make the gateway trust a CA another namespace keeps.
+ */
+export function authTLSSecretKey(value: string, namespace: string): { key: string } | { why: string } {
+  const parts = value.trim().split("/");
+  if (parts.length !== 2) return { why: "must be <namespace>/<Secret name>" };
+  const ns = parts[0] === "" ? namespace : (parts[0] as string);
+  const name = parts[1] as string;
+  if (!NAMESPACE.test(ns) || !NAME.test(name)) return { why: "must be <namespace>/<Secret name>" };
+  if (ns !== namespace) return { why: `the Secret must be in the Ingress's namespace (${namespace})` };
+  return { key: `${ns}/${name}` };
+}
+
+/** `namespace/name` of the Secret an Ingress's auth-tls-secret names, or undefined: the source keeps it. */
+export function authTLSSecret(ingress: Ingress): string | undefined {
+  const raw = ingress.metadata?.annotations?.[NGINX_PREFIX + AUTH_TLS_SECRET];
+  const parsed = typeof raw === "string" ? authTLSSecretKey(raw, ingressNamespace(ingress)) : undefined;
+  return parsed !== undefined && "key" in parsed ? parsed.key : undefined;
+}
+
+/** `auth-secret: [<namespace>/]<name>`: the Secret holding the users of `auth-type: basic`. */
+export const AUTH_SECRET = "auth-secret";
+
+/**
+ * `namespace/name` an auth-secret value names, or why not; undefined: empty. As ingress-nginx (without
+ * `allow-cross-namespace-resources`): a bare name is in the Ingress's namespace, and no other is allowed.
+ */
+export function authSecretKey(
+  value: string,
+  namespace: string,
+): { key: string } | { why: string } | undefined {
+  const v = value.trim();
+  if (v === "") return undefined;
+  const parts = v.split("/");
+  const [ns, name] = parts.length === 1 ? [namespace, parts[0] as string] : [parts[0] as string, parts[1]];
+  if (parts.length > 2 || name === undefined || !NAMESPACE.test(ns) || !NAME.test(name))
+    return { why: "must be <namespace>/<Secret name> or <Secret name>" };
+  if (ns !== namespace) return { why: `the Secret must be in the Ingress's namespace (${namespace})` };
+  return { key: `${ns}/${name}` };
+}
+
+/** `namespace/name` of the Secret an Ingress's auth-secret names, or undefined: the source keeps its data. */
+export function authSecret(ingress: Ingress): string | undefined {
+  const raw = ingress.metadata?.annotations?.[NGINX_PREFIX + AUTH_SECRET];
+  const parsed = typeof raw === "string" ? authSecretKey(raw, ingressNamespace(ingress)) : undefined;
+  return parsed !== undefined && "key" in parsed ? parsed.key : undefined;
+}

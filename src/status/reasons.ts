@@ -12,6 +12,7 @@ export const ConditionType = {
   Conflicted: "Conflicted",
   PartiallyInvalid: "PartiallyInvalid",
   OverlappingTLSConfig: "OverlappingTLSConfig",
+  InsecureFrontendValidationMode: "InsecureFrontendValidationMode",
 } as const;
 
 export const GatewayClassReason = {
@@ -30,6 +31,7 @@ export const GatewayReason = {
   ResolvedRefs: "ResolvedRefs",
   InvalidClientCertificateRef: "InvalidClientCertificateRef",
   RefNotPermitted: "RefNotPermitted",
+  ConfigurationChanged: "ConfigurationChanged",
 } as const;
 
 export const ListenerReason = {
@@ -47,6 +49,9 @@ export const ListenerReason = {
   HostnameConflict: "HostnameConflict",
   ProtocolConflict: "ProtocolConflict",
   OverlappingHostnames: "OverlappingHostnames",
+  NoValidCACertificate: "NoValidCACertificate",
+  InvalidCACertificateRef: "InvalidCACertificateRef",
+  InvalidCACertificateKind: "InvalidCACertificateKind",
 } as const;
 
 export const RouteReason = {

@@ -21,7 +21,7 @@ import {
 } from "node:http2";
 import type { Duplex } from "node:stream";
 import type { TLSSocket } from "node:tls";
-import type { TLSCertificate } from "../../model/index.ts";
+import type { ClientCertificateValidation, TLSCertificate } from "../../model/index.ts";
 import { logger } from "../../observability/logger.ts";
 import type { ListenerApp } from "../listeners/app.ts";
 import type { ProxyServer } from "../request/websocket/relay.ts";
@@ -123,7 +123,15 @@ export class H2Listener {
    * Checks `certs` (throws on a pair OpenSSL refuses) and returns the swap to run once the rest of the
    * configuration is in place: new handshakes get the new certificates, connections open keep theirs.
    */
-  prepareCertificates(certs: readonly TLSCertificate[]): () => void {
+  prepareCertificates(
+    certs: readonly TLSCertificate[],
+    validation?: ClientCertificateValidation,
+  ): () => void {
+    // Never opened with client validation (GatewayServer refuses it): it must not arrive by rotation either.
+    if (validation !== undefined)
+      throw new Error(
+        `HTTP/2 listener ${this.options.state.table.name}: client certificates are not checked here`,
+      );
     const table = buildSniTable(this.options.state.table.name, certs);
     const first = certs[0] as TLSCertificate; // buildSniTable refuses an empty list
     return () => {

@@ -36,6 +36,8 @@ export function buildSniTable(
       ...h2ProtocolOptions,
       ...shared,
       ...(c.ciphers === undefined ? {} : { ciphers: c.ciphers }),
+      // A host's own client CAs (ingress-nginx auth-tls-secret): only its handshakes are verified by them.
+      ...(c.clientCAPem === undefined ? {} : { ca: c.clientCAPem }),
       cert: c.certPem,
       key: c.keyPem,
     });

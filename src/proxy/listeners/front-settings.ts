@@ -1,8 +1,10 @@
 /**
  * Never silent: settings only the raw front enforces, named when `--front bun` is asked for with them
  * (Bun.serve has no hook to refuse a connection, no read-gap clock, no socket to share with a
- * passthrough listener; docs/http.md lists these as written exceptions).
+ * passthrough listener; docs/http.md lists these as written exceptions). `--proxy-protocol` is refused
+ * outright there: Bun.serve would parse the PROXY header as a request, so no client would be served.
  */
+import type { ProxyProtocolListeners } from "../client/proxy-preamble.ts";
 
 /** The GatewayServer options (server.ts) only the raw front enforces. */
 export interface RawFrontOnlyOptions {
@@ -21,4 +23,18 @@ export function unenforcedOnBunFront(options: RawFrontOnlyOptions, defaultMaxCon
   if ((options.maxConnectionsPerPeer ?? 0) > 0) out.push("--max-connections-per-peer");
   if (options.upstreamReadTimeoutMs !== undefined) out.push("--upstream-read-timeout-ms");
   return out;
+}
+
+/** Why `--proxy-protocol` cannot be served as asked (undefined: it can). */
+export function proxyProtocolRefusal(
+  options: { readonly proxyProtocol?: ProxyProtocolListeners; readonly trustedProxies?: readonly string[] },
+  front: "raw" | "bun",
+): string | undefined {
+  const p = options.proxyProtocol;
+  if (p === undefined || p === "none" || (Array.isArray(p) && p.length === 0)) return undefined;
+  if (front === "bun")
+    return "--proxy-protocol needs --front raw: Bun.serve cannot read a PROXY header (docs/http.md)";
+  if ((options.trustedProxies?.length ?? 0) === 0)
+    return "--proxy-protocol needs --trusted-proxies: only the load balancers named there may send a PROXY header";
+  return undefined;
 }

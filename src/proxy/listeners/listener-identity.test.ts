@@ -5,7 +5,8 @@ import { identityOf, sameShape } from "./listener-identity.ts";
 
 const a = selfSigned("a.example");
 const b = selfSigned("b.example");
-const https = (certs = [a], clientValidation?: { caPem: string; mode: "AllowValidOnly" }) =>
+type Validation = { caPem: string; mode: "AllowValidOnly" | "AllowInsecureFallback" };
+const https = (certs = [a], clientValidation?: Validation) =>
   ({
     protocol: "HTTPS",
     tls: { certificates: certs, ...(clientValidation ? { clientValidation } : {}) },
@@ -24,5 +25,14 @@ describe("listener identity", () => {
     expect(sameShape(identityOf(https([a], { caPem: "ca", mode: "AllowValidOnly" })), base)).toBe(false);
     expect(sameShape(identityOf(https(), true), base)).toBe(false);
     expect(sameShape(identityOf({ protocol: "HTTP" } as ListenerTable), base)).toBe(false);
+  });
+
+  test("a new client CA bundle keeps the shape (rotated in place); a new mode does not", () => {
+    const strict = identityOf(https([a], { caPem: "ca1", mode: "AllowValidOnly" }));
+    const rotated = identityOf(https([a], { caPem: "ca2", mode: "AllowValidOnly" }));
+    expect(rotated).not.toBe(strict);
+    expect(sameShape(rotated, strict)).toBe(true);
+    const fallback = identityOf(https([a], { caPem: "ca1", mode: "AllowInsecureFallback" }));
+    expect(sameShape(fallback, strict)).toBe(false);
   });
 });

@@ -43,7 +43,28 @@ export function groupListeners(
 /** A listener alone on its port: only its certificate order may change (see `fallbackFirst`). */
 function alone(lt: ListenerTable): ListenerTable {
   if (lt.tls?.defaultCertificate === undefined) return lt;
-  return { ...lt, tls: { certificates: fallbackFirst(lt.tls.certificates, lt.tls.defaultCertificate) } };
+  const { defaultCertificate, ...tls } = lt.tls;
+  return { ...lt, tls: { ...tls, certificates: fallbackFirst(tls.certificates, defaultCertificate) } };
+}
+
+/**
+ * The listeners of a port that can share its TLS server: client-certificate validation is a property of
+ * the handshake, before any host is known, so listeners asking for different validation (two Gateways
+ * on one internal port) cannot share one. Those that differ from the first are not served (never open).
+ */
+function sameValidation(group: readonly ListenerTable[], key: string, warn: Warn): ListenerTable[] {
+  const id = (lt: ListenerTable) => {
+    const v = lt.tls?.clientValidation;
+    return v === undefined ? "" : `${v.mode}\n${v.caPem}`;
+  };
+  const first = id(group[0] as ListenerTable);
+  const kept = group.filter((lt) => id(lt) === first);
+  for (const lt of group)
+    if (id(lt) !== first)
+      warn(
+        `listener ${lt.name} asks for other client-certificate validation than ${group[0]?.name} on ${key}; not served`,
+      );
+  return kept;
 }
 
 interface Claim {
@@ -52,7 +73,8 @@ interface Claim {
   readonly score: number;
 }
 
-function merge(group: readonly ListenerTable[], key: string, warn: Warn): ListenerTable {
+function merge(all: readonly ListenerTable[], key: string, warn: Warn): ListenerTable {
+  const group = sameValidation(all, key, warn);
   const first = group[0] as ListenerTable;
   const exact = new Map<string, Claim>();
   const oneLabel = new Map<string, Claim>();
@@ -89,7 +111,12 @@ function merge(group: readonly ListenerTable[], key: string, warn: Warn): Listen
     ...first,
     name: group.map((lt) => lt.name).join(","),
     memberHostnames: group.map((lt) => lt.hostname),
-    tls: first.protocol === "HTTPS" ? { certificates } : undefined,
+    tls:
+      first.protocol !== "HTTPS"
+        ? undefined
+        : first.tls?.clientValidation
+          ? { certificates, clientValidation: first.tls.clientValidation }
+          : { certificates },
     hosts,
   };
 }

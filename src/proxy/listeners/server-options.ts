@@ -2,6 +2,7 @@
  * What a GatewayServer (server.ts) is built with: the process-wide proxy settings the CLI's `serve`
  * flags set, the engines requests go through, and which front serves HTTP.
  */
+import type { ProxyProtocolListeners } from "../client/proxy-preamble.ts";
 import type { EdgeGuards } from "../request/guards.ts";
 import type { RequestObserver } from "../request/observer.ts";
 
@@ -24,6 +25,10 @@ export interface GatewayServerOptions {
   maxConnections?: number;
   /** Client connections open at once from one peer address (default 0: no cap; see admission.ts). */
   maxConnectionsPerPeer?: number;
+  /** CIDRs of proxies whose X-Forwarded-For names the client (`--trusted-proxies`; default none). */
+  trustedProxies?: readonly string[];
+  /** Listeners that read a PROXY header first (`--proxy-protocol`; raw front only; default none). */
+  proxyProtocol?: ProxyProtocolListeners;
   /** `Server` header added to responses that lack one (default `gatehouse`). */
   serverHeader?: string;
   /** Authentication / rate-limit engines for routes that require them (absent: such routes fail closed). */

@@ -14,8 +14,9 @@
  */
 import type { Duplex } from "node:stream";
 import type { ServerWebSocket } from "bun";
-import type { GatewayModel } from "../../model/index.ts";
+import type { GatewayModel, Route } from "../../model/index.ts";
 import { logger } from "../../observability/logger.ts";
+import { TrustedProxies } from "../client/trusted-proxies.ts";
 import { compile } from "../compile.ts";
 import { H2Listener } from "../h2/listener.ts";
 import { PassthroughListeners } from "../passthrough/listeners.ts";
@@ -29,7 +30,7 @@ import { type ProxiedSocket, type ProxyServer, websocketHandler } from "../reque
 import type { ListenerState, ProxySettings } from "../settings.ts";
 import type { ListenerTable } from "../table.ts";
 import { createListenerApp } from "./app.ts";
-import { unenforcedOnBunFront } from "./front-settings.ts";
+import { proxyProtocolRefusal, unenforcedOnBunFront } from "./front-settings.ts";
 import { identityOf, sameShape } from "./listener-identity.ts";
 import { groupListeners } from "./listener-merge.ts";
 import { defaultFront, type FrontKind, type GatewayServerOptions } from "./server-options.ts";
@@ -69,6 +70,8 @@ export class GatewayServer {
     if (this.front === "bun")
       for (const flag of unenforcedOnBunFront(options, DEFAULT_MAX_CONNECTIONS))
         log.warn(`${flag} is enforced by --front raw only; with --front bun it has no effect (docs/http.md)`);
+    const proxyProtocolProblem = proxyProtocolRefusal(options, this.front);
+    if (proxyProtocolProblem !== undefined) throw new Error(proxyProtocolProblem);
     const defaultUpstreamTimeoutMs = options.defaultUpstreamTimeoutMs ?? 60_000;
     this.settings = {
       defaultUpstreamTimeoutMs,
@@ -89,6 +92,10 @@ export class GatewayServer {
         Math.min(255, Math.max(75, Math.ceil(defaultUpstreamTimeoutMs / 1000) + 5)),
       ...(options.guards ? { guards: options.guards } : {}),
       ...(options.observer ? { observer: options.observer } : {}),
+      ...((options.trustedProxies?.length ?? 0) > 0
+        ? { trustedProxies: new TrustedProxies(options.trustedProxies ?? []) }
+        : {}),
+      ...(options.proxyProtocol !== undefined ? { proxyProtocol: options.proxyProtocol } : {}),
     };
   }
 
@@ -96,16 +103,27 @@ export class GatewayServer {
   async apply(model: GatewayModel): Promise<void> {
     const table = compile(model);
     for (const warning of table.warnings) log.warn("route table warning", { warning });
+    // Never silent: Bun.serve shows no client certificate, so such routes answer 500 (auth/client-certificate.ts).
+    if (this.front !== "raw")
+      for (const l of model.listeners)
+        if (l.virtualHosts.some((vh) => vh.routes.some(checksClientCertificates)))
+          log.error("routes demanding client certificates answer 500: --front bun cannot check them", {
+            listener: l.name,
+          });
     const servable = table.listeners.filter((lt) => {
       if (lt.protocol === "HTTPS" && (lt.tls?.certificates.length ?? 0) === 0) {
         log.error("HTTPS listener without certificates is not opened", { listener: lt.name });
         return false;
       }
-      // Never open: a listener that must verify client certificates is not served by a front that cannot.
-      if (lt.tls?.clientValidation !== undefined && this.front !== "raw") {
-        log.error("client certificate validation needs --front raw: listener not opened", {
-          listener: lt.name,
-        });
+      // Never open: a listener that must verify client certificates is not served by a server that
+      // cannot (the HTTP/2 listener of --front bun --http2; Bun.serve and the raw front can).
+      if (lt.tls?.clientValidation !== undefined && this.front !== "raw" && this.http2) {
+        log.error(
+          "client certificate validation is not served by --front bun with --http2: listener not opened",
+          {
+            listener: lt.name,
+          },
+        );
         return false;
       }
       return true;
@@ -117,7 +135,13 @@ export class GatewayServer {
     const share = this.sharedTlsPorts
       ? (key: string) => (https.has(key) ? () => this.handoffTo(key) : undefined)
       : undefined;
-    const passthrough = this.passthrough.prepare(model, this.bind, new Set(wanted.keys()), share);
+    const passthrough = this.passthrough.prepare(
+      model,
+      this.bind,
+      new Set(wanted.keys()),
+      share,
+      this.settings,
+    );
     const portOf = (key: string, lt: ListenerTable) =>
       passthrough.shared.has(key) ? (passthrough.portOf(key) ?? lt.port) : (lt.bindPort ?? lt.port);
     const identity = (key: string, lt: ListenerTable) => identityOf(lt, passthrough.shared.has(key));
@@ -133,7 +157,10 @@ export class GatewayServer {
           // The node:tls listeners (raw front, HTTP/2) swap certificates in place: no second socket, so
           // nothing queued is reset. Only the certificates may differ for that.
           if (swapsInPlace(cur.server) && sameShape(cur.identity, identity(key, lt))) {
-            const commit = cur.server.prepareCertificates(lt.tls?.certificates ?? []);
+            const commit = cur.server.prepareCertificates(
+              lt.tls?.certificates ?? [],
+              lt.tls?.clientValidation,
+            );
             rotated.push(() => {
               commit();
               this.live.set(key, { ...cur, identity: identity(key, lt) });
@@ -267,7 +294,10 @@ export class GatewayServer {
       return { key, server, state, sockets, identity: identityOf(lt, shared) };
     }
     // Bun.serve's SNI table (the raw front's node:tls listener builds its own contexts).
-    const tls = lt.protocol === "HTTPS" ? sniEntries(lt.name, lt.tls?.certificates ?? []) : undefined;
+    const tls =
+      lt.protocol === "HTTPS"
+        ? sniEntries(lt.name, lt.tls?.certificates ?? [], lt.tls?.clientValidation)
+        : undefined;
     if (tls !== undefined && this.http2) {
       const hostname = lt.address || this.bind;
       const idleTimeoutSeconds = this.settings.idleTimeoutSeconds;
@@ -323,6 +353,12 @@ export class GatewayServer {
     });
     return done;
   }
+}
+
+/** A route whose client-certificate demand needs the handshake (ingress-nginx auth-tls-*, not `off`). */
+function checksClientCertificates(r: Route): boolean {
+  const d = r.clientCertificate;
+  return d !== undefined && d.refused === undefined && (d.verify !== "off" || d.matchCN !== undefined);
 }
 
 /** Servers whose certificates rotate in place (node:tls underneath). */

@@ -13,7 +13,7 @@
 import { constants } from "node:crypto";
 import { readFileSync } from "node:fs";
 import type { TLSOptions } from "bun";
-import type { TLSCertificate } from "../../model/index.ts";
+import type { ClientCertificateValidation, TLSCertificate } from "../../model/index.ts";
 import { selfSignedCertificate } from "./self-signed.ts";
 
 /** Mozilla "intermediate" TLS 1.2 suites: forward secrecy and AEAD only. */
@@ -38,21 +38,39 @@ function protocolOptionsOf(c: TLSCertificate): Pick<TLSOptions, "secureOptions" 
 }
 
 /**
+ * What every SNI entry of a listener with client validation carries (Gateway `spec.tls.frontend`): the CA
+ * bundle, a certificate asked for, and (AllowValidOnly) the handshake failed without a good one. Measured
+ * on Bun 1.4: `Bun.serve` honours all three per entry (no certificate: alert 116, certificate_required;
+ * another CA's: the handshake fails; AllowInsecureFallback serves both).
+ */
+function clientOptions(v: ClientCertificateValidation | undefined): TLSOptions {
+  if (v === undefined) return {};
+  return { ca: v.caPem, requestCert: true, rejectUnauthorized: v.mode === "AllowValidOnly" };
+}
+
+/**
  * The `tls` array of `Bun.serve`: the first certificate is the fallback (no server name: clients without
  * SNI or with a name no entry has), then one entry per name. Merged listeners may bring one name twice
  * (one Secret on several listeners): the first wins. Throws on an empty list (a listener without
  * certificates is never opened).
  */
-export function sniEntries(name: string, certs: readonly TLSCertificate[]): TLSOptions[] {
+export function sniEntries(
+  name: string,
+  certs: readonly TLSCertificate[],
+  validation?: ClientCertificateValidation,
+): TLSOptions[] {
   const first = certs[0];
   if (first === undefined) throw new Error(`listener ${name}: HTTPS without certificates`);
-  const entries: TLSOptions[] = [{ ...protocolOptionsOf(first), cert: first.certPem, key: first.keyPem }];
+  const client = clientOptions(validation);
+  const entries: TLSOptions[] = [
+    { ...protocolOptionsOf(first), ...client, cert: first.certPem, key: first.keyPem },
+  ];
   const named = new Set<string>();
   for (const c of certs) {
     for (const host of c.hostnames) {
       if (named.has(host)) continue;
       named.add(host);
-      entries.push({ ...protocolOptionsOf(c), cert: c.certPem, key: c.keyPem, serverName: host });
+      entries.push({ ...protocolOptionsOf(c), ...client, cert: c.certPem, key: c.keyPem, serverName: host });
     }
   }
   return entries;

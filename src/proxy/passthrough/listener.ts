@@ -9,11 +9,15 @@
  * Backpressure: when one side's write is short, the rest is queued and the other side is paused until
  * `drain`, so a slow reader holds at most one read's worth of bytes here. A malformed hello, an SNI no
  * route takes, an invalid backendRef picked by weight or a backend without endpoints: the connection
- * is closed. `table` is swapped by `apply`; connections keep the route they started with.
+ * is closed. `table` is swapped by `apply`; connections keep the route they started with. With
+ * `--proxy-protocol` a PROXY header from a trusted proxy comes first (`proxyHeaderFrom`); its client is
+ * the address a connection handed to the HTTPS listener sharing the port carries.
  */
 import type { Socket, TCPSocketListener, TCPSocketListenOptions } from "bun";
 import { limitedLog } from "../../observability/log-limit.ts";
 import { logger } from "../../observability/logger.ts";
+import { ProxyPreamble } from "../client/proxy-preamble.ts";
+import { normalisePeer, type TrustedProxies } from "../client/trusted-proxies.ts";
 import { maxClientHelloBytes, parseClientHello } from "./client-hello.ts";
 import { HandedClient, type TerminationHandoff } from "./handoff.ts";
 import { type PassthroughTable, routeFor } from "./table.ts";
@@ -24,6 +28,10 @@ const log = logger.child({ component: "passthrough" });
 interface Pipe {
   /** `handed`: given to the HTTPS listener sharing the port (`handed` is its stream). */
   phase: "hello" | "connecting" | "piping" | "handed" | "closed";
+  /** `--proxy-protocol`: set until the connection's PROXY header is read. */
+  preamble?: ProxyPreamble;
+  /** The client: the socket's address, or the source its PROXY header named. */
+  peer: string;
   handed?: HandedClient;
   hello: Uint8Array[];
   helloBytes: number;
@@ -39,8 +47,13 @@ interface Pipe {
 }
 
 export interface PassthroughOptions {
-  /** A client that has not sent its whole ClientHello by then is closed (default 10 000). */
+  /** A client that has not sent its whole ClientHello (and PROXY header) by then is closed (default 10 000). */
   helloTimeoutMs?: number;
+  /**
+   * `--proxy-protocol` names this listener: every connection starts with a PROXY header, which only these
+   * trusted proxies may send (client/proxy-preamble.ts); any other connection is closed. Absent: none read.
+   */
+  proxyHeaderFrom?: TrustedProxies;
 }
 
 export class PassthroughServer {
@@ -48,6 +61,7 @@ export class PassthroughServer {
   private readonly listener: TCPSocketListener<Pipe>;
   private readonly pipes = new Set<Pipe>();
   private readonly helloTimeoutMs: number;
+  private readonly proxyHeaderFrom: TrustedProxies | undefined;
   /**
    * The HTTPS listener sharing this port (`--enable-ssl-passthrough`): a ClientHello whose SNI no route
    * takes is handed to it, looked up per connection so a replaced listener is followed. Absent: closed.
@@ -59,6 +73,7 @@ export class PassthroughServer {
   constructor(table: PassthroughTable, port: number, options: PassthroughOptions = {}) {
     this.table = table;
     this.helloTimeoutMs = options.helloTimeoutMs ?? 10_000;
+    this.proxyHeaderFrom = options.proxyHeaderFrom;
     // Bun.listen honours reusePort (raw-front/front.ts measured it) though its types omit it.
     const listenOptions: TCPSocketListenOptions<Pipe> & { reusePort: boolean } = {
       hostname: table.address,
@@ -110,6 +125,7 @@ export class PassthroughServer {
   private opened(client: Socket<Pipe>): void {
     const pipe: Pipe = {
       phase: "hello",
+      peer: client.remoteAddress,
       hello: [],
       helloBytes: 0,
       client,
@@ -121,6 +137,23 @@ export class PassthroughServer {
     client.data = pipe;
     this.pipes.add(pipe);
     pipe.timer = setTimeout(() => this.close(pipe), this.helloTimeoutMs);
+    const trusted = this.proxyHeaderFrom;
+    if (trusted === undefined) return;
+    if (trusted.trusts(normalisePeer(pipe.peer))) pipe.preamble = new ProxyPreamble();
+    else this.refuse(pipe, "PROXY header expected from a peer not in --trusted-proxies");
+  }
+
+  /** The bytes after the PROXY header once it is whole; undefined while waiting, or refused. */
+  private afterProxyHeader(pipe: Pipe, chunk: Uint8Array): Uint8Array | undefined {
+    const step = (pipe.preamble as ProxyPreamble).feed(chunk);
+    if (step.kind === "wait") return undefined;
+    if (step.kind === "refused") {
+      this.refuse(pipe, `PROXY protocol: ${step.reason}`);
+      return undefined;
+    }
+    pipe.preamble = undefined;
+    if (step.source !== undefined) pipe.peer = step.source;
+    return step.rest;
   }
 
   /** A bug must cost this connection only, never the process or other clients. */
@@ -145,6 +178,11 @@ export class PassthroughServer {
     if (pipe.phase !== "hello") {
       relay(pipe, chunk, "upstream");
       return;
+    }
+    if (pipe.preamble !== undefined) {
+      const rest = this.afterProxyHeader(pipe, chunk);
+      if (rest === undefined || rest.length === 0) return;
+      chunk = rest;
     }
     // Bun may reuse the read buffer for the next read: keep a copy.
     pipe.hello.push(chunk.slice());
@@ -223,7 +261,7 @@ export class PassthroughServer {
       end: () => client.end(),
       pause: () => client.pause(),
       resume: () => client.resume(),
-      remoteAddress: client.remoteAddress,
+      remoteAddress: pipe.peer,
       remotePort: client.remotePort,
     });
     pipe.phase = "handed";

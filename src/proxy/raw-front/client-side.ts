@@ -45,6 +45,14 @@ export interface Exchange {
   abort(): void;
 }
 
+/** Who a connection comes from (client-origin.ts ClientOrigin). */
+export interface PeerOrigin {
+  /** The socket's address, or the source its PROXY header named; normalised. */
+  readonly peer: string;
+  /** The peer is one of `--trusted-proxies`: the X-Forwarded-For it sent is believed and passed on. */
+  readonly peerTrusted: boolean;
+}
+
 /** The client's connection as an exchange sees it (ClientConnection is the one implementation). */
 export interface ClientSide {
   readonly socket: FrontSocket;
@@ -53,8 +61,10 @@ export interface ClientSide {
   readonly state0: ListenerState;
   /** Where the slow path sends requests: the listener's internal Bun.serve (`unix:/path`). */
   readonly internalEndpoint: string;
-  /** The client's address (looked up once per connection). */
+  /** The current request's client: the peer, or what a trusted peer's X-Forwarded-For names (client-origin.ts). */
   readonly clientIp: string;
+  /** The connection's peer and whether it is a trusted proxy. */
+  readonly origin: PeerOrigin;
   /** Closed, or closing once queued bytes are out: nothing more can be written. */
   readonly closed: boolean;
   /** Bytes the client sent, as passed on to `pipe` once the connection became a tunnel. */

@@ -11,10 +11,10 @@
  * before the request is dispatched (nginx's `proxy_request_buffering`): a slow sender holds no upstream
  * connection. While a body is read, the client may stay silent at most `clientBodyTimeoutSeconds`
  * between reads (not while we hold it back for a backlogged upstream); past it the connection is dropped.
- * A connection whose first bytes are the HTTP/2 preface is handed to `h2c` (h2c-handoff.ts) and becomes
- * a tunnel into that HTTP/2 session; only the first read of a connection is compared with it.
+ * A connection whose first bytes are the HTTP/2 preface becomes a tunnel into an HTTP/2 session (`h2c`).
  */
 import type { ListenerState } from "../settings.ts";
+import { ClientOrigin } from "./client-origin.ts";
 import type { ClientSide, Exchange, FrontSocket, TlsSession } from "./client-side.ts";
 import { dispatch } from "./dispatch.ts";
 import { ChunkedDecoder } from "./http1/chunked.ts";
@@ -49,6 +49,7 @@ function hasVersion(buf: Buffer, start: number, lineEnd: number): boolean {
 
 export class ClientConnection implements ClientSide {
   readonly out: Outbox;
+  readonly origin: ClientOrigin;
   private state = HEAD;
   private buf: Buffer | undefined;
   private start = 0;
@@ -62,7 +63,6 @@ export class ClientConnection implements ClientSide {
   /** Set when the connection must close once the current response is written. */
   private closeAfter = false;
   private tunnel: ((buf: Buffer) => void) | undefined;
-  private ip: string | undefined;
   /** The listener is stopping: close after the current response instead of reading another. */
   private draining = false;
   /** No request head has been read yet: the bytes may be the HTTP/2 preface. */
@@ -83,13 +83,12 @@ export class ClientConnection implements ClientSide {
     readonly tls: TlsSession | undefined = undefined,
   ) {
     this.out = new Outbox(socket);
+    this.origin = new ClientOrigin(socket, state0.settings.trustedProxies);
     this.out.onFlushed = () => this.exchange?.clientDrained();
   }
 
-  /** The client's address (looked up once per connection). */
   get clientIp(): string {
-    if (this.ip === undefined) this.ip = this.socket.remoteAddress ?? "";
-    return this.ip;
+    return this.origin.client;
   }
 
   /** Closed, or closing once queued bytes are out: nothing more can be written. */
@@ -322,6 +321,7 @@ export class ClientConnection implements ClientSide {
   }
 
   private startRequest(head: RequestHead): void {
+    this.origin.request(head);
     if (!head.keepAlive) this.closeAfter = true;
     if (head.bodyKind === BODY_LENGTH) {
       this.bodyLeft = head.contentLength;

@@ -75,6 +75,7 @@ export function dispatch(conn: ClientSide, head: RequestHead): Exchange | undefi
         method: head.method,
         headers: lookup,
         clientIp: conn.clientIp,
+        peer: conn.origin.peer,
         tls: conn.tls,
         guards: state.settings.guards,
         serverHeader: state.settings.serverHeader,

@@ -1,11 +1,15 @@
 /**
- * The edge guards of guards.ts, run by the raw-socket front on a parsed request head: authentication
- * (token routes only; `checkToken` reads the head, no Request is built), then the rate limit keyed with
- * the verified claims. Same order, same outcomes, same fail-closed rules as `guarded()`: a route asking
- * for an engine the process does not have is a 500, and so is a guard that throws. The result stays
- * synchronous while every step is (a cached token, no limit), so the common case costs no promise.
+ * The edge guards of guards.ts, run by the raw-socket front on a parsed request head: the client address
+ * lists (auth/ip-access.ts), then authentication (token routes only; `checkToken` reads the head, no
+ * Request is built), then the rate limit keyed with the verified claims. Same order, same outcomes, same
+ * fail-closed rules as `guarded()`: a route asking for an engine the process does not have is a 500, and
+ * so is a guard that throws. The result stays synchronous while every step is (a cached token, no limit),
+ * so the common case costs no promise.
  */
+
+import { CLIENT_CERT_HEADERS, checkClientCertificate } from "../../auth/client-certificate.ts";
 import type { AuthOutcome } from "../../auth/enforce.ts";
+import { ipAdmitted, ipRefused } from "../../auth/ip-access.ts";
 import { limitedLog } from "../../observability/log-limit.ts";
 import type { RateLimitOutcome } from "../../ratelimit/enforce.ts";
 import type { RequestContext } from "../filters/filter-types.ts";
@@ -28,7 +32,9 @@ export interface GuardInput {
   readonly target: RequestTarget;
   readonly method: string;
   readonly headers: HeadReader;
+  /** The client (`--trusted-proxies` applied) and the connection's peer (client-origin.ts). */
   readonly clientIp: string;
+  readonly peer: string;
   /** HTTPS: what the handshake settled (SNI, the client's verified certificate chain). */
   readonly tls: TlsSession | undefined;
   readonly guards: EdgeGuards | undefined;
@@ -44,6 +50,8 @@ export interface GuardPass {
   readonly requestEdit?: ClaimEdit | undefined;
   /** Runs after the route's response filters (guards.ts edits the response the action returned). */
   readonly response: ResponseHeaderEdit | undefined;
+  /** The query to send upstream instead of the client's (an API key taken out of it); undefined: as sent. */
+  readonly query?: string | undefined;
 }
 
 /** Refused: this answer goes to the client and nothing goes upstream. */
@@ -57,6 +65,62 @@ export type GuardResult = GuardPass | GuardRefusal;
 type Edit = readonly (readonly [string, string])[];
 
 export function runGuards(input: GuardInput): GuardResult | Promise<GuardResult> {
+  try {
+    const { route } = input;
+    if (route.ipAccess !== undefined && !ipAdmitted(route.ipAccess, input.clientIp))
+      return { ok: false, response: ipRefused(input.serverHeader) };
+    if (route.clientCertificate === undefined) return authStep(input);
+    const tls = input.tls;
+    const view = tls && {
+      servername: tls.servername,
+      authorized: tls.authorized,
+      chain: tls.peerCertificates(),
+    };
+    const host = input.headers.get("host") ?? "";
+    const checked = checkClientCertificate(route.clientCertificate, view, host, input.serverHeader);
+    if (!checked.ok) return checked;
+    const rest = authStep(input);
+    return rest instanceof Promise
+      ? rest.then((r) => withCertEdit(r, checked.set))
+      : withCertEdit(rest, checked.set);
+  } catch (err) {
+    return thrown(input, err);
+  }
+}
+
+/** An admitted request also gets the `ssl-client-*` headers, in place of any the client sent. */
+function withCertEdit(result: GuardResult, set: Edit): GuardResult {
+  if (!result.ok) return result;
+  const names = CLIENT_CERT_HEADERS as readonly string[];
+  const own = (ctx: RequestContext): undefined => {
+    for (const name of names) ctx.headers.delete(name);
+    for (const [name, value] of set) ctx.headers.set(name, value);
+    return undefined;
+  };
+  const prior = result.request;
+  const request =
+    prior === undefined
+      ? own
+      : (ctx: RequestContext): undefined => {
+          own(ctx);
+          return prior(ctx);
+        };
+  const lines = set.map(([name, value]) => `${name}: ${value}\r\n`).join("");
+  const edit: ClaimEdit = { remove: names, lines };
+  // The byte-built head takes one edit: merged with the claims', or (claims as a filter only) none.
+  const requestEdit =
+    prior === undefined
+      ? edit
+      : result.requestEdit === undefined
+        ? undefined
+        : {
+            remove: [...edit.remove, ...result.requestEdit.remove],
+            lines: edit.lines + result.requestEdit.lines,
+          };
+  return { ...result, request, requestEdit };
+}
+
+function authStep(input: GuardInput): GuardResult | Promise<GuardResult> {
   try {
     const { route, guards } = input;
     if (route.auth === undefined) return limitStep(input, undefined, undefined);
@@ -79,7 +143,11 @@ function afterAuth(input: GuardInput, outcome: AuthOutcome): GuardResult | Promi
   try {
     if (!outcome.ok) return { ok: false, response: outcome.response };
     const claims = claimStepsOf(outcome);
-    return limitStep(input, outcome, claims.request, claims.edit);
+    const next = limitStep(input, outcome, claims.request, claims.edit);
+    const query = outcome.query;
+    if (query === undefined) return next;
+    const withQuery = (r: GuardResult): GuardResult => (r.ok ? { ...r, query } : r);
+    return next instanceof Promise ? next.then(withQuery) : withQuery(next);
   } catch (err) {
     return thrown(input, err);
   }
@@ -100,6 +168,7 @@ function limitStep(
   const headers = input.headers;
   const checked = guards.rateLimit.check(route.rateLimit, {
     clientIp: input.clientIp,
+    peer: input.peer,
     header: (name) => headers.get(name),
     method: input.method,
     path: input.target.path,

@@ -66,7 +66,8 @@ export class FastExchange extends UpstreamExchange {
   protected requestHead(endpoint: string): UpstreamRequest {
     const state = this.conn.state0;
     const hop = {
-      clientIp: this.conn.clientIp,
+      peer: this.conn.origin.peer,
+      peerTrusted: this.conn.origin.peerTrusted,
       scheme: state.table.scheme,
       port: state.table.port || state.boundPort,
     };

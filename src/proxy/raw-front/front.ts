@@ -21,13 +21,16 @@ import type { TLSSocket } from "node:tls";
 import type { ServeOptions, Socket, TCPSocketListener, TCPSocketListenOptions } from "bun";
 import type { ClientCertificateValidation, TLSCertificate } from "../../model/index.ts";
 import { limitedLog } from "../../observability/log-limit.ts";
+import { readsProxyHeader } from "../client/proxy-preamble.ts";
 import { H2SessionServer } from "../h2/session-server.ts";
 import type { ListenerApp } from "../listeners/app.ts";
 import type { ProxiedSocket, ProxyServer } from "../request/websocket/relay.ts";
 import type { ListenerState } from "../settings.ts";
+import { afterProxyHeader, awaitProxyHeader, PROXY_HEADER_LATE, refuseProxied } from "./client-origin.ts";
 import { ClientConnection } from "./connection.ts";
 import { H2cLink } from "./h2c-handoff.ts";
-import { TlsClientSocket } from "./tls/tls-client.ts";
+import { ProxyHeaderListener } from "./tls/proxy-header-listener.ts";
+import { adoptHandedPeer, TlsClientSocket } from "./tls/tls-client.ts";
 import { TlsListener } from "./tls/tls-listener.ts";
 import { upstreamPool } from "./upstream/pool.ts";
 
@@ -123,6 +126,8 @@ function unexpected(state: ListenerState, err: unknown): void {
 export class RawFront implements ServingSocket {
   private readonly listener: TCPSocketListener<ClientConnection> | undefined;
   private readonly tlsListener: TlsListener | undefined;
+  /** HTTPS with `--proxy-protocol`: the socket that reads PROXY headers before the TLS listener. */
+  private readonly proxyListener: ProxyHeaderListener | undefined;
   /** HTTP/2 connections over TLS (ALPN h2), until they close. */
   private readonly h2Sockets = new Set<TLSSocket>();
   private readonly internal: ProxyServer;
@@ -146,16 +151,25 @@ export class RawFront implements ServingSocket {
     const path = join(this.dir, "internal.sock");
     this.endpoint = `unix:${path}`;
     this.internal = Bun.serve<ProxiedSocket>({ ...internal, unix: path } as ServeOptions<ProxiedSocket>);
+    // `--proxy-protocol`: every connection starts with a PROXY header (on HTTPS, before the ClientHello).
+    const proxied = readsProxyHeader(state.settings.proxyProtocol, state.table.port);
     if (tls !== undefined) {
       try {
+        // HTTPS behind PROXY headers: a plain socket reads the header, then hands the TLS bytes over.
+        const preread = proxied && tls.bind !== false;
         this.tlsListener = new TlsListener({
           hostname,
           port,
           name: state.table.name,
           ...tls,
+          ...(preread ? { bind: false } : {}),
           onConnection: (socket, h2) => this.acceptTls(socket, h2),
           ...(state.settings.admission ? { admission: state.settings.admission } : {}),
         });
+        if (preread) {
+          const tlsListener = this.tlsListener;
+          this.proxyListener = new ProxyHeaderListener(hostname, port, state, (s) => tlsListener.accept(s));
+        }
       } catch (err) {
         this.internal.stop(true);
         removeDir(this.dir);
@@ -180,13 +194,20 @@ export class RawFront implements ServingSocket {
               return;
             }
             const c = new ClientConnection(s, state, this.endpoint, this.takeH2c);
+            c.origin.admittedAs = s.remoteAddress;
             s.data = c;
             this.connections.add(c);
-            s.timeout(state.settings.idleTimeoutSeconds);
+            if (proxied) awaitProxyHeader(c, state);
+            else s.timeout(state.settings.idleTimeoutSeconds);
           },
           data: (s: ClientSocket, chunk: Buffer) => {
             try {
-              s.data.onData(chunk);
+              const c = s.data;
+              if (!c.origin.awaitingProxyHeader) c.onData(chunk);
+              else {
+                const rest = afterProxyHeader(c, chunk, state);
+                if (rest !== undefined && rest.length > 0) c.onData(rest);
+              }
             } catch (err) {
               // A bug must cost this connection only, never the process or other clients.
               unexpected(state, err);
@@ -197,7 +218,10 @@ export class RawFront implements ServingSocket {
           close: (s: ClientSocket) => this.closed(s.data),
           error: (s: ClientSocket) => this.closed(s.data),
           // Idle (keep-alive or slow head): the connection is dropped, as Bun.serve's idleTimeout does.
-          timeout: (s: ClientSocket) => s.data.onTimeout(),
+          timeout: (s: ClientSocket) => {
+            if (s.data.origin.awaitingProxyHeader) refuseProxied(s.data, state, PROXY_HEADER_LATE);
+            else s.data.onTimeout();
+          },
         },
       };
       this.listener = Bun.listen<ClientConnection>(options);
@@ -209,11 +233,11 @@ export class RawFront implements ServingSocket {
   }
 
   get hostname(): string {
-    return (this.listener ?? this.tlsListener)?.hostname ?? "";
+    return (this.listener ?? this.proxyListener ?? this.tlsListener)?.hostname ?? "";
   }
 
   get port(): number {
-    return (this.listener ?? this.tlsListener)?.port ?? 0;
+    return (this.listener ?? this.proxyListener ?? this.tlsListener)?.port ?? 0;
   }
 
   get openConnections(): number {
@@ -235,9 +259,12 @@ export class RawFront implements ServingSocket {
   }
 
   /** HTTPS only: see TlsListener.prepareCertificates (throws on a pair OpenSSL refuses). */
-  prepareCertificates(certs: readonly TLSCertificate[]): () => void {
+  prepareCertificates(
+    certs: readonly TLSCertificate[],
+    validation?: ClientCertificateValidation,
+  ): () => void {
     if (this.tlsListener === undefined) throw new Error("certificates on a plain-HTTP listener");
-    return this.tlsListener.prepareCertificates(certs);
+    return this.tlsListener.prepareCertificates(certs, validation);
   }
 
   /** Requests being read or answered now (tunnels and idle keep-alive connections not counted). */
@@ -259,6 +286,7 @@ export class RawFront implements ServingSocket {
 
   private async stopOnce(now: boolean): Promise<void> {
     this.listener?.stop(false);
+    this.proxyListener?.stop();
     this.tlsListener?.close();
     if (this.openConnections > 0) {
       const done = new Promise<void>((resolve) => {
@@ -295,6 +323,7 @@ export class RawFront implements ServingSocket {
       socket.destroy();
       return;
     }
+    adoptHandedPeer(socket);
     const idle = this.state.settings.idleTimeoutSeconds;
     if (h2) {
       this.h2Sockets.add(socket);
@@ -329,7 +358,7 @@ export class RawFront implements ServingSocket {
   private closed(c: ClientConnection | undefined): void {
     if (c === undefined || !this.connections.delete(c)) return;
     // HTTPS connections were admitted by the TLS listener, which releases them itself.
-    if (c.tls === undefined) this.state.settings.admission?.release(c.clientIp);
+    if (c.tls === undefined) this.state.settings.admission?.release(c.origin.admittedAs);
     c.onClose();
     this.checkAllClosed();
   }

@@ -143,7 +143,8 @@ export function startFast(
   return new FastExchange(
     conn,
     head,
-    target,
+    // Authentication may have taken an API key out of the query (the request line is built from this).
+    pass.query === undefined ? target : { path: target.path, query: pass.query },
     route,
     choice,
     info,

@@ -41,7 +41,8 @@ export class H2cLink implements Exchange {
         done(err);
       },
     });
-    const ip = conn.clientIp;
+    // The peer: the app reads a trusted peer's X-Forwarded-For per request, as on every path.
+    const ip = conn.origin.peer;
     this.stream.remoteAddress = ip;
     this.stream.remotePort = conn.socket.remotePort;
     this.stream.remoteFamily = ip.includes(":") ? "IPv6" : "IPv4";

@@ -2,10 +2,10 @@
  * Which routes the raw-socket front serves itself (the fast path) and which go through `handleRequest`
  * with real Request/Response objects. Fast: a Forward whose every backend choice is a plain HTTP/1.1
  * backend with endpoints, no invalid reference, and only filters the fast path implements (header
- * modifiers, URL rewrite, response rewrite), on a route whose guards all run here too: token
- * authentication (no OIDC login, whose redirects and callbacks need the Request) and rate limits, but no
- * CORS filter (its preflights skip authentication, which guards.ts decides). Decided once per compiled route (a reload
- * compiles new route objects, so the cache never goes stale).
+ * modifiers, URL rewrite, response rewrite), on a route whose guards all run here too: client address
+ * lists, token authentication (no OIDC login, whose redirects and callbacks need the Request) and rate
+ * limits, but no CORS filter (its preflights skip authentication, which guards.ts decides). Decided once
+ * per compiled route (a reload compiles new route objects, so the cache never goes stale).
  */
 import type { Filter } from "../../model/index.ts";
 import { needsGuards } from "../request/guards.ts";

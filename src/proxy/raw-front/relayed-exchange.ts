@@ -3,7 +3,7 @@
  * h2c, WebSocket upgrades, invalid backends, …) is relayed, nearly byte for byte, to the listener's own
  * Bun.serve + Hono app listening on a private unix socket, and the answer relayed back (after a 101,
  * both directions become a tunnel). So every feature behaves exactly as on the Bun front, with one
- * addition: the client's address travels in RELAYED_CLIENT_HEADER (and on HTTPS the TLS session in
+ * addition: the connection's peer travels in RELAYED_CLIENT_HEADER (and on HTTPS the TLS session in
  * RELAYED_TLS_HEADER), which the internal listener trusts. The app does its own metrics and access log for these requests.
  */
 
@@ -54,7 +54,7 @@ export class RelayedExchange extends UpstreamExchange {
   }
 
   protected requestHead(): UpstreamRequest {
-    return { head: internalHead(this.head, this.conn.clientIp, this.conn.tls), requestId: "" };
+    return { head: internalHead(this.head, this.conn.origin.peer, this.conn.tls), requestId: "" };
   }
 
   protected headersArrived(): void {}
@@ -73,7 +73,7 @@ export class RelayedExchange extends UpstreamExchange {
  * tokens stay (so the app still drops the fields they name, and sees an upgrade) minus `close`: the
  * internal connection is reused.
  */
-export function internalHead(head: RequestHead, clientIp: string, tls?: TlsSession): string {
+export function internalHead(head: RequestHead, peer: string, tls?: TlsSession): string {
   const { rawNames, names, values } = head;
   let out = `${head.method} ${head.target} HTTP/1.${head.http10 ? 0 : 1}\r\n`;
   // An absolute-form target arrives here as its origin-form, its authority as the one Host line.
@@ -87,7 +87,7 @@ export function internalHead(head: RequestHead, clientIp: string, tls?: TlsSessi
   for (const t of head.connection) if (t !== "close" && t !== "keep-alive") connection += `, ${t}`;
   if (head.http10) connection += ", keep-alive";
   if (connection !== "") out += `Connection: ${connection.slice(2)}\r\n`;
-  out += `${RELAYED_CLIENT_HEADER}: ${clientIp}\r\n`;
+  out += `${RELAYED_CLIENT_HEADER}: ${peer}\r\n`;
   if (tls !== undefined) {
     const session = { servername: tls.servername, authorized: tls.authorized, chain: tls.peerCertificates() };
     out += `${RELAYED_TLS_HEADER}: ${relayedTlsValue(session)}\r\n`;

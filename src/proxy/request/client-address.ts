@@ -1,10 +1,12 @@
 /**
- * The client's address as the request path sees it. Behind the raw-socket front (src/proxy/raw-front/),
- * routes the front does not serve itself reach the listener's Bun.serve app over a private unix
- * socket, where `requestIP` says nothing useful; the front then names the client in RELAYED_CLIENT_HEADER
+ * The client's address as the request path sees it: the connection's peer, and the client a trusted
+ * peer's X-Forwarded-For names (client/trusted-proxies.ts), computed the same way on every front.
+ * Behind the raw-socket front (src/proxy/raw-front/), routes the front does not serve itself reach the
+ * listener's Bun.serve app over a private unix socket, where `requestIP` says nothing useful; the front then names the peer in RELAYED_CLIENT_HEADER
  * (always overwriting whatever a client sent under that name). Only the internal listener reads it
  * (`takeRelayedClient`): on a public listener the header means nothing and is passed on like any other.
  */
+import { normalisePeer, type TrustedProxies } from "../client/trusted-proxies.ts";
 import type { ProxyServer } from "./websocket/relay.ts";
 
 export const RELAYED_CLIENT_HEADER = "x-gatehouse-relayed-client";
@@ -19,7 +21,25 @@ export function takeRelayedClient(req: Request): void {
   relayed.set(req, ip);
 }
 
-/** The client's IP address ("" when unknown). */
-export function clientAddress(req: Request, srv: ProxyServer): string {
-  return relayed.get(req) ?? srv.requestIP(req)?.address ?? "";
+/** Who sent a request (client/trusted-proxies.ts has the rules). */
+export interface RequestClient {
+  /** The connection's peer (the socket's address, or the raw front's relayed one), normalised; "" unknown. */
+  readonly peer: string;
+  /** The peer is one of `--trusted-proxies`: its X-Forwarded-For is believed and passed on. */
+  readonly peerTrusted: boolean;
+  /** The client: the peer, or the address a trusted peer's X-Forwarded-For names. */
+  readonly client: string;
+}
+
+/** The request's peer and client under `trusted` (the listener's `settings.trustedProxies`). */
+export function requestClient(
+  req: Request,
+  srv: ProxyServer,
+  trusted: TrustedProxies | undefined,
+): RequestClient {
+  const raw = relayed.get(req) ?? srv.requestIP(req)?.address ?? "";
+  const peer = raw === "" ? "" : normalisePeer(raw);
+  if (trusted === undefined || peer === "" || !trusted.trusts(peer))
+    return { peer, peerTrusted: false, client: peer };
+  return { peer, peerTrusted: true, client: trusted.client(peer, req.headers.get("x-forwarded-for")) };
 }

@@ -2,7 +2,13 @@ import { describe, expect, test } from "bun:test";
 import { isSaneRequestId, newRequestId, prepareUpstreamHeaders } from "./forwarded-headers.ts";
 
 describe("prepareUpstreamHeaders", () => {
-  const hop = { clientIp: "10.1.1.1", scheme: "https", port: 8443, host: "a.example:8443" } as const;
+  const hop = {
+    peer: "10.1.1.1",
+    peerTrusted: true,
+    scheme: "https",
+    port: 8443,
+    host: "a.example:8443",
+  } as const;
 
   test("strips hop-by-hop headers, including those Connection names", () => {
     const h = new Headers({
@@ -22,7 +28,16 @@ describe("prepareUpstreamHeaders", () => {
     expect(h.get("x-keep")).toBe("k");
   });
 
-  test("appends to X-Forwarded-For and overwrites this hop's fields", () => {
+  test("an untrusted peer's X-Forwarded-For is replaced by the peer; none is sent when the peer is unknown", () => {
+    const h = new Headers({ "x-forwarded-for": "6.6.6.6" });
+    prepareUpstreamHeaders(h, { ...hop, peerTrusted: false });
+    expect(h.get("x-forwarded-for")).toBe("10.1.1.1");
+    const unknown = new Headers({ "x-forwarded-for": "6.6.6.6" });
+    prepareUpstreamHeaders(unknown, { ...hop, peer: "", peerTrusted: false });
+    expect(unknown.get("x-forwarded-for")).toBeNull();
+  });
+
+  test("a trusted peer's X-Forwarded-For is appended to; this hop's fields are overwritten", () => {
     const h = new Headers({
       "x-forwarded-for": "1.1.1.1",
       "x-forwarded-proto": "http",

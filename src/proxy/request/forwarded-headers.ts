@@ -1,12 +1,17 @@
 /**
- * What the gateway adds to a request going upstream. X-Forwarded-For is appended to (the chain is the
- * client's business); Proto, Host and Port describe this hop and are overwritten, so a client cannot
- * claim it came in over HTTPS. X-Request-Id is kept when the client's is sane, so traces can join up.
+ * What the gateway adds to a request going upstream. X-Forwarded-For is the peer, appended to the chain
+ * a trusted proxy sent and replacing any other peer's (client/trusted-proxies.ts `forwardedFor`); Proto,
+ * Host and Port describe this hop and are overwritten, so a client cannot claim it came in over HTTPS.
+ * X-Request-Id is kept when the client's is sane, so traces can join up.
  */
+import { forwardedFor } from "../client/trusted-proxies.ts";
 import { stripHopByHop } from "./hop-by-hop.ts";
 
 export interface HopInfo {
-  readonly clientIp: string;
+  /** The connection's peer (the socket's address, or a PROXY header's source); "" when unknown. */
+  readonly peer: string;
+  /** The peer is a trusted proxy: the X-Forwarded-For it sent is kept. */
+  readonly peerTrusted: boolean;
   readonly scheme: "http" | "https";
   readonly port: number;
   /** The Host header as the client sent it (null when none). */
@@ -18,8 +23,9 @@ export function prepareUpstreamHeaders(h: Headers, hop: HopInfo): string {
   stripHopByHop(h);
   // Bun.serve has already answered any `Expect: 100-continue`; the body is on its way regardless.
   h.delete("expect");
-  const xff = h.get("x-forwarded-for");
-  if (hop.clientIp !== "") h.set("x-forwarded-for", xff === null ? hop.clientIp : `${xff}, ${hop.clientIp}`);
+  const xff = forwardedFor(hop.peer, hop.peerTrusted ? h.get("x-forwarded-for") : null, hop.peerTrusted);
+  if (xff !== "") h.set("x-forwarded-for", xff);
+  else h.delete("x-forwarded-for");
   h.set("x-forwarded-proto", hop.scheme);
   if (hop.host !== null) h.set("x-forwarded-host", hop.host);
   else h.delete("x-forwarded-host");

@@ -1,14 +1,20 @@
 /**
  * Edge guards run after routing and before a route's filters and action, in the order the architecture
- * fixes: authentication (one immutable identity), then rate limiting (which may key on that identity's
- * verified claims). Routes without guards never come here, so the plain forwarding path pays nothing for
- * them. A route that asks for a guard the process does not have fails closed (500), never open.
+ * fixes: the client address lists (auth/ip-access.ts), authentication (one immutable identity), then rate
+ * limiting (which may key on that identity's verified claims). Routes without guards never come here, so
+ * the plain forwarding path pays nothing for them. A route that asks for a guard the process does not
+ * have fails closed (500), never open.
  */
+
+import { CLIENT_CERT_HEADERS, checkClientCertificate } from "../../auth/client-certificate.ts";
 import type { AuthEnforcer } from "../../auth/enforce.ts";
 import type { Identity } from "../../auth/identity.ts";
+import { ipAdmitted, ipRefused } from "../../auth/ip-access.ts";
 import { limitedLog } from "../../observability/log-limit.ts";
 import type { RateLimitEnforcer } from "../../ratelimit/enforce.ts";
 import type { CompiledRoute, ListenerTable } from "../table.ts";
+import type { RequestClient } from "./client-address.ts";
+import { clientTls } from "./client-tls.ts";
 import type { RequestTarget } from "./request-target.ts";
 import { errorResponse } from "./responses.ts";
 
@@ -18,9 +24,14 @@ export interface EdgeGuards {
   readonly rateLimit?: RateLimitEnforcer;
 }
 
-/** True when the route asks for any guard; checked on the hot path, so it reads two fields only. */
+/** True when the route asks for any guard; checked on the hot path, so it reads three fields only. */
 export function needsGuards(route: CompiledRoute): boolean {
-  return route.auth !== undefined || route.rateLimit !== undefined;
+  return (
+    route.auth !== undefined ||
+    route.rateLimit !== undefined ||
+    route.ipAccess !== undefined ||
+    route.clientCertificate !== undefined
+  );
 }
 
 /**
@@ -45,12 +56,26 @@ export async function guarded(
   table: ListenerTable,
   guards: EdgeGuards | undefined,
   serverHeader: string,
-  /** The socket peer address (asked only when a rate limit needs it). */
-  peer: () => string,
-  action: (identity: Identity | undefined) => Response | Promise<Response>,
+  /** Who sent the request: `client` for every guard, `peer` for a rate limit's own trusted proxies (asked only when needed). */
+  who: () => RequestClient,
+  /** `upstream`: the target to send (the client's, unless authentication took an API key out of its query). */
+  action: (identity: Identity | undefined, upstream: RequestTarget) => Response | Promise<Response>,
 ): Promise<Response> {
-  if (isPreflight(req, route)) return action(undefined);
+  // First, preflights included: a refused address gets nothing of the route.
+  if (route.ipAccess !== undefined && !ipAdmitted(route.ipAccess, who().client))
+    return ipRefused(serverHeader);
+  if (route.clientCertificate !== undefined) {
+    // The raw front relays its session; Bun.serve shows none ("unknown": only what needs no check passes).
+    const view = clientTls(req) ?? (table.protocol === "HTTPS" ? "unknown" : undefined);
+    const host = req.headers.get("host") ?? "";
+    const checked = checkClientCertificate(route.clientCertificate, view, host, serverHeader);
+    if (!checked.ok) return checked.response;
+    for (const name of CLIENT_CERT_HEADERS) req.headers.delete(name);
+    for (const [name, value] of checked.set) req.headers.set(name, value);
+  }
+  if (isPreflight(req, route)) return action(undefined, target);
   let identity: Identity | undefined;
+  let upstream = target;
   let responseHeaders: readonly (readonly [string, string])[] | undefined;
   if (route.auth !== undefined) {
     if (guards?.auth === undefined) {
@@ -70,6 +95,7 @@ export async function guarded(
     for (const [name, value] of outcome.setHeaders) req.headers.set(name, value);
     identity = outcome.identity;
     responseHeaders = outcome.responseHeaders;
+    if (outcome.query !== undefined) upstream = { path: target.path, query: outcome.query };
   }
   let limitHeaders: readonly (readonly [string, string])[] | undefined;
   if (route.rateLimit !== undefined) {
@@ -77,8 +103,10 @@ export async function guarded(
       limitedLog("error", route.name, "route has a rate limit but no limiter runs", { route: route.name });
       return errorResponse(500, serverHeader);
     }
+    const { client, peer } = who();
     const outcome = await guards.rateLimit.check(route.rateLimit, {
-      clientIp: peer(),
+      clientIp: client,
+      peer,
       header: (name) => req.headers.get(name),
       method: req.method,
       path: target.path,
@@ -91,7 +119,7 @@ export async function guarded(
     }
     limitHeaders = outcome.headers;
   }
-  const res = await action(identity);
+  const res = await action(identity, upstream);
   if (responseHeaders !== undefined)
     for (const [name, value] of responseHeaders) res.headers.append(name, value);
   // The gateway's limit is the one the client is subject to here: it replaces any the backend sent.

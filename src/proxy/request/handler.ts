@@ -13,7 +13,7 @@ import { findVirtualHost, normaliseHost } from "../match/host.ts";
 import { findRoute } from "../match/routes.ts";
 import type { ListenerState } from "../settings.ts";
 import { type CompiledForward, type CompiledRoute, type ListenerTable, PATH_REGEX } from "../table.ts";
-import { clientAddress } from "./client-address.ts";
+import { requestClient } from "./client-address.ts";
 import {
   CLIENT_BODY_TIMEOUT,
   CLIENT_GONE,
@@ -65,6 +65,9 @@ export function handleRequest(
   }
   if (refusedMethod(req.method, route)) return errorResponse(405, server);
   if (needsGuards(route)) {
+    const who = requestClient(req, srv, state.settings.trustedProxies);
+    // A request a guard refuses is logged with its client too, as on the raw front.
+    if (info !== undefined) info.client = who.client;
     return guarded(
       req,
       route,
@@ -72,8 +75,8 @@ export function handleRequest(
       table,
       state.settings.guards,
       server,
-      () => clientAddress(req, srv),
-      () => runAction(req, route, target, rawHost, host, srv, state, table, info),
+      () => who,
+      (_identity, upstream) => runAction(req, route, upstream, rawHost, host, srv, state, table, info),
     );
   }
   return runAction(req, route, target, rawHost, host, srv, state, table, info);
@@ -180,10 +183,11 @@ async function forwardRoute(
       body,
       observer: state.settings.observer,
     };
-    const clientIp = clientAddress(req, srv);
-    if (info !== undefined) info.client = clientIp;
+    const who = requestClient(req, srv, state.settings.trustedProxies);
+    if (info !== undefined) info.client = who.client;
     prepareUpstreamHeaders(ctx.headers, {
-      clientIp,
+      peer: who.peer,
+      peerTrusted: who.peerTrusted,
       scheme: table.scheme,
       port: table.port || state.boundPort,
       host: rawHost,

@@ -72,8 +72,40 @@ export function testAuthority(name: string): TestAuthority {
   return { certPem: certPem as string, keyPem: keyPem as string };
 }
 
-/** A client certificate (ExtKeyUsage clientAuth) for `cn`, signed by `ca`. */
-export function clientCertificate(ca: TestAuthority, cn: string): { certPem: string; keyPem: string } {
+/** `openssl ca` settings for a certificate with chosen dates (openssl 3.0's x509 cannot backdate). */
+const CA_CONFIG = [
+  "[ca]\ndefault_ca = d\n[d]\ndatabase = index.txt\nnew_certs_dir = .\nserial = serial",
+  "default_md = sha256\npolicy = p\nunique_subject = no\nx509_extensions = ext",
+  "[p]\ncommonName = supplied\n[ext]\nextendedKeyUsage = clientAuth\n",
+].join("\n");
+
+/**
+ * A client certificate (ExtKeyUsage clientAuth) for `cn`, signed by `ca`; `expired`: valid for one day
+ * in 2020 only.
+ */
+export function clientCertificate(
+  ca: TestAuthority,
+  cn: string,
+  opts: { expired?: boolean } = {},
+): { certPem: string; keyPem: string } {
+  const sign = opts.expired
+    ? ["ca", "-batch", "-config", "ca.cnf", "-cert", "ca.crt", "-keyfile", "ca.key", "-in", "c.csr"].concat([
+        "-out",
+        "c.crt",
+        "-notext",
+        "-startdate",
+        "20200101000000Z",
+        "-enddate",
+        "20200102000000Z",
+      ])
+    : ["x509", "-req", "-in", "c.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial"].concat([
+        "-days",
+        "1",
+        "-out",
+        "c.crt",
+        "-extfile",
+        "ext.cnf",
+      ]);
   const [certPem, keyPem] = openssl(
     [
       ["req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"].concat([
@@ -84,16 +116,16 @@ export function clientCertificate(ca: TestAuthority, cn: string): { certPem: str
         "-out",
         "c.csr",
       ]),
-      ["x509", "-req", "-in", "c.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial"].concat([
-        "-days",
-        "1",
-        "-out",
-        "c.crt",
-        "-extfile",
-        "ext.cnf",
-      ]),
+      sign,
     ],
-    { "ca.crt": ca.certPem, "ca.key": ca.keyPem, "ext.cnf": "extendedKeyUsage=clientAuth\n" },
+    {
+      "ca.crt": ca.certPem,
+      "ca.key": ca.keyPem,
+      "ext.cnf": "extendedKeyUsage=clientAuth\n",
+      "ca.cnf": CA_CONFIG,
+      "index.txt": "",
+      serial: "01\n",
+    },
     ["c.crt", "c.key"],
   );
   return { certPem: certPem as string, keyPem: keyPem as string };

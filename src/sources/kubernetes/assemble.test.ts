@@ -1,5 +1,5 @@
 import { expect, test } from "bun:test";
-import { assembleSnapshot, type ParseCache, referencedSecrets } from "./assemble.ts";
+import { assembleSnapshot, type ParseCache, referencedConfigMaps, referencedSecrets } from "./assemble.ts";
 
 const secret = (name: string) => ({
   apiVersion: "v1",
@@ -103,7 +103,69 @@ test("referencedSecrets: a Gateway's backend client certificate (judged for Reso
   expect([...refs].sort()).toEqual(["n/client", "o/other"]);
 });
 
+test("client CA references of spec.tls.frontend: ConfigMaps and Secrets, default and per port", () => {
+  const validation = (caCertificateRefs: unknown) => ({ validation: { caCertificateRefs } });
+  const gw = {
+    metadata: { name: "g", namespace: "n" },
+    spec: {
+      listeners: [],
+      tls: {
+        frontend: {
+          default: validation([{ group: "", kind: "ConfigMap", name: "ca" }]),
+          perPort: [
+            { port: 8443, tls: validation([{ kind: "Secret", name: "ca-secret", namespace: "o" }]) },
+            { port: 9443, tls: validation([{ kind: "Service", name: "web" }, { kind: "ConfigMap" }]) },
+            { port: 7443, tls: {} },
+          ],
+        },
+      },
+    },
+  };
+  expect([...referencedConfigMaps([], [gw])]).toEqual(["n/ca"]);
+  expect([...referencedSecrets({ gateways: [gw] as never, ingresses: [] })]).toEqual(["o/ca-secret"]);
+});
+
+test("referencedSecrets: an Ingress's auth-tls-secret, in its own namespace only", () => {
+  const ing = (name: string, value: string) => ({
+    metadata: {
+      name,
+      namespace: "shop",
+      annotations: { "nginx.ingress.kubernetes.io/auth-tls-secret": value },
+    },
+    spec: {},
+  });
+  const refs = referencedSecrets({
+    gateways: [],
+    ingresses: [
+      ing("a", "shop/client-ca"),
+      ing("b", "/other-ca"),
+      ing("c", "kube-system/ca"),
+      ing("d", "bare"),
+    ] as never,
+  });
+  expect([...refs].sort()).toEqual(["shop/client-ca", "shop/other-ca"]);
+});
+
 test("referencedSecrets: the --default-certificate Secret is always referenced", () => {
   const refs = referencedSecrets({ gateways: [], ingresses: [] }, ["gatehouse-system/default-tls"]);
   expect([...refs]).toEqual(["gatehouse-system/default-tls"]);
+});
+
+test("referencedSecrets: an Ingress's auth-secret (its namespace only) and an AuthPolicy's API-key Secrets", () => {
+  const ing = (name: string, value: string) => ({
+    metadata: { name, namespace: "n", annotations: { "nginx.ingress.kubernetes.io/auth-secret": value } },
+  });
+  const policy = {
+    metadata: { namespace: "p" },
+    spec: {
+      apiKeyAuth: { credentialRefs: [{ name: "k1" }, { name: "k2" }] },
+      basicAuth: { secretRef: { name: "u" } },
+    },
+  };
+  const refs = referencedSecrets({
+    gateways: [],
+    ingresses: [ing("a", "users"), ing("b", "n/more"), ing("c", "other/theirs")] as never,
+    authPolicies: [policy],
+  });
+  expect([...refs].sort()).toEqual(["n/more", "n/users", "p/k1", "p/k2", "p/u"]);
 });

@@ -1,4 +1,5 @@
-import { customHeadersConfigMap } from "../nginx-references.ts";
+import { authSecret, authTLSSecret, customHeadersConfigMap } from "../nginx-references.ts";
+import type { Gateway } from "../schema/gateway.ts";
 import { type KnownKind, knownKinds, parseObject } from "../schema/index.ts";
 import type { Ingress } from "../schema/networking.ts";
 import { emptySnapshotFields, type ResourceSnapshot } from "../snapshot.ts";
@@ -55,8 +56,9 @@ export function assembleSnapshot(
 
 /**
  * `namespace/name` of every Secret a Gateway listener (`tls.certificateRefs`, core Secrets only) or the
- * Gateway's `spec.tls.backend.clientCertificateRef` (judged for its ResolvedRefs condition), an
- * Ingress (`spec.tls[].secretName`) or a policy (any `secretRef: { name }` in its spec, same namespace)
+ * Gateway's `spec.tls.backend.clientCertificateRef` (judged for its ResolvedRefs condition) or its
+ * `spec.tls.frontend` CA references (kind Secret), an
+ * Ingress (`spec.tls[].secretName`, ingress-nginx `auth-tls-secret` and `auth-secret`) or a policy (any `secretRef: { name }` in its spec, same namespace)
  * names, plus `always` (the `--default-certificate` Secret, which no object names). Only these are kept
  * in memory with their data.
  */
@@ -77,35 +79,74 @@ export function referencedSecrets(
       if ((ref.group ?? "") === "" && (ref.kind ?? "Secret") === "Secret")
         out.add(`${ref.namespace ?? ns}/${ref.name}`);
     }
+    for (const key of frontendCARefs(gw, "Secret")) out.add(key);
   }
   for (const ing of snapshot.ingresses) {
     const ns = ing.metadata.namespace ?? "default";
     for (const t of ing.spec?.tls ?? []) if (t.secretName) out.add(`${ns}/${t.secretName}`);
+    const users = authSecret(ing);
+    if (users !== undefined) out.add(users);
+    const authTLS = authTLSSecret(ing);
+    if (authTLS !== undefined) out.add(authTLS);
   }
   return out;
 }
 
-/** Every `secretRef: { name }` anywhere in a policy spec (keys, OIDC client secrets, …). */
+/** Every `secretRef: { name }` and `credentialRefs: [{ name }]` anywhere in a policy spec (keys, OIDC client secrets, …). */
 function collectSecretRefs(value: unknown, namespace: string, out: Set<string>): void {
   if (Array.isArray(value)) for (const v of value) collectSecretRefs(v, namespace, out);
   else if (value && typeof value === "object") {
     for (const [k, v] of Object.entries(value)) {
       const name = (v as { name?: unknown } | null)?.name;
       if (k === "secretRef" && typeof name === "string") out.add(`${namespace}/${name}`);
-      else collectSecretRefs(v, namespace, out);
+      else if (k === "credentialRefs" && Array.isArray(v)) {
+        // API keys (`apiKeyAuth.credentialRefs`): a list of Secret names.
+        for (const ref of v) {
+          const n = (ref as { name?: unknown } | null)?.name;
+          if (typeof n === "string") out.add(`${namespace}/${n}`);
+        }
+      } else collectSecretRefs(v, namespace, out);
     }
   }
 }
 
 /**
  * `namespace/name` of every ConfigMap an Ingress names in ingress-nginx's `custom-headers` (in its own
- * namespace; nginx-references.ts reads the value). Only these are kept in memory with their data.
+ * namespace; nginx-references.ts reads the value) or a Gateway names as a client CA (`spec.tls.frontend`).
+ * Only these are kept in memory with their data.
  */
-export function referencedConfigMaps(ingresses: readonly unknown[]): Set<string> {
+export function referencedConfigMaps(
+  ingresses: readonly unknown[],
+  gateways: readonly unknown[] = [],
+): Set<string> {
   const out = new Set<string>();
   for (const ing of ingresses) {
     const key = customHeadersConfigMap(ing as Ingress);
     if (key !== undefined) out.add(key);
+  }
+  for (const gw of gateways) for (const key of frontendCARefs(gw as Gateway, "ConfigMap")) out.add(key);
+  return out;
+}
+
+/**
+ * `namespace/name` of the core objects of `kind` a Gateway's `spec.tls.frontend` (default and every
+ * perPort entry) names in `caCertificateRefs`. Read loosely: the schema leaves `validation` open, and
+ * translate judges each reference (frontend-validation.ts); a reference is kept whether or not a
+ * ReferenceGrant allows it, so that the condition can say which it is.
+ */
+function frontendCARefs(gw: Gateway, kind: "ConfigMap" | "Secret"): string[] {
+  const frontend = gw.spec?.tls?.frontend;
+  if (!frontend) return [];
+  const ns = gw.metadata.namespace ?? "default";
+  const configs = [frontend.default, ...(frontend.perPort ?? []).map((p) => p?.tls)];
+  const out: string[] = [];
+  for (const c of configs) {
+    const refs = (c?.validation as { caCertificateRefs?: unknown } | null | undefined)?.caCertificateRefs;
+    for (const r of Array.isArray(refs) ? refs : []) {
+      const ref = (r ?? {}) as { group?: unknown; kind?: unknown; name?: unknown; namespace?: unknown };
+      if ((ref.group ?? "") !== "" || ref.kind !== kind || typeof ref.name !== "string") continue;
+      out.push(`${typeof ref.namespace === "string" && ref.namespace ? ref.namespace : ns}/${ref.name}`);
+    }
   }
   return out;
 }

@@ -88,7 +88,7 @@ export class KubernetesSource {
       kind: "ConfigMap",
       dataFields: ["data"],
       unread: ["binaryData"],
-      referencedBy: (o) => referencedConfigMaps(o.Ingress),
+      referencedBy: (o) => referencedConfigMaps(o.Ingress, o.Gateway),
       waitMs: opts.secretWaitMs,
     });
     this.#informers = new Map(

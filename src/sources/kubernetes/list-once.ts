@@ -85,7 +85,7 @@ export async function readClusterOnce(
   const secret = { ...watchedResources.Secret, kind: "Secret" as const };
   const configMap = { ...watchedResources.ConfigMap, kind: "ConfigMap" as const };
   objects.Secret = await fetchNamed(client, secret, secrets, unavailable, unreadable);
-  const configMaps = referencedConfigMaps(first.snapshot.ingresses);
+  const configMaps = referencedConfigMaps(first.snapshot.ingresses, first.snapshot.gateways);
   objects.ConfigMap = await fetchNamed(client, configMap, configMaps, unavailable, unreadable);
   const { snapshot, invalid } = assembleSnapshot(objects, () => true, new Map());
   return { snapshot: unreadable.length > 0 ? { ...snapshot, unreadable } : snapshot, invalid, unavailable };

@@ -1,42 +1,20 @@
 import type { Secret } from "../../sources/schema/core.ts";
 import type { Gateway, ReferenceGrant } from "../../sources/schema/gateway.ts";
 import { GatewayReason, gatewayGroup } from "../../status/reasons.ts";
-import { arrayOf, namespaceOf } from "../common/objects.ts";
+import { namespaceOf } from "../common/objects.ts";
 import { referenceAllowed } from "../common/reference-grants.ts";
 import { readTLSSecret } from "../common/tls-secret.ts";
 
-/** A condition outcome, as `Outcome` in listeners.ts (not imported: listeners.ts imports this file). */
+/** A condition outcome, as `Outcome` in listeners.ts. */
 type Outcome =
   | { readonly ok: true }
   | { readonly ok: false; readonly reason: string; readonly message: string };
 
 /**
- * A Gateway's `spec.tls` (GatewayTLSConfig, v1.6.1). Gatehouse supports neither half: it does not ask
- * clients for certificates, and it never opens TLS connections to backends. Neither may be accepted and
- * ignored, so each is reported where the spec puts it.
+ * A Gateway's `spec.tls.backend` (GatewayTLSConfig, v1.6.1): Gatehouse never opens TLS connections to
+ * backends, so the client certificate it names is judged and reported unused. (`spec.tls.frontend`, client
+ * certificates asked of clients, is frontend-validation.ts.)
  */
-
-/**
- * Why an HTTPS listener on `port` cannot be accepted: `spec.tls.frontend` asks for client-certificate
- * validation there (the `perPort` entry for the port when there is one, which replaces `default`). The
- * spec's listener reason for a field the implementation does not support is `UnsupportedValue`; refusing
- * the listener keeps it from serving without the mutual TLS its owner asked for. Undefined: no
- * validation applies to this port.
- */
-export function frontendValidationRefusal(gateway: Gateway, port: number): string | undefined {
-  const frontend = gateway.spec?.tls?.frontend;
-  if (!frontend) return undefined;
-  const perPort = arrayOf(frontend.perPort);
-  const i = perPort.findIndex((p) => p?.port === port);
-  const [field, config] =
-    i >= 0
-      ? [`spec.tls.frontend.perPort[${i}].tls.validation`, perPort[i]?.tls]
-      : ["spec.tls.frontend.default.validation", frontend.default];
-  if (config?.validation === undefined || config.validation === null) return undefined;
-  const mode = (config.validation as { mode?: unknown }).mode;
-  const which = typeof mode === "string" ? ` (mode ${mode})` : "";
-  return `${field}: client certificate validation${which} is not supported; the listener is not served rather than served without it`;
-}
 
 /**
  * Gateway `ResolvedRefs` for `spec.tls.backend.clientCertificateRef`, undefined when it is not set. The

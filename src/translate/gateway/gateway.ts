@@ -6,7 +6,7 @@ import type {
   Route,
   VirtualHost,
 } from "../../model/index.ts";
-import type { Secret } from "../../sources/schema/core.ts";
+import type { ConfigMap, Secret } from "../../sources/schema/core.ts";
 import type { Gateway } from "../../sources/schema/gateway.ts";
 import type { ResourceSnapshot } from "../../sources/snapshot.ts";
 import { generationOf } from "../../status/conditions.ts";
@@ -20,6 +20,7 @@ import { internalProblem, problem } from "../common/problems.ts";
 import type { SnapshotIndex } from "../common/snapshot-index.ts";
 import { compareStrings, type SourceOrder } from "../common/sort.ts";
 import { assignAddresses, type GatewayAddress } from "./addresses.ts";
+import { insecureFallbackFields } from "./frontend-validation.ts";
 import { backendClientCertificate } from "./gateway-tls.ts";
 import type { HTTPRouteTranslation } from "./httproute/httproute.ts";
 import { translateHTTPRouteKept } from "./httproute/memo.ts";
@@ -120,10 +121,14 @@ export function translateGatewayAPI(
   for (const s of arrayOf(snapshot?.secrets))
     if (s?.metadata) secrets.set(`${namespaceOf(s)}/${nameOf(s)}`, s);
   const grants = arrayOf(snapshot?.referenceGrants);
+  const configMaps = new Map<string, ConfigMap>();
+  for (const c of arrayOf(snapshot?.configMaps))
+    if (c?.metadata) configMaps.set(`${namespaceOf(c)}/${nameOf(c)}`, c);
+  const caSources = { configMaps, unreadable: arrayOf(snapshot?.unreadable) };
   const entries = new Map<string, PlannedGateway>();
   for (const gw of gateways) {
     try {
-      const planned = planListeners(gw, secrets, grants, opts.nowMs);
+      const planned = planListeners(gw, secrets, grants, opts.nowMs, caSources);
       const key = `${namespaceOf(gw)}/${nameOf(gw)}`;
       const conds = gatewayConditions(
         { gateway: gw, key, ...planned },
@@ -295,5 +300,15 @@ function gatewayConditions(
     : address.kind === "exhausted"
       ? { ok: false, reason: GatewayReason.AddressNotAssigned, message: address.message }
       : { ok: true };
-  return { accepted, programmed, ...(resolvedRefs ? { resolvedRefs } : {}) };
+  const insecure = insecureFallbackFields(entry.gateway);
+  const insecureFrontend =
+    insecure.length > 0
+      ? `spec.tls.frontend (${insecure.join(", ")}) is AllowInsecureFallback: clients without a valid certificate are served too`
+      : undefined;
+  return {
+    accepted,
+    programmed,
+    ...(resolvedRefs ? { resolvedRefs } : {}),
+    ...(insecureFrontend ? { insecureFrontend } : {}),
+  };
 }

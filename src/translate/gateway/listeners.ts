@@ -5,8 +5,8 @@ import { gatewayGroup, ListenerReason } from "../../status/reasons.ts";
 import type { HostPattern } from "../common/host-patterns.ts";
 import { selectorProblem } from "../common/label-selector.ts";
 import { arrayOf, namespaceOf } from "../common/objects.ts";
+import { type CASources, type FrontendValidation, frontendValidation } from "./frontend-validation.ts";
 import { intersectHostnames, parseGatewayHostname } from "./gateway-hostnames.ts";
-import { frontendValidationRefusal } from "./gateway-tls.ts";
 import { resolveCertificates } from "./listener-tls.ts";
 
 export interface RouteKind {
@@ -84,6 +84,7 @@ export function planListeners(
   secrets: ReadonlyMap<string, Secret>,
   grants: readonly ReferenceGrant[],
   nowMs?: number,
+  caSources: Omit<CASources, "secrets" | "grants"> = { configMaps: new Map(), unreadable: [] },
 ): { plans: ListenerPlan[]; duplicates: string[]; overLimit: number } {
   const namespace = namespaceOf(gateway);
   const seen = new Set<string>();
@@ -96,7 +97,7 @@ export function planListeners(
       continue;
     }
     seen.add(l.name);
-    const frontend = frontendValidationRefusal(gateway, l.port);
+    const frontend = frontendValidation(gateway, l.port, { ...caSources, secrets, grants });
     plans.push(planListener(l, { namespace, secrets, grants, nowMs, frontend }));
   }
   return {
@@ -111,8 +112,8 @@ interface PlanContext {
   readonly secrets: ReadonlyMap<string, Secret>;
   readonly grants: readonly ReferenceGrant[];
   readonly nowMs: number | undefined;
-  /** Why client-certificate validation (Gateway `spec.tls.frontend`) refuses an HTTPS listener here. */
-  readonly frontend: string | undefined;
+  /** Client-certificate validation (Gateway `spec.tls.frontend`) of HTTPS listeners on this port. */
+  readonly frontend: FrontendValidation | undefined;
 }
 
 function planListener(l: GatewayListener, ctx: PlanContext): ListenerPlan {
@@ -154,8 +155,8 @@ function planListener(l: GatewayListener, ctx: PlanContext): ListenerPlan {
       ListenerReason.UnsupportedValue,
       `tls.options: no TLS option is supported (${tlsOptionKeys(l).join(", ")})`,
     );
-  } else if (l.protocol === "HTTPS" && ctx.frontend !== undefined) {
-    accepted = fail(ListenerReason.UnsupportedValue, ctx.frontend);
+  } else if (l.protocol === "HTTPS" && ctx.frontend?.refusal !== undefined) {
+    accepted = fail(ctx.frontend.refusal.reason, ctx.frontend.refusal.message);
   } else if (!["All", "Same", "Selector"].includes(from)) {
     accepted = fail(
       ListenerReason.UnsupportedValue,
@@ -174,11 +175,14 @@ function planListener(l: GatewayListener, ctx: PlanContext): ListenerPlan {
           `allowedRoutes.kinds: ${kinds.invalid.join(", ")} not supported; supported: ${l.protocol === "TLS" ? "TLSRoute" : "HTTPRoute"}`,
         )
       : ok;
+  const caFailure = l.protocol === "HTTPS" ? ctx.frontend?.failure : undefined;
+  if (caFailure && resolvedRefs.ok) resolvedRefs = fail(caFailure.reason, caFailure.message);
   let tls: ListenerTLS | undefined;
   if (supported && l.protocol === "HTTPS" && accepted.ok) {
     const certs = resolveCertificates(l, namespace, secrets, grants, nowMs);
     if (certs.failure && resolvedRefs.ok) resolvedRefs = fail(certs.failure.reason, certs.failure.message);
-    tls = { certificates: certs.certificates };
+    const clientValidation = ctx.frontend?.validation;
+    tls = { certificates: certs.certificates, ...(clientValidation ? { clientValidation } : {}) };
   }
   return {
     ...base,

@@ -3,6 +3,7 @@ import { condition } from "../../status/conditions.ts";
 import {
   ConditionType,
   GatewayClassReason,
+  GatewayReason,
   gatewayGroup,
   ListenerReason,
   RouteReason,
@@ -168,12 +169,14 @@ const negativePolarity: ReadonlySet<string> = new Set([
   C.Conflicted,
   C.PartiallyInvalid,
   C.OverlappingTLSConfig,
+  C.InsecureFrontendValidationMode,
   listenerNotServingCondition,
 ]);
 
 /** Of those, the ones that are warnings: something is served, but not all the user may expect. */
 const warnings: ReadonlySet<string> = new Set([
   C.PartiallyInvalid,
+  C.InsecureFrontendValidationMode,
   C.OverlappingTLSConfig,
   listenerNotServingCondition,
 ]);
@@ -224,6 +227,8 @@ export interface GatewayConditions {
   readonly programmed: Outcome;
   /** Gateway ResolvedRefs, set only for `spec.tls.backend.clientCertificateRef` (gateway-tls.ts). */
   readonly resolvedRefs?: Outcome;
+  /** Set when `spec.tls.frontend` allows AllowInsecureFallback: the InsecureFrontendValidationMode message. */
+  readonly insecureFrontend?: string;
 }
 
 export function gatewayStatus(
@@ -254,6 +259,17 @@ export function gatewayStatus(
                 conds.resolvedRefs,
                 "ResolvedRefs",
                 "all references resolved",
+                gen,
+              ),
+            ]
+          : []),
+        ...(conds.insecureFrontend
+          ? [
+              condition(
+                C.InsecureFrontendValidationMode,
+                true,
+                GatewayReason.ConfigurationChanged,
+                conds.insecureFrontend,
                 gen,
               ),
             ]

@@ -31,13 +31,16 @@ import type {
   RouteAction,
   VirtualHost,
 } from "../../model/index.ts";
+import type { Secret } from "../../sources/schema/core.ts";
 import type { Ingress } from "../../sources/schema/networking.ts";
 import type { ResourceSnapshot } from "../../sources/snapshot.ts";
 import { DEFAULT_HTTP_LISTENER, DEFAULT_LISTENER_SOURCE } from "../common/names.ts";
-import { arrayOf, sourceRef } from "../common/objects.ts";
+import { arrayOf, nameOf, namespaceOf, sourceRef } from "../common/objects.ts";
 import { internalProblem } from "../common/problems.ts";
 import type { SnapshotIndex } from "../common/snapshot-index.ts";
 import { compareStrings } from "../common/sort.ts";
+import { applyClientCertificates, withClientCAs } from "./access/client-certificate-hosts.ts";
+import type { SecretSources } from "./access/client-certificates.ts";
 import { auditAnnotations, failClosed, failClosedAction, unenforcedProblem } from "./annotations/audit.ts";
 import { configMapIndex, customHeadersEdits, withCustomHeaders } from "./annotations/custom-headers.ts";
 import { ingressRouteEdits } from "./annotations/families.ts";
@@ -148,8 +151,14 @@ export function translateIngresses(
     built.backends,
     index,
   );
+  // Client certificates (auth-tls-*), a host's setting: before aliases copy the host's routes.
+  const mtls = applyClientCertificates(
+    routed.virtualHosts,
+    ingresses.filter((i) => !isCanary(i)),
+    secretSources(snapshot),
+  );
   // app-root, server-alias, from-to-www-redirect: the hosts' routes as edited, before failing closed.
-  const hosts = applyHostEdits(routed.virtualHosts, ingresses);
+  const hosts = applyHostEdits(mtls.virtualHosts, ingresses);
   // Fail closed last: its 403 wins over any action an annotation asked for.
   const virtualHosts = closeCanaryRoutes(failClosed(hosts.virtualHosts, closed), built, closed);
   const passthrough = ingressPassthrough(
@@ -160,13 +169,16 @@ export function translateIngresses(
     opts.httpsPort,
     opts.enableSslPassthrough,
   );
-  const tls = coverExtraNames(ingressTLS(ingresses, snapshot, opts), hosts.extraNames);
+  const covered = coverExtraNames(ingressTLS(ingresses, snapshot, opts), hosts.extraNames);
+  const aliases = hosts.extraNames.filter((e) => e.annotation === "server-alias");
+  const tls = { ...covered, certificates: withClientCAs(covered.certificates, mtls.hostCAs, aliases) };
   problems.push(
     ...rules.problems,
     ...defaults.problems,
     ...built.problems,
     ...regex.problems,
     ...routed.problems,
+    ...mtls.problems,
     ...hosts.problems,
     ...passthrough.problems,
     ...tls.problems,
@@ -180,6 +192,14 @@ export function translateIngresses(
     ...(passthrough.listener ? { passthrough: passthrough.listener } : {}),
     problems,
   };
+}
+
+/** The Secrets a client-certificate CA may come from, and those the source could not read. */
+function secretSources(snapshot: ResourceSnapshot): SecretSources {
+  const secrets = new Map<string, Secret>();
+  for (const s of arrayOf(snapshot?.secrets))
+    if (s?.metadata) secrets.set(`${namespaceOf(s)}/${nameOf(s)}`, s);
+  return { secrets, unreadable: arrayOf(snapshot?.unreadable) };
 }
 
 /** The Ingress TLS half; a bug there costs TLS only (the hosts stay on HTTP). */

@@ -12,6 +12,8 @@ import type {
   TokenSource,
 } from "../../model/index.ts";
 import type { Secret } from "../../sources/schema/core.ts";
+import { credentialMethods } from "./auth-policy-credentials.ts";
+import { onlyIPLists, policyIPAccess } from "./auth-policy-ip.ts";
 import {
   type AuthPolicySpec,
   asymmetricAlgorithms,
@@ -30,7 +32,13 @@ const defaultTokenSources: readonly TokenSource[] = [
 ];
 const defaultClockSkew = 30;
 
-export function buildRouteAuth(policy: SourceRef, rawSpec: unknown, secrets: SecretIndex): RouteAuth {
+/** `warnings`: what the policy's routes are served despite (a refused htpasswd line, an empty API key). */
+export function buildRouteAuth(
+  policy: SourceRef,
+  rawSpec: unknown,
+  secrets: SecretIndex,
+  warnings: string[] = [],
+): RouteAuth {
   const empty: RouteAuth = {
     policy,
     authorization: { requiredScopes: [], requiredClaims: [] },
@@ -46,8 +54,16 @@ export function buildRouteAuth(policy: SourceRef, rawSpec: unknown, secrets: Sec
   const issuers = providers.map((p) => p.issuer);
   if (new Set(issuers).size !== issuers.length) errors.push("spec.jwt.providers: issuers must be distinct");
   const oidc = spec.oidc ? oidcAuth(spec.oidc, policy.namespace, secrets, errors) : undefined;
-  if (providers.length === 0 && oidc === undefined)
-    errors.push("the policy names no provider: set spec.jwt.providers or spec.oidc");
+  const realm = `${policy.namespace}/${policy.name}`;
+  const credentials = credentialMethods(spec, policy.namespace, realm, secrets, errors, warnings);
+  const hasCredentials = credentials.basic !== undefined || credentials.apiKeys !== undefined;
+  policyIPAccess(policy, spec, errors);
+  if (onlyIPLists(spec) && (spec.ipAllowList?.length ?? 0) + (spec.ipDenyList?.length ?? 0) === 0)
+    errors.push("spec.ipAllowList and spec.ipDenyList are both empty: the policy asks for nothing");
+  else if (providers.length === 0 && oidc === undefined && !hasCredentials && !onlyIPLists(spec))
+    errors.push(
+      "the policy names no provider: set spec.jwt.providers, spec.oidc, spec.basicAuth or spec.apiKeyAuth",
+    );
   const claimToHeaders: ClaimToHeader[] = [];
   for (const [i, c] of (spec.claimToHeaders ?? []).entries()) {
     const header = c.header.toLowerCase();
@@ -64,6 +80,7 @@ export function buildRouteAuth(policy: SourceRef, rawSpec: unknown, secrets: Sec
       ? { jwt: { providers, tokenSources: tokenSources(spec.jwt?.tokenSources) } }
       : {}),
     ...(oidc ? { oidc } : {}),
+    ...credentials,
     authorization: {
       requiredScopes: spec.authorization?.requiredScopes ?? [],
       requiredClaims: spec.authorization?.requiredClaims ?? [],

@@ -8,6 +8,7 @@ import { z } from "zod";
 const str = z.string().min(1);
 const secretRef = z.object({ name: str, key: str.optional() }).strict();
 const claimName = z.string().regex(/^[A-Za-z0-9_:.\-/]+$/, "claim names are letters, digits and _ : . - /");
+const headerName = z.string().regex(/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/, "not a valid header name");
 
 export const asymmetricAlgorithms = [
   "RS256",
@@ -82,6 +83,43 @@ export const authPolicySpec = z
       })
       .strict()
       .optional(),
+    /** Basic authentication from an htpasswd user table (auth-policy-credentials.ts). */
+    basicAuth: z
+      .object({
+        secretRef,
+        format: z.enum(["File", "Map"]).optional(),
+        // Shown in a quoted-string: no quote, backslash or control character.
+        realm: z
+          .string()
+          .max(256)
+          .regex(/^[\x20\x21\x23-\x5b\x5d-\x7e]*$/, "printable ASCII without quotes or backslashes")
+          .optional(),
+        forwardUsernameHeader: headerName.optional(),
+      })
+      .strict()
+      .optional(),
+    /** API keys from Secrets, one `name: key` per entry (auth-policy-credentials.ts). */
+    apiKeyAuth: z
+      .object({
+        credentialRefs: z
+          .array(z.object({ name: str }).strict())
+          .min(1)
+          .max(16),
+        extractFrom: z
+          .array(
+            z.discriminatedUnion("type", [
+              z.object({ type: z.literal("Header"), name: headerName }).strict(),
+              z.object({ type: z.literal("QueryParameter"), name: str }).strict(),
+            ]),
+          )
+          .min(1)
+          .max(8)
+          .optional(),
+        forwardClientIDHeader: headerName.optional(),
+        sanitize: z.boolean().optional(),
+      })
+      .strict()
+      .optional(),
     authorization: z
       .object({
         requiredScopes: z.array(str).optional(),
@@ -91,6 +129,9 @@ export const authPolicySpec = z
       })
       .strict()
       .optional(),
+    /** Client address lists (auth-policy-ip.ts checks each entry, so a bad one names its index). */
+    ipAllowList: z.array(z.string()).max(1024).optional(),
+    ipDenyList: z.array(z.string()).max(1024).optional(),
     claimToHeaders: z
       .array(
         z

@@ -6,7 +6,7 @@
  * (its routes answer 401), and an annotation naming a policy that does not exist makes the Ingress's
  * routes answer 401 too.
  */
-import type { GatewayModel, Problem, RouteAuth } from "../../model/index.ts";
+import type { GatewayModel, IPAccessList, Problem, Route, RouteAuth } from "../../model/index.ts";
 import type { AuthPolicy, PolicyTargetRef } from "../../sources/schema/auth-policy.ts";
 import type { Secret } from "../../sources/schema/core.ts";
 import { policyGroup } from "../../sources/schema/groups.ts";
@@ -16,8 +16,10 @@ import type { ObjectStatus } from "../../status/types.ts";
 import { arrayOf, creationMillis, nameOf, namespaceOf, sourceRef } from "../common/objects.ts";
 import { internalProblem, problem } from "../common/problems.ts";
 import { compareStrings } from "../common/sort.ts";
+import { ingressBasicAuths } from "../ingress/access/basic-auth.ts";
 import { authPolicyAnnotations, missingAuthPolicyMessage } from "../ingress/annotations/auth-policy.ts";
 import type * as AuthPolicyBuild from "./auth-policy-build.ts";
+import { onlyIPLists, policyIPAccess } from "./auth-policy-ip.ts";
 import {
   type AttachablePolicy,
   attachPolicies,
@@ -44,6 +46,10 @@ export interface AuthPolicyTranslation {
 
 interface BuiltPolicy extends AttachablePolicy {
   readonly auth: RouteAuth;
+  /** The policy's client address lists (auth-policy-ip.ts); undefined: none. */
+  readonly ipAccess: IPAccessList | undefined;
+  /** The policy asks for address lists only: a valid one puts no authentication on its routes. */
+  readonly ipOnly: boolean;
   readonly generation: number | undefined;
 }
 
@@ -74,21 +80,27 @@ export function applyAuthPolicies(
   for (const { policy, extra } of byKey.values()) {
     const ref = sourceRef("AuthPolicy", policy);
     try {
+      const warnings: string[] = [];
       built.push({
         ref,
         order: { namespace: ref.namespace, name: ref.name, createdMs: creationMillis(policy) },
         targetRefs: [...arrayOf(policy.spec?.targetRefs), ...extra],
-        auth: buildRouteAuth(ref, policy.spec, secrets),
+        auth: buildRouteAuth(ref, policy.spec, secrets, warnings),
+        ipAccess: policyIPAccess(ref, policy.spec, []),
+        ipOnly: onlyIPLists(policy.spec),
         generation: generationOf(policy),
       });
+      for (const w of warnings) problems.push(problem(ref, "CredentialWarning", w, "warning"));
     } catch (err) {
       problems.push(internalProblem(ref, err));
     }
   }
   const attached = attachPolicies(built, policyTargets(snapshot));
+  // ingress-nginx `auth-type: basic` (ingress/access/basic-auth.ts); an AuthPolicy that wins a route beats it.
+  const annotated = ingressBasicAuths(arrayOf(snapshot?.ingresses), secrets, problems);
   // Nothing can attach (the common case): skip walking every route of a large model.
   const next =
-    built.length === 0 && missing.size === 0
+    built.length === 0 && missing.size === 0 && annotated === undefined
       ? model
       : mapPlacedRoutes(model, (listener, route) => {
           const why =
@@ -98,7 +110,16 @@ export function applyAuthPolicies(
           if (why !== undefined)
             return { ...route, auth: failClosed(route.source.namespace, why.name, why.message) };
           const p = attached.policyFor(listener, route);
-          return p === undefined ? route : { ...route, auth: p.auth };
+          const ingress = route.source.kind === "Ingress" ? route.source : undefined;
+          const guarded = p === undefined ? route : withPolicy(route, p);
+          if (ingress === undefined || annotated === undefined) return guarded;
+          // A policy that authenticates replaces the annotations; one of address lists only adds to them.
+          if (p !== undefined && guarded.auth !== undefined) {
+            annotated.superseded(ingress, p.ref);
+            return guarded;
+          }
+          const basic = annotated.authFor(ingress);
+          return basic === undefined ? guarded : { ...guarded, auth: basic };
         });
   const statuses: ObjectStatus[] = [];
   for (const p of [...built].sort(
@@ -116,6 +137,17 @@ export function applyAuthPolicies(
     problems.push(...policyProblems(input));
   }
   return { model: next, statuses, problems };
+}
+
+/**
+ * `route` guarded by the policy that won it: its authentication, and its address lists after any the
+ * route has (an Ingress's source-range annotations), every one checked. An invalid policy brings only its
+ * fail-closed authentication (401), whatever it asks for.
+ */
+function withPolicy(route: Route, p: BuiltPolicy): Route {
+  if (p.auth.failClosed !== undefined) return { ...route, auth: p.auth };
+  const lists = p.ipAccess === undefined ? {} : { ipAccess: [...(route.ipAccess ?? []), p.ipAccess] };
+  return p.ipOnly ? { ...route, ...lists } : { ...route, auth: p.auth, ...lists };
 }
 
 function failClosed(namespace: string, name: string, reason: string): RouteAuth {

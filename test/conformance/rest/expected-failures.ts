@@ -25,31 +25,10 @@ export function restExpectedFor(
 const x = (issue: number, test: string, reason: string): RestExpectedFailure => ({ test, issue, reason });
 
 /**
- * Issues: 24 client identity (frontend mTLS), 26 upstream protocols (GRPCRoute, BackendTLSPolicy, backend
+ * Issues: 26 upstream protocols (GRPCRoute, BackendTLSPolicy, backend
  * client certificates), 27 TCPRoute, UDPRoute, TLS termination for TLSRoute, ListenerSet, remaining Gateway.
  */
 export const restExpectedFailures: readonly RestExpectedFailure[] = [
-  // issue 24
-  x(
-    24,
-    "GatewayFrontendClientCertificateValidation",
-    "spec.tls.frontend validation is refused (listener Accepted=False/UnsupportedValue): no client certificate requested",
-  ),
-  x(
-    24,
-    "GatewayFrontendClientCertificateValidationInsecureFallback",
-    "AllowInsecureFallback and the InsecureFrontendValidationMode condition are not implemented",
-  ),
-  x(
-    24,
-    "GatewayInvalidFrontendClientCertificateValidation",
-    "frontend validation is refused as unsupported instead of judged (ResolvedRefs/InvalidCACertificateRef)",
-  ),
-  x(
-    24,
-    "GatewayFrontendInvalidDefaultClientCertificateValidation",
-    "an invalid default frontend CA is not reported (ResolvedRefs=False/InvalidCACertificateRef, Accepted=False/NoValidCACertificate)",
-  ),
   // issue 26
   x(
     26,

@@ -18,6 +18,12 @@ import { type AnnotationCase, caseManifests, sendCase, startScriptedBackend } fr
 /** Honoured annotations whose live tests live in other suites (the file says which). */
 const LIVE_ELSEWHERE: Readonly<Record<string, string>> = {
   "force-ssl-redirect": "test/integration/tls/tls.test.ts",
+  "auth-tls-secret": "test/integration/tls/ingress-client-certificates.test.ts",
+  "auth-tls-verify-client": "test/integration/tls/ingress-client-certificates.test.ts",
+  "auth-tls-verify-depth": "test/integration/tls/ingress-client-certificates.test.ts",
+  "auth-tls-error-page": "test/integration/tls/ingress-client-certificates.test.ts",
+  "auth-tls-match-cn": "test/integration/tls/ingress-client-certificates.test.ts",
+  "auth-tls-pass-certificate-to-upstream": "test/integration/tls/ingress-client-certificates.test.ts",
   "ssl-redirect": "test/integration/tls/tls.test.ts",
   "limit-rps": "test/integration/ratelimit/serve.test.ts",
   "limit-rpm": "test/integration/ratelimit/serve.test.ts",

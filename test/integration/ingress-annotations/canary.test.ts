@@ -67,8 +67,8 @@ function manifests(main: number, canary: number): string {
       "canary-weight-total": "3",
     }),
     ingress("canary-alone", "alone.test", "canary", NEW, { canary: "true", "canary-weight": "100" }),
-    // Never open: a main Ingress that fails closed takes its canary with it, and a canary asking for an
-    // access control Gatehouse does not enforce fails closed on its own routes.
+    // Never open: the main Ingress's access controls (a source range without the client) cover its canary's
+    // routes too, and a canary asking for access controls of its own fails closed on its routes.
     ingress("main-g", "guarded-main.test", "main", OLD, { "whitelist-source-range": "10.0.0.0/8" }),
     ingress("canary-g", "guarded-main.test", "canary", NEW, {
       canary: "true",

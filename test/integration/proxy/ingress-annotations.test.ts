@@ -1,6 +1,6 @@
 /**
  * Never open, on the wire: an Ingress asking for access controls Gatehouse does not enforce
- * (`whitelist-source-range`, `auth-type: basic`, `auth-url`) answers 403 with a problem+json body to an
+ * (`enable-modsecurity`, `auth-type: basic`, `auth-url`) answers 403 with a problem+json body to an
  * anonymous client at 127.0.0.1, on every path and on both fronts, and its backend sees nothing; an
  * Ingress beside it is served. `--allow-unenforced-annotations` serves it open, as the operator asked.
  */
@@ -16,7 +16,7 @@ import { forEachFront } from "../../helpers/fronts.ts";
 import { startTestGateway } from "../../helpers/test-gateway.ts";
 
 const guarded: Record<string, string> = {
-  "nginx.ingress.kubernetes.io/whitelist-source-range": "10.0.0.0/8",
+  "nginx.ingress.kubernetes.io/enable-modsecurity": "true",
   "nginx.ingress.kubernetes.io/auth-type": "basic",
   "nginx.ingress.kubernetes.io/auth-secret": "basic-auth",
   "nginx.ingress.kubernetes.io/auth-url": "http://auth.shop.svc/check",
@@ -87,7 +87,7 @@ forEachFront("an Ingress with access controls Gatehouse does not enforce", (fron
       expect(res.headers.get("content-type")).toBe("application/problem+json");
       const body = (await res.json()) as { status: number; detail: string };
       expect(body.status).toBe(403);
-      expect(body.detail).toContain("nginx.ingress.kubernetes.io/whitelist-source-range");
+      expect(body.detail).toContain("nginx.ingress.kubernetes.io/enable-modsecurity");
       expect(body.detail).toContain("nginx.ingress.kubernetes.io/auth-url");
     }
     expect(echo.requests).toBe(before);

@@ -1,11 +1,13 @@
 /**
  * The client-certificate hook of HTTPS listeners (a model listener's `tls.clientValidation`), end to end
- * through GatewayServer: with AllowValidOnly only a client certificate from the CA completes the handshake,
- * with AllowInsecureFallback every client is served; on the fast path and on the relayed one (a route with
- * a mirror filter, served by the listener app) the upstream never sees the front's own relay fields. On
- * `--front bun`, which cannot verify client certificates, such a listener is not opened (never open).
+ * through GatewayServer on both fronts: with AllowValidOnly only a client certificate from the CA completes
+ * the handshake (none, another CA's and an expired one fail), with AllowInsecureFallback every client is
+ * served; on the fast path and on the relayed one (a route with a mirror filter, served by the listener
+ * app) the upstream never sees the front's own relay fields. A new CA bundle is taken without a restart
+ * (the raw front swaps its contexts in place, Bun.serve binds a new server beside the old). `--front bun
+ * --http2`, whose HTTP/2 listener does not check client certificates, does not open such a listener.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, expect, test } from "bun:test";
 import { connect } from "node:tls";
 import type { ClientCertificateValidation, GatewayModel } from "../../../src/model/index.ts";
 import { setLogSink } from "../../../src/observability/logger.ts";
@@ -21,16 +23,18 @@ import {
   vhost,
 } from "../../../src/proxy/testing/model.ts";
 import { type EchoServer, startEchoServer } from "../../helpers/echo-server.ts";
+import { forEachFront } from "../../helpers/fronts.ts";
 
 const host = "mtls.example";
 const serverCert = selfSigned(host);
 const ca = testAuthority("clients");
 const alice = clientCertificate(ca, "alice");
 const stranger = clientCertificate(testAuthority("elsewhere"), "mallory");
+const expired = clientCertificate(ca, "old", { expired: true });
 let echo: EchoServer;
 let restoreSink: ((line: string) => void) | undefined;
 
-function mtlsModel(mode: ClientCertificateValidation["mode"]): GatewayModel {
+function mtlsModel(mode: ClientCertificateValidation["mode"], caPem = ca.certPem): GatewayModel {
   const mirror = { kind: "RequestMirror", backendId: "echo", percent: 100 } as const;
   return model(
     [
@@ -44,7 +48,7 @@ function mtlsModel(mode: ClientCertificateValidation["mode"]): GatewayModel {
         {
           name: "test/https",
           protocol: "HTTPS",
-          tls: { certificates: [serverCert], clientValidation: { caPem: ca.certPem, mode } },
+          tls: { certificates: [serverCert], clientValidation: { caPem, mode } },
         },
       ),
     ],
@@ -96,9 +100,9 @@ afterAll(async () => {
   if (restoreSink) setLogSink(restoreSink);
 });
 
-describe("client certificates on HTTPS listeners", () => {
+forEachFront("client certificates on HTTPS listeners", (front) => {
   test("AllowValidOnly: only a certificate from the CA is served, on the fast and the relayed path", async () => {
-    const gw = new GatewayServer({ bind: "127.0.0.1", front: "raw" });
+    const gw = new GatewayServer({ bind: "127.0.0.1", front });
     try {
       await gw.apply(mtlsModel("AllowValidOnly"));
       const port = gw.ports()[0]?.port ?? 0;
@@ -108,6 +112,7 @@ describe("client certificates on HTTPS listeners", () => {
         if ("headers" in ok) expect(ok.headers.filter((n) => n.startsWith("x-gatehouse"))).toEqual([]);
         expect(await get(port, path)).toHaveProperty("error");
         expect(await get(port, path, stranger)).toHaveProperty("error");
+        expect(await get(port, path, expired)).toHaveProperty("error");
       }
     } finally {
       await gw.stop(true);
@@ -115,24 +120,46 @@ describe("client certificates on HTTPS listeners", () => {
   });
 
   test("AllowInsecureFallback: every client is served", async () => {
-    const gw = new GatewayServer({ bind: "127.0.0.1", front: "raw" });
+    const gw = new GatewayServer({ bind: "127.0.0.1", front });
     try {
       await gw.apply(mtlsModel("AllowInsecureFallback"));
       const port = gw.ports()[0]?.port ?? 0;
-      for (const cert of [alice, stranger, undefined])
+      for (const cert of [alice, stranger, expired, undefined])
         expect(await get(port, "/slow", cert)).toMatchObject({ status: 200 });
     } finally {
       await gw.stop(true);
     }
   });
 
-  test("--front bun cannot verify them: the listener is not opened", async () => {
-    const gw = new GatewayServer({ bind: "127.0.0.1", front: "bun" });
+  test("a new CA bundle is taken on the same port without a restart", async () => {
+    const gw = new GatewayServer({ bind: "127.0.0.1", front });
+    const next = testAuthority("clients-2026");
+    const bob = clientCertificate(next, "bob");
     try {
       await gw.apply(mtlsModel("AllowValidOnly"));
-      expect(gw.ports()).toEqual([]);
+      const port = gw.ports()[0]?.port ?? 0;
+      expect(await get(port, "/fast", alice)).toMatchObject({ status: 200 });
+      expect(await get(port, "/fast", bob)).toHaveProperty("error");
+      await gw.apply(mtlsModel("AllowValidOnly", next.certPem));
+      expect(gw.ports()[0]?.port).toBe(port);
+      expect(await get(port, "/fast", bob)).toMatchObject({ status: 200 });
+      expect(await get(port, "/fast", alice)).toHaveProperty("error");
+      // Both CAs in one bundle: both clients.
+      await gw.apply(mtlsModel("AllowValidOnly", `${ca.certPem}\n${next.certPem}`));
+      expect(await get(port, "/fast", alice)).toMatchObject({ status: 200 });
+      expect(await get(port, "/fast", bob)).toMatchObject({ status: 200 });
     } finally {
       await gw.stop(true);
     }
   });
+});
+
+test("--front bun --http2 does not check client certificates: the listener is not opened", async () => {
+  const gw = new GatewayServer({ bind: "127.0.0.1", front: "bun", http2: true });
+  try {
+    await gw.apply(mtlsModel("AllowValidOnly"));
+    expect(gw.ports()).toEqual([]);
+  } finally {
+    await gw.stop(true);
+  }
 });

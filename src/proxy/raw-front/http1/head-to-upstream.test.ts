@@ -38,7 +38,8 @@ function fields(wire: string): Map<string, string> {
   return out;
 }
 
-const hop = { clientIp: "10.1.2.3", scheme: "http" as const, port: 8080 };
+// A trusted peer: the client's X-Forwarded-For is kept and the peer appended (the untrusted case below).
+const hop = { peer: "10.1.2.3", peerTrusted: true, scheme: "http" as const, port: 8080 };
 
 describe("plainUpstreamHead", () => {
   test("gives the fields forwarded-headers.ts gives (the Bun front's rules)", () => {
@@ -54,6 +55,18 @@ describe("plainUpstreamHead", () => {
     for (let i = 0; i < h.names.length; i++) reference.append(h.names[i] as string, h.values[i] as string);
     prepareUpstreamHeaders(reference, { ...hop, host: h.host });
     expect(Object.fromEntries(ours)).toEqual(Object.fromEntries(reference.entries()));
+  });
+
+  test("an untrusted peer's X-Forwarded-For is dropped: the peer alone goes upstream, as on the Bun front", () => {
+    const h = head(
+      "GET / HTTP/1.1\r\nHost: a\r\nX-Forwarded-For: 6.6.6.6\r\nX-Forwarded-For: 7.7.7.7\r\n\r\n",
+    );
+    const untrusted = { ...hop, peerTrusted: false };
+    const ours = fields(upstreamHeadText(plainUpstreamHead(h, { path: "/", query: "" }, untrusted, "b")));
+    expect(ours.get("x-forwarded-for")).toBe("10.1.2.3");
+    const reference = new Headers({ "x-forwarded-for": "6.6.6.6, 7.7.7.7" });
+    prepareUpstreamHeaders(reference, { ...untrusted, host: "a" });
+    expect(reference.get("x-forwarded-for")).toBe("10.1.2.3");
   });
 
   test("absolute-form: one Host line with the target's authority, with or without a Host field", () => {
@@ -219,7 +232,7 @@ test("a head too large for the scratch buffer gets a buffer of its own, with the
       `GET /big HTTP/1.1\r\nHost: a\r\nX-Big: ${"v".repeat(size)}\r\nX-Forwarded-For: 10.0.0.1\r\n` +
         "X-Forwarded-For: 10.0.0.2\r\nX-Request-Id: r1\r\n\r\n",
     );
-    const req = plainUpstreamHead(h, { path: "/big", query: "" }, { ...hop, clientIp: "10.0.0.3" }, "h");
+    const req = plainUpstreamHead(h, { path: "/big", query: "" }, { ...hop, peer: "10.0.0.3" }, "h");
     // 60 KB of fields can need more than the 96 KB scratch holds, by the bound: a buffer of its own.
     expect(typeof req.head === "number").toBe(size < 40_001);
     expect(upstreamHeadText(req)).toBe(reference(size));

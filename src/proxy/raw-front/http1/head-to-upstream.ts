@@ -45,7 +45,10 @@ export interface ClaimEdit {
 }
 
 export interface Hop {
-  readonly clientIp: string;
+  /** The connection's peer, "" when unknown (forwarded-headers.ts HopInfo). */
+  readonly peer: string;
+  /** The peer is a trusted proxy: the X-Forwarded-For it sent is kept. */
+  readonly peerTrusted: boolean;
   readonly scheme: "http" | "https";
   readonly port: number;
 }
@@ -82,7 +85,7 @@ export function plainUpstreamHead(
     target.path.length +
     target.query.length +
     endpointHost.length +
-    hop.clientIp.length +
+    hop.peer.length +
     (head.host?.length ?? 0) +
     (edit?.lines.length ?? 0) +
     512;
@@ -139,15 +142,14 @@ export function plainUpstreamHead(
   if (edit !== undefined) at += out.latin1Write(edit.lines, at);
   if (head.host === null) at = line(out, at, "Host: ", endpointHost);
   else if (!hostSent && replaceHost) at = line(out, at, "Host: ", head.host);
-  if (hop.clientIp !== "") {
+  // The peer, after the chain only a trusted proxy's is kept (forwarded-headers.ts).
+  if (hop.peerTrusted && xff !== null && xff !== "") {
     at += out.latin1Write("X-Forwarded-For: ", at);
-    if (xff !== null) {
-      at += out.latin1Write(xff, at);
-      at += out.latin1Write(", ", at);
-    }
-    at += out.latin1Write(hop.clientIp, at);
+    at += out.latin1Write(xff, at);
+    at += out.latin1Write(", ", at);
+    at += out.latin1Write(hop.peer, at);
     at = crlf(out, at);
-  } else if (xff !== null) at = line(out, at, "X-Forwarded-For: ", xff);
+  } else if (hop.peer !== "") at = line(out, at, "X-Forwarded-For: ", hop.peer);
   at = line(out, at, "X-Forwarded-Proto: ", hop.scheme);
   if (head.host !== null) at = line(out, at, "X-Forwarded-Host: ", head.host);
   at = line(out, at, "X-Forwarded-Port: ", portText(hop.port));

@@ -11,7 +11,27 @@
  * and the bytes held per slow reader stay bounded as on a plain socket (one highWaterMark plus a chunk).
  */
 import type { TLSSocket } from "node:tls";
+import { HandedClient } from "../../passthrough/handoff.ts";
 import type { FrontSocket, TlsSession } from "../client-side.ts";
+
+/**
+ * A connection handed to the TLS server as a stream (its PROXY header read first, or from a passthrough
+ * port it shares) has no address of its own: Bun's TLSSocket over a Duplex reports none (measured, Bun
+ * 1.4). The stream names the client; Bun keeps it among the TLSSocket's own symbol properties, and it is
+ * set as the socket's peer name, which `remoteAddress` reads (node:net `_getpeername`), so every reader
+ * (HTTP/1.1, HTTP/2, upgrades) sees it.
+ */
+export function adoptHandedPeer(socket: TLSSocket): void {
+  if (socket.remoteAddress !== undefined) return;
+  const own = socket as unknown as Record<string | symbol, unknown>;
+  for (const key of Object.getOwnPropertySymbols(own)) {
+    const v = own[key];
+    if (v instanceof HandedClient) {
+      own._peername = { address: v.remoteAddress, family: v.remoteFamily, port: v.remotePort };
+      return;
+    }
+  }
+}
 
 export class TlsClientSocket implements FrontSocket, TlsSession {
   private corked = false;
@@ -40,7 +60,15 @@ export class TlsClientSocket implements FrontSocket, TlsSession {
     return this.tls.authorized;
   }
 
+  /** Read once: a connection's client certificate cannot change (BoringSSL refuses renegotiation). */
+  private chain: readonly Buffer[] | undefined;
+
   peerCertificates(): readonly Buffer[] {
+    this.chain ??= this.readPeerCertificates();
+    return this.chain;
+  }
+
+  private readPeerCertificates(): readonly Buffer[] {
     const chain: Buffer[] = [];
     let cert = this.tls.getPeerCertificate(true);
     const seen = new Set<unknown>();

@@ -9,6 +9,9 @@
  *
  * Certificates rotate in place (`prepareCertificates`): SNICallback reads the current table on every
  * handshake, so no second socket is bound and nothing queued is reset; open connections keep theirs.
+ * The client CA bundle (Gateway `spec.tls.frontend`) lives in the same contexts and rotates with them;
+ * whether a certificate is asked for and whether a bad one fails the handshake are the server's and
+ * fixed for its life (a change of mode opens a new server: listener-identity.ts).
  * A handshake that does not finish within `handshakeTimeoutMs` is dropped (a client that stops
  * mid-handshake holds nothing longer than that).
  */
@@ -48,6 +51,15 @@ export interface TlsListenerOptions {
   readonly onHandshakeError?: (reason: string) => void;
 }
 
+/**
+ * Whether some SNI entry verifies client certificates with CAs of its own (ingress-nginx auth-tls-secret):
+ * the listener then asks every client for one (requestCert is the server's, not a context's) and fails
+ * no handshake for it; the routes of those hosts decide (auth/client-certificate.ts), the others ignore it.
+ */
+export function asksHosts(certs: readonly TLSCertificate[]): boolean {
+  return certs.some((c) => c.clientCAPem !== undefined);
+}
+
 /** The per-context options of a listener: protocol policy, and the CAs when client certificates are asked for. */
 function contextOptions(v: ClientCertificateValidation | undefined): { ca?: string } {
   return v === undefined ? {} : { ca: v.caPem };
@@ -58,10 +70,13 @@ export class TlsListener {
   readonly port: number;
   private readonly server: Server;
   private sni: SniTable;
+  /** The client validation the current contexts carry. */
+  private validation: ClientCertificateValidation | undefined;
 
   /** Binds at once; throws (nothing left open) when the port cannot be bound or a certificate is refused. */
   constructor(private readonly options: TlsListenerOptions) {
     const extra = contextOptions(options.clientValidation);
+    this.validation = options.clientValidation;
     this.sni = buildSniTable(options.name, options.certificates, extra);
     const first = options.certificates[0] as TLSCertificate; // buildSniTable refuses an empty list
     const v = options.clientValidation;
@@ -75,7 +90,11 @@ export class TlsListener {
         ALPNProtocols: options.http2 ? ["h2", "http/1.1"] : ["http/1.1"],
         SNICallback: (name, cb) => cb(null, contextFor(this.sni, name)),
         handshakeTimeout: options.handshakeTimeoutMs ?? DEFAULT_HANDSHAKE_TIMEOUT_MS,
-        ...(v === undefined ? {} : { requestCert: true, rejectUnauthorized: v.mode === "AllowValidOnly" }),
+        ...(v !== undefined
+          ? { requestCert: true, rejectUnauthorized: v.mode === "AllowValidOnly" }
+          : asksHosts(options.certificates)
+            ? { requestCert: true, rejectUnauthorized: false }
+            : {}),
       },
       (socket) => options.onConnection(socket, socket.alpnProtocol === "h2"),
     );
@@ -112,15 +131,29 @@ export class TlsListener {
   }
 
   /**
-   * Checks `certs` (throws on a pair OpenSSL refuses) and returns the swap to run once the rest of the
-   * configuration is in place: new handshakes get the new certificates, open connections keep theirs.
+   * Checks `certs` and the client CA bundle (throws on what OpenSSL refuses) and returns the swap to run
+   * once the rest of the configuration is in place: new handshakes get the new certificates and are
+   * checked against the new CAs, open connections keep theirs. `validation` must keep the mode the
+   * server was started with (requestCert and rejectUnauthorized are not per context).
    */
-  prepareCertificates(certs: readonly TLSCertificate[]): () => void {
-    const extra = contextOptions(this.options.clientValidation);
+  prepareCertificates(
+    certs: readonly TLSCertificate[],
+    validation: ClientCertificateValidation | undefined = this.validation,
+  ): () => void {
+    if ((validation?.mode ?? "") !== (this.options.clientValidation?.mode ?? ""))
+      throw new Error(
+        `HTTPS listener ${this.options.name}: the client validation mode cannot change in place`,
+      );
+    if (validation === undefined && asksHosts(certs) !== asksHosts(this.options.certificates))
+      throw new Error(
+        `HTTPS listener ${this.options.name}: asking for client certificates cannot change in place`,
+      );
+    const extra = contextOptions(validation);
     const table = buildSniTable(this.options.name, certs, extra);
     const first = certs[0] as TLSCertificate;
     return () => {
       this.sni = table;
+      this.validation = validation;
       this.server.setSecureContext({
         ...h2ProtocolOptions,
         ...extra,

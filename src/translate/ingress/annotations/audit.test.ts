@@ -83,10 +83,12 @@ describe("auditAnnotations", () => {
     expect(reasons({ [nginx("backend-protocol")]: "HTTPS" })).toEqual(["AnnotationNotHonoured"]);
   });
 
+  // whitelist-source-range is enforced, so not listed; spelled in the wrong case it is not read, so it is.
   test("access controls not enforced are listed, including one spelled in the wrong case", () => {
     const a = audit({
       [nginx("whitelist-source-range")]: "10.0.0.0/8",
       [nginx("auth-type")]: "basic",
+      "Nginx.ingress.kubernetes.io/auth-type": "basic",
       [nginx("auth-url")]: "http://auth/check",
       "NGINX.ingress.kubernetes.io/denylist-source-range": "1.2.3.4/32",
       [nginx("auth-tls-verify-client")]: "off",
@@ -94,9 +96,9 @@ describe("auditAnnotations", () => {
     });
     expect(a.unenforced).toEqual([
       "NGINX.ingress.kubernetes.io/denylist-source-range",
-      nginx("auth-type"),
+      // Honoured when spelled right, so only the wrong-case key (which is not read) closes the Ingress.
+      "Nginx.ingress.kubernetes.io/auth-type",
       nginx("auth-url"),
-      nginx("whitelist-source-range"),
     ]);
   });
 

@@ -5,6 +5,7 @@
  */
 import type { SourceRef } from "../../../model/index.ts";
 import type { Ingress } from "../../../sources/schema/networking.ts";
+import { sourceRangeFamily } from "../access/source-ranges.ts";
 import { corsFamily } from "./cors.ts";
 import { mirrorFamily } from "./mirror.ts";
 import { proxyTimeouts } from "./proxy-timeouts.ts";
@@ -22,6 +23,7 @@ export const ANNOTATION_FAMILIES: readonly AnnotationFamily[] = [
   proxyTimeouts,
   responseBandwidthFamily,
   responseRewriteFamily,
+  sourceRangeFamily,
 ];
 
 const kept = new WeakMap<Ingress, IngressEdits>();

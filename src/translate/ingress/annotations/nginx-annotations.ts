@@ -40,6 +40,13 @@ const notYet = (note: string, off?: readonly string[]): AnnotationEntry => ({
   ...(off ? { off } : {}),
 });
 const tuning = (note: string): AnnotationEntry => ({ support: "no-effect", note });
+/** An access control Gatehouse enforces: still a guard, so a key spelled in the wrong case fails closed. */
+const honouredGuard = (note: string, off?: readonly string[]): AnnotationEntry => ({
+  support: "honoured",
+  note,
+  guard: true,
+  ...(off ? { off } : {}),
+});
 const guard = (note: string, off?: readonly string[]): AnnotationEntry => ({
   support: "not-yet",
   note,
@@ -49,9 +56,7 @@ const guard = (note: string, off?: readonly string[]): AnnotationEntry => ({
 
 const snippet = "nginx configuration text is never run (configuration never becomes code in Gatehouse)";
 const affinity = "no session affinity: every request is balanced round-robin over the endpoints";
-const basicAuth = "basic/digest authentication is not enforced (an AuthPolicy can require a JWT instead)";
 const externalAuth = "external authentication (auth-url) is not enforced";
-const clientCert = "client certificates are not requested or verified";
 const buffering =
   "nginx's buffers have no counterpart: bodies stream with backpressure, request bodies up to --request-buffer-bytes are read whole first (docs/http.md)";
 const proxySSL = "the backend is spoken to in plain HTTP: no TLS, client certificate or verification";
@@ -69,7 +74,10 @@ export const NGINX_ANNOTATIONS: Readonly<Record<string, AnnotationEntry>> = {
   affinity: notYet(affinity),
   "affinity-canary-behavior": notYet(affinity),
   "affinity-mode": notYet(affinity),
-  "allowlist-source-range": guard("the client address is not checked against these ranges", [""]),
+  "allowlist-source-range": honouredGuard(
+    "only these client addresses (IPv4/IPv6 CIDRs or addresses, comma-separated) are served; others get 403 problem+json; wins over whitelist-source-range; a list that does not parse refuses every client (never open)",
+    [""],
+  ),
   "app-root": honoured(
     "a request for exactly / on each of the Ingress's hosts answers 302 to this path on the same host, ahead of every path of the host (the query is not kept, as nginx's return)",
   ),
@@ -82,21 +90,44 @@ export const NGINX_ANNOTATIONS: Readonly<Record<string, AnnotationEntry>> = {
   "auth-keepalive-timeout": guard(externalAuth),
   "auth-method": guard(externalAuth),
   "auth-proxy-set-headers": guard(externalAuth),
-  "auth-realm": guard(basicAuth),
+  "auth-realm": honoured(
+    'the realm of the `WWW-Authenticate: Basic` challenge ("" when absent, as nginx\'s); one with control characters is refused and "" used',
+  ),
   "auth-request-redirect": guard(externalAuth),
   "auth-response-headers": guard(externalAuth),
-  "auth-secret": guard(basicAuth),
-  "auth-secret-type": guard(basicAuth),
+  "auth-secret": honoured(
+    "the Secret (`name` or `namespace/name`, the Ingress's namespace only, as ingress-nginx without allow-cross-namespace-resources) whose users auth-type basic checks; read again when it changes; missing or with no usable user: every path answers 401",
+  ),
+  "auth-secret-type": honoured(
+    "`auth-file` (default: an htpasswd text under the key `auth`) or `auth-map` (each key a user, each value its hash); hashes bcrypt ($2y$/$2a$/$2b$), $apr1$, {SHA} and {SSHA}; a line of another scheme (crypt, plain) or malformed is reported and that user refused, the others served; another value: every path answers 401",
+  ),
   "auth-signin": guard(externalAuth),
   "auth-signin-redirect-param": guard(externalAuth),
   "auth-snippet": refused(snippet, true),
-  "auth-tls-error-page": guard(clientCert),
-  "auth-tls-match-cn": guard(clientCert),
-  "auth-tls-pass-certificate-to-upstream": guard(clientCert, ["false"]),
-  "auth-tls-secret": guard(clientCert),
-  "auth-tls-verify-client": guard(clientCert, ["off"]),
-  "auth-tls-verify-depth": guard(clientCert),
-  "auth-type": guard(basicAuth),
+  "auth-tls-error-page": honouredGuard(
+    "a client refused for its certificate (the two 400s) gets a 302 to this URL or path (ingress-nginx's syntax; no @named locations; a path is redirected to, not served internally as nginx's error_page does); a bad value is reported and the 400s stay",
+  ),
+  "auth-tls-match-cn": honouredGuard(
+    "`CN=<regex>`: the certificate's subject DN (RFC 2253, as nginx's $ssl_client_s_dn) must match, unanchored as nginx's `~`, else 403; run by Gatehouse's linear-time engine (RE2-like syntax); a value without `CN=` or that does not compile makes the host answer 403 (never open)",
+  ),
+  "auth-tls-pass-certificate-to-upstream": honouredGuard(
+    "the client's certificate goes upstream in `ssl-client-cert` (URL-encoded PEM, as nginx's $ssl_client_escaped_cert); ssl-client-verify/-subject-dn/-issuer-dn are always sent, replacing any a client sent",
+    ["false"],
+  ),
+  "auth-tls-secret": honouredGuard(
+    "`<namespace>/<name>` of a Secret whose ca.crt (PEM) verifies client certificates for the Ingress's hosts (a host's setting: the oldest Ingress naming the host decides, as ingress-nginx); the HTTPS listener asks every client for a certificate, each host's SNI entry verifies it with its own CAs, and a request whose Host is not the SNI name is 421; where ingress-nginx serves open (a Secret without ca.crt), or denies (missing, another namespace, not PEM), every path of the host answers 403; --front bun cannot see client certificates: such hosts answer 500 there; HTTP/2 requests (--http2) likewise 500",
+    [""],
+  ),
+  "auth-tls-verify-client": honouredGuard(
+    'on (default; none: 400 "No required SSL certificate was sent", bad: 400 "The SSL certificate error"), optional (none allowed), optional_no_ca (never refused; ssl-client-verify says FAILED), off (none asked; NONE); another value: on, reported',
+  ),
+  "auth-tls-verify-depth": honouredGuard(
+    "the most certificates between the client's and a trusted CA, plus one (default 1, 0 means 1); a longer chain is refused as a bad certificate",
+  ),
+  "auth-type": honouredGuard(
+    "`basic`: users of auth-secret checked on both fronts (bcrypt verified off the event loop, results cached briefly, on at most half the cores at once with 16 queued, then 503), the Authorization header removed upstream as ingress-nginx does; `digest` and other values are refused and every path answers 401 (never open); an AuthPolicy that wins the route replaces it",
+    [""],
+  ),
   "auth-url": guard(externalAuth),
   "backend-protocol": notYet(
     "the backend is spoken to in HTTP/1.1 (a Service port's appProtocol selects h2c or WebSocket); HTTPS, GRPC, GRPCS, FCGI and AJP backends are not supported",
@@ -145,7 +176,10 @@ export const NGINX_ANNOTATIONS: Readonly<Record<string, AnnotationEntry>> = {
     "upstream error responses are passed on, not replaced by the default backend's",
   ),
   "default-backend": notYet("requests no rule serves are not sent to this Service"),
-  "denylist-source-range": guard("the client address is not checked against these ranges", [""]),
+  "denylist-source-range": honouredGuard(
+    "these client addresses get 403 problem+json, checked before the allow list (deny beats allow, as nginx's deny lines come first); a list that does not parse refuses every client (never open)",
+    [""],
+  ),
   "disable-proxy-intercept-errors": tuning(
     "upstream error answers are passed on as they are: there is nothing to disable",
   ),
@@ -327,7 +361,10 @@ export const NGINX_ANNOTATIONS: Readonly<Record<string, AnnotationEntry>> = {
   "use-regex": honoured(
     "every path of the host becomes a case-insensitive regex anchored at its start, longest first, as in ingress-nginx (run on Gatehouse's linear-time engine: PCRE-only constructs are refused)",
   ),
-  "whitelist-source-range": guard("the client address is not checked against these ranges", [""]),
+  "whitelist-source-range": honouredGuard(
+    "the older name of allowlist-source-range, read only when that is absent or empty (ingress-nginx's alias); set to another value beside it, it is reported and not applied",
+    [""],
+  ),
   "x-forwarded-prefix": honoured(
     "X-Forwarded-Prefix sent upstream, as in ingress-nginx only on paths whose rewrite-target differs from the path; a value with $1 captures or nginx variables is refused",
   ),

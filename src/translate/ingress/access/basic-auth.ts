@@ -1,0 +1,148 @@
+/**
+ * ingress-nginx's basic authentication (internal/ingress/annotations/auth): `auth-type: basic` with the
+ * users of `auth-secret` (`[<namespace>/]<name>`, the Ingress's namespace only), read as
+ * `auth-secret-type: auth-file` (default; the htpasswd text under the key `auth`) or `auth-map` (one entry
+ * per user, the value its hash), and `auth-realm` as the challenge's realm ("" when absent, as nginx's
+ * `auth_basic ""`). Applied with the AuthPolicies (policies/auth-policy.ts), where the Secrets are: the
+ * Ingress's routes get a `RouteAuth` whose source is the Ingress. Never open: `digest` (which needs
+ * nginx's digest module) and anything that cannot be enforced as written make the routes answer 401,
+ * with a problem naming the annotation; a bad htpasswd line refuses that user only (warning).
+ */
+import type { Problem, RouteAuth, SourceRef } from "../../../model/index.ts";
+import { AUTH_SECRET, authSecretKey } from "../../../sources/nginx-references.ts";
+import type { Ingress } from "../../../sources/schema/networking.ts";
+import { basicUsers, type SecretIndex, type UserTableFormat } from "../../common/credential-secrets.ts";
+import { annotationOf } from "../../common/objects.ts";
+import { problem } from "../../common/problems.ts";
+import { NGINX_PREFIX } from "../annotations/nginx-annotations.ts";
+
+export const BASIC_AUTH_ANNOTATIONS = ["auth-type", "auth-secret", "auth-secret-type", "auth-realm"] as const;
+
+const formats: Readonly<Record<string, UserTableFormat>> = { "auth-file": "File", "auth-map": "Map" };
+
+/** True when the Ingress carries any of the four annotations (and so gets a RouteAuth or a problem). */
+export function asksForBasicAuth(ing: Ingress): boolean {
+  return BASIC_AUTH_ANNOTATIONS.some((n) => annotationOf(ing, NGINX_PREFIX + n) !== undefined);
+}
+
+/**
+ * The RouteAuth the Ingress's annotations ask for (undefined: none; a stray auth-secret without auth-type
+ * is reported), its problems pushed to `problems`.
+ */
+export function ingressBasicAuth(
+  ing: Ingress,
+  ref: SourceRef,
+  secrets: SecretIndex,
+  problems: Problem[],
+): RouteAuth | undefined {
+  const raw = (name: string) => annotationOf(ing, NGINX_PREFIX + name);
+  const bad = (name: string, value: string, why: string) =>
+    problems.push(
+      problem(
+        ref,
+        "InvalidAnnotation",
+        `annotation ${NGINX_PREFIX}${name} ${JSON.stringify(value.slice(0, 120))}: ${why}`,
+      ),
+    );
+  const type = raw("auth-type");
+  if (type === undefined || type.trim() === "") {
+    const stray = BASIC_AUTH_ANNOTATIONS.slice(1).filter((n) => raw(n) !== undefined);
+    if (stray.length > 0)
+      problems.push(
+        problem(
+          ref,
+          "AnnotationNotApplied",
+          `annotation ${stray.map((n) => NGINX_PREFIX + n).join(", ")}: no ${NGINX_PREFIX}auth-type asks for authentication; not applied`,
+          "warning",
+        ),
+      );
+    return undefined;
+  }
+  const errors: string[] = [];
+  const warnings: string[] = [];
+  const t = type.trim();
+  if (t === "digest") {
+    const why =
+      "digest authentication is not supported (nginx's digest module has no counterpart); every path answers 401";
+    bad("auth-type", type, why);
+    errors.push(`auth-type digest: ${why}`);
+  } else if (t !== "basic") {
+    bad("auth-type", type, 'must be "basic" ("digest" is not supported); every path answers 401');
+    errors.push(`auth-type ${JSON.stringify(t.slice(0, 40))} is not "basic"`);
+  }
+  const formatText = raw("auth-secret-type")?.trim() || "auth-file";
+  const format = formats[formatText];
+  if (format === undefined) {
+    bad("auth-secret-type", formatText, 'must be "auth-file" or "auth-map"; every path answers 401');
+    errors.push("auth-secret-type is neither auth-file nor auth-map");
+  }
+  const secretValue = raw(AUTH_SECRET) ?? "";
+  const secret = authSecretKey(secretValue, ref.namespace);
+  if (secret === undefined || "why" in secret) {
+    const why = secret === undefined ? "no Secret named" : secret.why;
+    bad(AUTH_SECRET, secretValue, `${why}; every path answers 401`);
+    errors.push(`auth-secret: ${why}`);
+  }
+  const realmText = raw("auth-realm") ?? "";
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: a realm is sent in a header
+  const realmOk = !/[\u0000-\u001f\u007f]/.test(realmText);
+  if (!realmOk) bad("auth-realm", realmText, 'holds control characters; the realm is ""');
+  const field = `annotation ${NGINX_PREFIX}${AUTH_SECRET}`;
+  // The Secret is read only when the rest can be enforced (a digest Ingress is not told about its lines).
+  const users =
+    errors.length === 0 && secret !== undefined && "key" in secret && format !== undefined
+      ? (basicUsers(secrets, secret.key, format, "auth", field, errors, warnings) ?? [])
+      : [];
+  // A missing or unusable Secret is reported here; the annotation problems above already say their own.
+  for (const e of errors)
+    if (e.startsWith(field))
+      problems.push(problem(ref, "AuthSecretUnusable", `${e}; every path answers 401`));
+  for (const w of warnings) problems.push(problem(ref, "CredentialWarning", w, "warning"));
+  return {
+    policy: ref,
+    ...(errors.length > 0 ? { failClosed: errors.join("; ") } : {}),
+    basic: { realm: realmOk ? realmText : "", users },
+    authorization: { requiredScopes: [], requiredClaims: [] },
+    claimToHeaders: [],
+  };
+}
+
+/** Each asking Ingress's RouteAuth, built when its first route is met (so Ingresses of other classes stay quiet). */
+export interface IngressBasicAuths {
+  /** The RouteAuth for routes of this Ingress; undefined: it asks for none. */
+  authFor(ingress: SourceRef): RouteAuth | undefined;
+  /** An AuthPolicy won the Ingress's routes: its annotations are not applied (reported once). */
+  superseded(ingress: SourceRef, policy: SourceRef): void;
+}
+
+/** undefined when no Ingress carries the annotations (the common case: routes are not walked for them). */
+export function ingressBasicAuths(
+  ingresses: readonly (Ingress | undefined)[],
+  secrets: SecretIndex,
+  problems: Problem[],
+): IngressBasicAuths | undefined {
+  const asking = new Map<string, Ingress>();
+  for (const ing of ingresses)
+    if (ing?.metadata && asksForBasicAuth(ing))
+      asking.set(`${ing.metadata.namespace ?? "default"}/${ing.metadata.name}`, ing);
+  if (asking.size === 0) return undefined;
+  const built = new Map<string, RouteAuth | undefined>();
+  const told = new Set<string>();
+  return {
+    authFor(ingress) {
+      const key = `${ingress.namespace}/${ingress.name}`;
+      if (built.has(key)) return built.get(key);
+      const ing = asking.get(key);
+      const auth = ing === undefined ? undefined : ingressBasicAuth(ing, ingress, secrets, problems);
+      built.set(key, auth);
+      return auth;
+    },
+    superseded(ingress, policy) {
+      const key = `${ingress.namespace}/${ingress.name}`;
+      if (told.has(key) || !asking.has(key)) return;
+      told.add(key);
+      const message = `annotation ${NGINX_PREFIX}auth-type: AuthPolicy ${policy.namespace}/${policy.name} authenticates this Ingress's routes instead; the annotations are not applied`;
+      problems.push(problem(ingress, "AnnotationSuperseded", message, "warning"));
+    },
+  };
+}

@@ -1,0 +1,188 @@
+/**
+ * ingress-nginx `auth-tls-*` through the whole pipeline (folder → translate → GatewayServer): the Ingress
+ * HTTPS listener asks every client for a certificate, each annotated host's SNI entry verifies it with
+ * that host's CAs, and the host's routes decide as nginx's server block would (400s, 421 when Host is
+ * not the SNI name, the error-page redirect, match-cn, the `ssl-client-*` headers, a forged one replaced).
+ * `--front bun` cannot see client certificates: those hosts answer 500 there (never open; docs/http.md),
+ * other hosts are served as usual, and a refused configuration is 403 on both.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { connect } from "node:tls";
+import { type RunningGateway, startGateway } from "../../../src/cli/serve.ts";
+import { parseServeConfig } from "../../../src/config/config.ts";
+import { clientCertificate, selfSigned, testAuthority } from "../../../src/proxy/testing/certs.ts";
+import { type EchoServer, startEchoServer } from "../../helpers/echo-server.ts";
+import { forEachFront } from "../../helpers/fronts.ts";
+import { freePort } from "../../helpers/ports.ts";
+import { echoServiceYaml, tlsIngressYaml, tlsSecretYaml } from "./fixtures.ts";
+
+const nginx = "nginx.ingress.kubernetes.io/";
+const ca = testAuthority("ingress-clients");
+const alice = clientCertificate(ca, "alice");
+const bob = clientCertificate(ca, "bob");
+const stranger = clientCertificate(testAuthority("elsewhere"), "alice");
+const expired = clientCertificate(ca, "alice", { expired: true });
+type Cert = { certPem: string; keyPem: string };
+type Answer = { status: number; location?: string; body: string; echoed?: Record<string, string[]> };
+
+/** One request over TLS: SNI `servername`, Host `host`, an optional client certificate and extra headers. */
+function request(
+  port: number,
+  servername: string,
+  host: string,
+  cert?: Cert,
+  extra = "",
+): Promise<Answer | string> {
+  return new Promise((resolve) => {
+    let raw = "";
+    const s = connect(
+      {
+        host: "127.0.0.1",
+        port,
+        servername,
+        rejectUnauthorized: false,
+        ...(cert ? { cert: cert.certPem, key: cert.keyPem } : {}),
+      },
+      () => s.write(`GET /p HTTP/1.1\r\nHost: ${host}\r\n${extra}Connection: close\r\n\r\n`),
+    );
+    s.on("data", (d: Buffer) => {
+      raw += d.toString("utf8");
+    });
+    s.on("error", (err) => resolve(`error: ${err.message}`));
+    s.on("close", () => {
+      const at = raw.indexOf("\r\n\r\n");
+      if (at < 0) return resolve("closed without a response");
+      const head = raw.slice(0, at);
+      const body = raw.slice(at + 4);
+      const location = /\r\nlocation: ([^\r]*)/i.exec(head)?.[1];
+      const answer: Answer = { status: Number(head.slice(9, 12)), body, ...(location ? { location } : {}) };
+      if (body.startsWith("{"))
+        answer.echoed = (JSON.parse(body) as { headers: Record<string, string[]> }).headers;
+      resolve(answer);
+    });
+  });
+}
+
+const header = (a: Answer | string, name: string): string | undefined => {
+  if (typeof a === "string") return undefined;
+  const entry = Object.entries(a.echoed ?? {}).find(([k]) => k.toLowerCase() === name);
+  return entry?.[1][0];
+};
+
+forEachFront("ingress-nginx auth-tls-*", (front) => {
+  let dir: string;
+  let echo: EchoServer;
+  let gw: RunningGateway;
+  let port = 0;
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), "gatehouse-mtls-"));
+    echo = startEchoServer({ service: "echo" });
+    const secret = `${nginx}auth-tls-secret`;
+    const ingress = (name: string, annotations: Record<string, string>) =>
+      tlsIngressYaml(name, `${name}.example`, [[[`${name}.example`], "server"]], annotations);
+    const docs = [
+      ingress("mtls", {
+        [secret]: "demo/client-ca",
+        [`${nginx}auth-tls-pass-certificate-to-upstream`]: "true",
+      }),
+      ingress("optional", { [secret]: "demo/client-ca", [`${nginx}auth-tls-verify-client`]: "optional" }),
+      ingress("cn", { [secret]: "demo/client-ca", [`${nginx}auth-tls-match-cn`]: "CN=(alice|carol)$" }),
+      ingress("err", {
+        [secret]: "demo/client-ca",
+        [`${nginx}auth-tls-error-page`]: "https://login.example/cert",
+      }),
+      ingress("bad", { [secret]: "demo/missing" }),
+      ingress("open", {}),
+      tlsSecretYaml("server", selfSigned("*.example")),
+      `apiVersion: v1\nkind: Secret\nmetadata: { name: client-ca, namespace: demo }\ntype: Opaque\ndata: { ca.crt: ${Buffer.from(ca.certPem).toString("base64")} }\n`,
+      echoServiceYaml(echo.port),
+    ];
+    await writeFile(join(dir, "all.yaml"), docs.join("---\n"));
+    port = await freePort();
+    const args = ["--dir", dir, "--bind", "127.0.0.1", "--admin-port", "0", "--front", front];
+    args.push("--http-port", String(await freePort()), "--https-port", String(port));
+    gw = await startGateway(
+      parseServeConfig(args, { GATEHOUSE_LOG_LEVEL: "error", GATEHOUSE_ACCESS_LOG_SAMPLE: "0" }),
+    );
+  });
+
+  afterAll(async () => {
+    await gw?.stop({ timeoutMs: 1000 });
+    await echo?.stop();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  test("hosts without auth-tls are served, with or without a certificate", async () => {
+    expect(await request(port, "open.example", "open.example")).toMatchObject({ status: 200 });
+    expect(await request(port, "open.example", "open.example", stranger)).toMatchObject({ status: 200 });
+  });
+
+  test("a CA Secret that cannot be read: every path of the host answers 403", async () => {
+    expect(await request(port, "bad.example", "bad.example", alice)).toMatchObject({ status: 403 });
+  });
+
+  if (front === "bun") {
+    test("Bun.serve shows no client certificate: such hosts answer 500 (never open)", async () => {
+      expect(await request(port, "mtls.example", "mtls.example", alice)).toMatchObject({ status: 500 });
+      expect(await request(port, "optional.example", "optional.example")).toMatchObject({ status: 500 });
+    });
+    return;
+  }
+
+  describe("verify on (the default)", () => {
+    test("a certificate from the CA is served; the upstream gets the ssl-client-* headers", async () => {
+      const ok = await request(port, "mtls.example", "mtls.example", alice);
+      expect(ok).toMatchObject({ status: 200 });
+      expect(header(ok, "ssl-client-verify")).toBe("SUCCESS");
+      expect(header(ok, "ssl-client-subject-dn")).toBe("CN=alice");
+      expect(header(ok, "ssl-client-issuer-dn")).toBe("CN=ingress-clients");
+      expect(decodeURIComponent(header(ok, "ssl-client-cert") ?? "")).toBe(alice.certPem);
+    });
+
+    test("none, another CA's and an expired one get nginx's 400s", async () => {
+      const none = await request(port, "mtls.example", "mtls.example");
+      expect(none).toMatchObject({ status: 400, body: "No required SSL certificate was sent\n" });
+      for (const cert of [stranger, expired])
+        expect(await request(port, "mtls.example", "mtls.example", cert)).toMatchObject({
+          status: 400,
+          body: "The SSL certificate error\n",
+        });
+    });
+
+    test("a Host other than the SNI name is 421: the certificate was checked for another host", async () => {
+      expect(await request(port, "open.example", "mtls.example", alice)).toMatchObject({ status: 421 });
+    });
+
+    test("auth-tls-error-page: refused clients are redirected", async () => {
+      const refused = await request(port, "err.example", "err.example", stranger);
+      expect(refused).toMatchObject({ status: 302, location: "https://login.example/cert" });
+    });
+  });
+
+  test("optional: none passes as NONE (a forged header replaced); a bad one is still refused", async () => {
+    const none = await request(
+      port,
+      "optional.example",
+      "optional.example",
+      undefined,
+      "ssl-client-verify: SUCCESS\r\nssl-client-subject-dn: CN=admin\r\n",
+    );
+    expect(none).toMatchObject({ status: 200 });
+    expect(header(none, "ssl-client-verify")).toBe("NONE");
+    expect(header(none, "ssl-client-subject-dn")).toBeUndefined();
+    expect(header(none, "ssl-client-cert")).toBeUndefined();
+    expect(await request(port, "optional.example", "optional.example", stranger)).toMatchObject({
+      status: 400,
+    });
+  });
+
+  test("auth-tls-match-cn: only a matching subject is served", async () => {
+    expect(await request(port, "cn.example", "cn.example", alice)).toMatchObject({ status: 200 });
+    const other = await request(port, "cn.example", "cn.example", bob);
+    expect(other).toMatchObject({ status: 403, body: "client certificate unauthorized\n" });
+  });
+});
