@@ -1,6 +1,6 @@
 /**
  * Never open, on the wire: an Ingress asking for access controls Gatehouse does not enforce
- * (`enable-modsecurity`, `auth-type: basic`, `auth-url`) answers 403 with a problem+json body to an
+ * (`enable-modsecurity`, `auth-url`) answers 403 with a problem+json body to an
  * anonymous client at 127.0.0.1, on every path and on both fronts, and its backend sees nothing; an
  * Ingress beside it is served. `--allow-unenforced-annotations` serves it open, as the operator asked.
  */
@@ -17,8 +17,6 @@ import { startTestGateway } from "../../helpers/test-gateway.ts";
 
 const guarded: Record<string, string> = {
   "nginx.ingress.kubernetes.io/enable-modsecurity": "true",
-  "nginx.ingress.kubernetes.io/auth-type": "basic",
-  "nginx.ingress.kubernetes.io/auth-secret": "basic-auth",
   "nginx.ingress.kubernetes.io/auth-url": "http://auth.shop.svc/check",
 };
 
