@@ -22,6 +22,7 @@ Usage:
                   [--client-body-timeout-ms 60000] [--request-buffer-bytes 65536]
                   [--max-connections 16384] [--max-connections-per-peer 0] [--underscores-in-headers false]
                   [--trusted-proxies CIDR,...] [--proxy-protocol none|all|PORT,...]
+                  [--proxy-protocol-from CIDR,...]
                   [--drain-delay-ms 5000] [--drain-timeout-ms 30000]
                   [--default-certificate NS/NAME] [--ssl-redirect true] [--http2 false]
                   [--enable-ssl-passthrough false]

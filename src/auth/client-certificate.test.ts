@@ -1,6 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { X509Certificate } from "node:crypto";
 import type { RouteClientCertificate } from "../model/index.ts";
+import { normaliseHost } from "../proxy/match/host.ts";
 import { clientCertificate, testAuthority } from "../proxy/testing/certs.ts";
 import {
   checkClientCertificate,
@@ -27,7 +28,7 @@ const session = (
 const check = (d: Partial<RouteClientCertificate>, view: HandshakeView, host = "a.example:8443") => {
   const cc = compileClientCertificate({ ...base, ...d });
   if (cc === undefined) throw new Error("no demand");
-  return checkClientCertificate(cc, view, host, "gatehouse");
+  return checkClientCertificate(cc, view, normaliseHost(host), "gatehouse");
 };
 const status = (r: ReturnType<typeof check>) => (r.ok ? 200 : r.response.status);
 
@@ -64,6 +65,18 @@ describe("checkClientCertificate", () => {
     expect(status(check({}, session(true), "A.Example"))).toBe(200);
     expect(status(check({}, session(true), "b.example"))).toBe(421);
     expect(status(check({}, undefined))).toBe(400);
+    // One trailing dot on either side, as routing and the SNI table normalise; no SNI is never this host.
+    expect(status(check({}, session(true, [leaf, root], "A.example."), "a.example."))).toBe(200);
+    expect(status(check({}, session(true, [leaf, root], "a.example."), "a.example"))).toBe(200);
+    expect(status(check({}, session(true, [leaf, root], "a.example.."), "a.example."))).toBe(421);
+    expect(status(check({}, session(true, [leaf, root], ""), ""))).toBe(421);
+  });
+
+  test("off: a presented certificate, verified or not, is ignored; match-cn sees nginx's empty subject", () => {
+    const ignored = check({ verify: "off", passCertificate: true }, session(true));
+    expect(ignored.ok && ignored.set).toEqual([["ssl-client-verify", "NONE"]]);
+    expect(status(check({ verify: "off", matchCN: "CN=alice" }, session(false)))).toBe(403);
+    expect(status(check({ verify: "off", matchCN: "CN=alice" }, "unknown"))).toBe(403);
   });
 
   test("an error page turns the 400s into a 302; match-cn is 403; refused is 403; unknown is 500", () => {

@@ -2,8 +2,10 @@
  * A route's client-certificate demand (model `clientCertificate`, ingress-nginx `auth-tls-*`), checked on
  * each request against what its connection's handshake settled, the same way by both fronts' guards:
  * - a demand the translator refused (a CA it could not read): 403, as ingress-nginx's AuthTLSError;
- * - a Host that is not the connection's SNI name: 421 (nginx's rule when `ssl_verify_client` is on: the
- *   certificate was verified for the SNI name's settings, not this host's);
+ * - a host (the one routing used: an absolute-form target's authority, else Host) that is not the
+ *   connection's SNI name, both normalised alike, or no SNI: 421 (nginx's rule when `ssl_verify_client` is
+ *   on: the certificate was verified for the SNI name's settings, not this host's);
+ * - `off`: any certificate presented is ignored (nginx asks for none): NONE, and match-cn sees "";
  * - `on`: no certificate: 400 "No required SSL certificate was sent" (nginx 496); one the host's CAs did
  *   not verify, or a chain longer than the depth allows: 400 "The SSL certificate error" (495);
  *   `optional` refuses the second only; `optional_no_ca` neither. With an error page, both are a 302 to it;
@@ -17,6 +19,7 @@
 import type * as Crypto from "node:crypto";
 import type { RouteClientCertificate } from "../model/index.ts";
 import { compileRegex, type ValueRegex } from "../proxy/match/regex/regex.ts";
+import { normaliseServername } from "../proxy/match/servername.ts";
 import { textResponse } from "../proxy/request/responses.ts";
 
 /** The demand with its CN pattern compiled (linear-time engine). */
@@ -57,7 +60,8 @@ export type ClientCertificateResult =
 export function checkClientCertificate(
   cc: CompiledClientCertificate,
   view: HandshakeView,
-  hostHeader: string,
+  /** The host routing used, normalised (match/host.ts `normaliseHost`). */
+  routedHost: string,
   serverHeader: string,
 ): ClientCertificateResult {
   const d = cc.demand;
@@ -66,12 +70,19 @@ export function checkClientCertificate(
     response: textResponse(status, `${body}\n`, serverHeader),
   });
   if (d.refused !== undefined) return refuse(403, "Forbidden");
-  if (view === "unknown") {
-    if (d.verify === "off" && cc.cn === undefined) return { ok: true, set: [["ssl-client-verify", "NONE"]] };
-    return refuse(500, "Internal Server Error");
+  // `off`: nginx asks for no certificate, so whatever this connection presented (the listener asks every
+  // client when one host wants one) is ignored, and match-cn sees nginx's empty subject.
+  if (d.verify === "off") {
+    if (cc.cn !== undefined && !cc.cn.test("")) return refuse(403, "client certificate unauthorized");
+    return { ok: true, set: [["ssl-client-verify", "NONE"]] };
   }
-  if (view !== undefined && d.verify !== "off" && hostOnly(hostHeader) !== view.servername.toLowerCase())
-    return refuse(421, "Misdirected Request");
+  if (view === "unknown") return refuse(500, "Internal Server Error");
+  // Both sides normalised as routing and the SNI table do (sni.ts): the host the route was chosen by
+  // must be the name whose context verified the certificate. No SNI: no host's CAs were sure to apply.
+  if (view !== undefined) {
+    const sni = normaliseServername(view.servername);
+    if (sni === "" || sni !== routedHost) return refuse(421, "Misdirected Request");
+  }
   const chain = view?.chain ?? [];
   const leaf = chain[0];
   const verified = leaf !== undefined && view?.authorized === true && chain.length - 1 <= d.depth;
@@ -106,13 +117,6 @@ export function checkClientCertificate(
     if (d.passCertificate) set.push(["ssl-client-cert", info.escapedPem]);
   }
   return { ok: true, set };
-}
-
-/** `Host` without its port, lower-case (IPv6 literals keep their brackets). */
-function hostOnly(host: string): string {
-  const h = host.toLowerCase();
-  const colon = h.lastIndexOf(":");
-  return colon > h.lastIndexOf("]") ? h.slice(0, colon) : h;
 }
 
 interface CertificateInfo {

@@ -70,6 +70,7 @@ export async function startGateway(config: ServeConfig): Promise<RunningGateway>
     maxConnectionsPerPeer: config["max-connections-per-peer"],
     trustedProxies: config["trusted-proxies"],
     proxyProtocol: config["proxy-protocol"],
+    proxyProtocolFrom: config["proxy-protocol-from"],
     front: config.front,
     http2: config.http2,
     sharedTlsPorts: config["enable-ssl-passthrough"],

@@ -42,7 +42,18 @@ describe("parseServeConfig", () => {
       /--proxy-protocol needs --front raw: Bun.serve cannot read a PROXY header/,
     );
     expect(() => parseServeConfig(["--dir", "x", "--proxy-protocol", "all"], {})).toThrow(
-      /--proxy-protocol needs --trusted-proxies/,
+      /--proxy-protocol needs --proxy-protocol-from \(or --trusted-proxies\)/,
+    );
+    // The balancer may send PROXY headers without its X-Forwarded-For being believed anywhere.
+    const from = parseServeConfig(
+      ["--dir", "x", "--proxy-protocol", "443", "--proxy-protocol-from", "10.0.0.0/8,192.0.2.1"],
+      {},
+    );
+    expect(from["proxy-protocol-from"]).toEqual(["10.0.0.0/8", "192.0.2.1"]);
+    expect(from["trusted-proxies"]).toEqual([]);
+    expect(d["proxy-protocol-from"]).toEqual([]);
+    expect(() => parseServeConfig(["--dir", "x", "--proxy-protocol-from", "lb"], {})).toThrow(
+      /--proxy-protocol-from: "lb" is not a CIDR/,
     );
   });
   test("--global-allowed-response-headers: a comma-separated list, empty by default; bad names refused", () => {

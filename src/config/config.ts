@@ -17,6 +17,21 @@ const bool = z.union([
   z.enum(["true", "false", "1", "0"]).transform((v) => v === "true" || v === "1"),
 ]);
 
+/** CIDRs, comma-separated (empty: none). */
+const cidrList = z
+  .string()
+  .default("")
+  .transform((v) =>
+    v
+      .split(",")
+      .map((c) => c.trim())
+      .filter((c) => c !== ""),
+  )
+  .superRefine((cidrs, ctx) => {
+    for (const c of cidrs)
+      if (parseCidr(c) === undefined) ctx.addIssue({ code: "custom", message: `"${c}" is not a CIDR` });
+  });
+
 const serveFlags = z
   .object({
     dir: z.string().min(1).optional(),
@@ -119,19 +134,7 @@ const serveFlags = z
     "max-connections-per-peer": z.coerce.number().int().min(0).default(0),
     /** Proxies (CIDRs, comma-separated) whose X-Forwarded-For names the client, walked right to left
      * (ingress-nginx `proxy-real-ip-cidr` with `use-forwarded-headers`); empty: every peer is the client. */
-    "trusted-proxies": z
-      .string()
-      .default("")
-      .transform((v) =>
-        v
-          .split(",")
-          .map((c) => c.trim())
-          .filter((c) => c !== ""),
-      )
-      .superRefine((cidrs, ctx) => {
-        for (const c of cidrs)
-          if (parseCidr(c) === undefined) ctx.addIssue({ code: "custom", message: `"${c}" is not a CIDR` });
-      }),
+    "trusted-proxies": cidrList,
     /** Listeners that read a PROXY header (v1 or v2) first, as cloud load balancers send it: `none`,
      * `all` (every HTTP and HTTPS listener) or listener ports, comma-separated. Raw front only. */
     "proxy-protocol": z
@@ -145,6 +148,9 @@ const serveFlags = z
         ctx.addIssue({ code: "custom", message: "must be none, all, or listener ports (comma-separated)" });
         return z.NEVER;
       }),
+    /** Peers (CIDRs, comma-separated) that may send a PROXY header; empty: those of --trusted-proxies.
+     * Name the L4 balancer here, not in --trusted-proxies, when it also reaches listeners without PROXY. */
+    "proxy-protocol-from": cidrList,
     "debounce-ms": z.coerce.number().int().min(0).default(100),
     /** What serves HTTP and HTTPS listeners: `raw` (own HTTP/1.1 on raw sockets and node:tls,
      * src/proxy/raw-front/) or `bun` (Bun.serve). */
@@ -178,7 +184,11 @@ export const serveConfigSchema = serveFlags
   // A listener that expects PROXY headers on a front that cannot read them would serve no one.
   .superRefine((c, ctx) => {
     const why = proxyProtocolRefusal(
-      { proxyProtocol: c["proxy-protocol"], trustedProxies: c["trusted-proxies"] },
+      {
+        proxyProtocol: c["proxy-protocol"],
+        trustedProxies: c["trusted-proxies"],
+        proxyProtocolFrom: c["proxy-protocol-from"],
+      },
       c.front,
     );
     if (why !== undefined) ctx.addIssue({ code: "custom", message: why });

@@ -92,6 +92,9 @@ describe("parseRange", () => {
       "/8",
       "fe80::1%eth0/64",
       "10.0.0.0/1000",
+      "10.0.0.0/08", // netip.ParsePrefix refuses a zero-padded length
+      "::/00",
+      "10.0.0.0/008",
     ])
       expect([bad, parseRange(bad)]).toEqual([bad, undefined]);
   });

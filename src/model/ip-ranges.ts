@@ -150,7 +150,11 @@ export function clientAddress(text: string, out: Uint32Array): 0 | 4 | 6 {
 
 const scratch = new Uint32Array(4);
 
-/** `a.b.c.d/n`, `x::y/n` or a bare address as a range; undefined when it is not one (Go's rules). */
+/**
+ * `a.b.c.d/n`, `x::y/n` or a bare address as a range; undefined when it is not one. The prefix length
+ * is read as Go's netip.ParsePrefix reads it: decimal without a leading zero (`/8`, `/0`, never `/08`),
+ * which is stricter than net.ParseCIDR; a zero-padded length is more likely a typo than intended.
+ */
 export function parseRange(text: string): AddressRange | undefined {
   const slash = text.indexOf("/");
   const address = slash < 0 ? text : text.slice(0, slash);
@@ -159,7 +163,7 @@ export function parseRange(text: string): AddressRange | undefined {
   let prefix = family === 4 ? 32 : 128;
   if (slash >= 0) {
     const bits = text.slice(slash + 1);
-    if (!/^[0-9]{1,3}$/.test(bits) || Number(bits) > prefix) return undefined;
+    if (!/^(0|[1-9][0-9]{0,2})$/.test(bits) || Number(bits) > prefix) return undefined;
     prefix = Number(bits);
   }
   let words = family === 4 ? [scratch[0] as number] : Array.from(scratch);

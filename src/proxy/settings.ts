@@ -4,7 +4,7 @@
  * raw front, HTTP/2), kept apart so that none of those has to import another.
  */
 
-import type { ProxyProtocolListeners } from "./client/proxy-preamble.ts";
+import { type ProxyProtocolListeners, readsProxyHeader } from "./client/proxy-preamble.ts";
 import type { TrustedProxies } from "./client/trusted-proxies.ts";
 import type { ConnectionAdmission } from "./raw-front/admission.ts";
 import type { EdgeGuards } from "./request/guards.ts";
@@ -53,6 +53,25 @@ export interface ProxySettings {
   readonly trustedProxies?: TrustedProxies;
   /** `--proxy-protocol`: the raw front's listeners that read a PROXY header first (client/proxy-preamble.ts). */
   readonly proxyProtocol?: ProxyProtocolListeners;
+  /** `--proxy-protocol-from`: the peers that may send a PROXY header; absent: `trustedProxies`. */
+  readonly proxyProtocolFrom?: TrustedProxies;
+}
+
+/**
+ * The proxies whose X-Forwarded-For names the client of a request on `state`'s listener: none on a
+ * listener that reads PROXY headers, where the header alone names the client (ingress-nginx's
+ * `real_ip_header proxy_protocol`): an L4 balancer passes the client's own X-Forwarded-For on untouched.
+ */
+export function forwardedForTrust(state: ListenerState): TrustedProxies | undefined {
+  const s = state.settings;
+  return readsProxyHeader(s.proxyProtocol, state.table.port) ? undefined : s.trustedProxies;
+}
+
+/** The peers that may send a PROXY header (`--proxy-protocol-from`, else `--trusted-proxies`). */
+export function proxyHeaderSenders(
+  s: Pick<ProxySettings, "proxyProtocolFrom" | "trustedProxies">,
+): TrustedProxies | undefined {
+  return s.proxyProtocolFrom ?? s.trustedProxies;
 }
 
 /** A listener's live state: `table` is replaced by one assignment on reload. */

@@ -16,8 +16,11 @@ describe("clientAddress", () => {
     expect(clientAddress("fd00::1", "2001:db8::5", trusted)).toBe("2001:db8::5");
   });
 
-  test("garbage stops the walk at the hop that sent it; all-trusted chains end at the left-most", () => {
-    expect(clientAddress("10.0.0.1", "not-an-ip", trusted)).toBe("10.0.0.1");
+  test("garbage makes the client unknown, never the proxy; all-trusted chains end at the left-most", () => {
+    expect(clientAddress("10.0.0.1", "not-an-ip", trusted)).toBe("");
+    expect(clientAddress("10.0.0.1", "1.2.3.4, junk, 10.0.0.7", trusted)).toBe("");
+    // Garbage left of the first untrusted hop is never read.
+    expect(clientAddress("10.0.0.1", "junk, 1.2.3.4", trusted)).toBe("1.2.3.4");
     expect(clientAddress("10.0.0.1", "10.0.0.3, 10.0.0.2", trusted)).toBe("10.0.0.3");
   });
 

@@ -28,8 +28,9 @@ export function inSet(set: BlockList | undefined, address: string): boolean {
 
 /**
  * Walk from the socket peer leftwards through X-Forwarded-For while the current hop is a trusted proxy;
- * the first untrusted hop is the client. An entry that is not an address stops the walk at the hop that
- * sent it (so garbage from a trusted proxy is not believed either).
+ * the first untrusted hop is the client. An entry that is not an address makes the client unknown (""):
+ * not the trusted hop that passed it on, which an allow list covering the proxies would admit. Guards
+ * refuse "" (auth/ip-access.ts: never open); a rate limit keys such a request by its peer (enforce.ts).
  */
 export function clientAddress(peer: string, xff: string | null, trusted: BlockList | undefined): string {
   let current = normaliseAddress(peer);
@@ -37,7 +38,7 @@ export function clientAddress(peer: string, xff: string | null, trusted: BlockLi
   const hops = xff.split(",");
   for (let i = hops.length - 1; i >= 0; i--) {
     const hop = normaliseAddress(hops[i] as string);
-    if (isIP(hop) === 0) return current;
+    if (isIP(hop) === 0) return "";
     current = hop;
     if (!inSet(trusted, current)) return current;
   }

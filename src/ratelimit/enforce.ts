@@ -113,9 +113,11 @@ export class RateLimitEnforcer {
     if (limit.invalid !== undefined) return this.refuseInvalid(limit);
     const c = this.compile(limit);
     // The policy's own trusted proxies override the global ones: its walk starts again from the peer.
-    const ip = c.trusted
+    const walked = c.trusted
       ? clientAddress(ctx.peer ?? ctx.clientIp, ctx.header("x-forwarded-for"), c.trusted)
       : clientAddress(ctx.clientIp, null, undefined);
+    // An unreadable X-Forwarded-For leaves the client unknown: counted under the peer that sent it.
+    const ip = walked === "" ? clientAddress(ctx.peer ?? "", null, undefined) : walked;
     if (c.exempt !== undefined && inSet(c.exempt, ip)) return this.decide(limit, "exempt", admitted);
     if (c.ruleExempt === undefined) return this.count(limit, c, ctx, ip);
     const narrowed = this.narrow(limit, c, ip);

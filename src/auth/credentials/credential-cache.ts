@@ -3,7 +3,8 @@
  * under a key made at process start, so the cache holds no credential, an entry cannot be computed
  * without that key (no planted or precomputed hit), and the map lookup's timing reveals nothing of the
  * credential itself. One cache per compiled user table: a table that changes (a rotated Secret) starts
- * empty, so a result is never taken from an older table. Bounded: the oldest entry goes when full.
+ * empty, so a result is never taken from an older table. Bounded: the oldest entry goes when full (a table
+ * keeps successes and refusals in two caches, so refusals never push out a success).
  */
 import { createHmac, randomBytes } from "node:crypto";
 import type { Identity } from "../identity.ts";

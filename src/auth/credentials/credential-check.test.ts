@@ -1,8 +1,11 @@
 import { describe, expect, test } from "bun:test";
+import { createHash } from "node:crypto";
 import type { RouteAuth } from "../../model/index.ts";
 import { AuthEnforcer } from "../enforce.ts";
 import type { AuthOutcome } from "../outcome.ts";
-import { keyDigest, withoutParam } from "./credential-check.ts";
+import { CredentialChecks, type CredentialResult, keyDigest, withoutParam } from "./credential-check.ts";
+
+const sha = (pw: string | Buffer) => `{SHA}${createHash("sha1").update(pw).digest("base64")}`;
 
 const php = "$2y$07$BCryptRequires22Chrcte/VlQH0piJtjXl.0t1XkA8pw9dMXTpOq"; // "rasmuslerdorf"
 
@@ -142,11 +145,13 @@ describe("API keys", () => {
     }
   });
 
-  test("a key from the query is taken out of the query sent upstream (sanitize); a header key leaves it", () => {
+  test("with sanitize every configured query source leaves the query sent upstream, whichever source got in", () => {
     const o = auth.checkToken(keys, headers({}), "a=1&api_key=k-billing-123&b=%20x") as AuthOutcome;
     expect(o.ok && o.query).toBe("?a=1&b=%20x");
-    const h = auth.checkToken(keys, headers({ "x-api-key": "k-billing-123" }), "api_key=zz") as AuthOutcome;
-    expect(h.ok && h.query).toBeUndefined();
+    // The key got in by header; a second key in the query parameter must not reach the upstream either.
+    const h = auth.checkToken(keys, headers({ "x-api-key": "k-billing-123" }), "api_key=k-reports-456&c=3");
+    expect((h as AuthOutcome).ok && (h as AuthOutcome & { ok: true }).query).toBe("?c=3");
+    expect((h as AuthOutcome).ok && (h as AuthOutcome & { ok: true }).removeHeaders).toContain("x-api-key");
     const kept = {
       ...keys,
       apiKeys: { ...(keys.apiKeys as NonNullable<RouteAuth["apiKeys"]>), sanitize: false },
@@ -160,6 +165,7 @@ describe("API keys", () => {
     expect(withoutParam("x=%2F&api%5Fkey=1&api_key=2&y", "api_key")).toBe("?x=%2F&y");
     expect(withoutParam("a=1&bad=%E0%A4%A", "api_key")).toBe("?a=1&bad=%E0%A4%A");
     expect(withoutParam("api+key=1", "api key")).toBe("");
+    expect(withoutParam("a=1&k1=x&b=2&k2=y", ["k1", "k2"])).toBe("?a=1&b=2");
   });
 
   test("an unknown or missing key gets 401", () => {
@@ -190,5 +196,76 @@ describe("the credential cache", () => {
     c.set("c", namedIdentity("carol", "basic"), 1500); // full: the oldest entry goes
     expect(c.size).toBe(2);
     expect(c.get("c", 1500)).toBeDefined();
+  });
+});
+
+describe("basic authentication under abuse", () => {
+  test("a flood of unknown users and wrong passwords never evicts a user who got in", async () => {
+    const checks = new CredentialChecks({ cacheEntries: 4, verifyRunning: 1, verifyWaiting: 16 });
+    const good = headers(basicHeader("rasmus", "rasmuslerdorf"));
+    const first = checks.check(basic, good, "");
+    expect(first).toBeInstanceOf(Promise);
+    expect((await first)?.ok).toBe(true);
+    const pending: unknown[] = [];
+    for (let i = 0; i < 20_000; i++)
+      pending.push(checks.check(basic, headers(basicHeader(`u${i}`, "x")), ""));
+    // Wrong passwords of real users too: fast-hash ones (never cached) and bcrypt ones (refusal cache).
+    for (let i = 0; i < 8; i++) pending.push(checks.check(basic, headers(basicHeader("alice", `w${i}`)), ""));
+    await Promise.all(pending);
+    for (let i = 0; i < 8; i++) await checks.check(basic, headers(basicHeader("rasmus", `w${i}`)), "");
+    const again = checks.check(basic, good, "");
+    expect(again).not.toBeInstanceOf(Promise); // a cache hit: no bcrypt
+    expect((again as CredentialResult).ok).toBe(true);
+    expect(checks.load).toEqual({ running: 0, waiting: 0 });
+  });
+
+  test("an unknown user costs a bcrypt verification like a known one (no timing oracle), through the gate", async () => {
+    const checks = new CredentialChecks({ verifyRunning: 1, verifyWaiting: 0 });
+    const unknown = headers(basicHeader("mallory", "x"));
+    const r = checks.check(basic, unknown, "");
+    expect(r).toBeInstanceOf(Promise);
+    expect(checks.load.running).toBe(1);
+    // The gate is full: an unknown user is turned away like everyone (503), not answered at once with 401.
+    expect(checks.check(basic, headers(basicHeader("eve", "x")), "")).toMatchObject({
+      ok: false,
+      busy: true,
+    });
+    expect(await r).toMatchObject({ ok: false, reason: "invalid_credentials" });
+    // Repeated, it is answered from the refusal cache, as a repeated wrong password of a known user is.
+    expect(checks.check(basic, unknown, "")).toMatchObject({ ok: false, reason: "invalid_credentials" });
+    // A table without bcrypt answers an unknown user at once (its hashes cost microseconds).
+    const fast = routeAuth({
+      basic: { realm: "r", users: [{ name: "alice", passwordHash: sha("password") }] },
+    });
+    expect(checks.check(fast, unknown, "")).toMatchObject({ ok: false, reason: "invalid_credentials" });
+  });
+
+  test("passwords and names are compared as bytes: a Latin-1 password matches its hash", () => {
+    const checks = new CredentialChecks();
+    const latin1 = Buffer.from("p\xe4sswort", "latin1");
+    const table = routeAuth({
+      basic: {
+        realm: "r",
+        users: [
+          { name: "carol", passwordHash: sha(latin1) },
+          { name: "j\u00f6rg", passwordHash: sha("gr\u00fc\u00dfe") },
+        ],
+      },
+    });
+    const raw = (user: Buffer, pw: Buffer) =>
+      headers({ authorization: `Basic ${Buffer.concat([user, Buffer.from(":"), pw]).toString("base64")}` });
+    const ok = checks.check(table, raw(Buffer.from("carol"), latin1), "") as CredentialResult;
+    expect(ok.ok && ok.identity.sub).toBe("carol");
+    // The UTF-8 spelling of the same text is other bytes: refused.
+    expect(
+      (checks.check(table, raw(Buffer.from("carol"), Buffer.from("p\u00e4sswort")), "") as CredentialResult)
+        .ok,
+    ).toBe(false);
+    const u = checks.check(
+      table,
+      raw(Buffer.from("j\u00f6rg"), Buffer.from("gr\u00fc\u00dfe")),
+      "",
+    ) as CredentialResult;
+    expect(u.ok && u.identity.sub).toBe("j\u00f6rg");
   });
 });

@@ -4,6 +4,19 @@
  * the same Secret keeps its cache; a rotated one starts a new table, so an old password stops working at
  * once). A cached result answers synchronously; a bcrypt hash is verified on the thread pool through the
  * gate (at most a few at once, a short queue, then 503), and identical verifications in flight share one.
+ *
+ * Only what cost a bcrypt verification is cached, and successes and refusals in separate bounded caches:
+ * a flood of wrong credentials can fill the refusal cache but never evicts a user who got in (who would
+ * then need bcrypt again, through a gate the flood holds). Fast-hash results that fail and unknown users
+ * of a table without bcrypt are not cached: a map lookup or an MD5/SHA-1 costs less than the cache would.
+ *
+ * An unknown user of a table with bcrypt entries is verified against a dummy hash of the first bcrypt
+ * entry's cost, through the same gate, and that refusal is cached like a wrong password: otherwise an
+ * instant 401 versus one after bcrypt tells which user names exist (nginx answers an unknown user at
+ * once). The price: a client who knows no user name can fill the gate with random names (503 for
+ * uncached users, as one who knows a single name already could with random passwords); users already
+ * in stay answered from the success cache, and the gate still caps the bcrypt work at `running`.
+ * Passwords and names are compared as bytes, as nginx does (a Latin-1 password is not UTF-8).
  */
 import { timingSafeEqual } from "node:crypto";
 import type { APIKeyAuth, BasicAuth, RouteAuth } from "../../model/index.ts";
@@ -26,8 +39,8 @@ export type CredentialResult =
       readonly ok: true;
       readonly identity: Identity;
       readonly entry: CredentialEntry;
-      /** The query parameter the key came in, to take out of the query sent upstream (`sanitize`). */
-      readonly strip?: string;
+      /** Query parameters to take out of the query sent upstream: every key source of `sanitize`. */
+      readonly strip?: readonly string[];
     }
   | { readonly ok: false; readonly reason: AuthFailureReason; readonly busy?: true };
 
@@ -43,8 +56,12 @@ const MAX_BASIC_LENGTH = 4096;
 const MAX_KEY_LENGTH = 4096;
 
 interface CompiledBasic {
-  readonly users: ReadonlyMap<string, string>;
-  readonly cache: CredentialCache;
+  /** By the user name's UTF-8 bytes as a Latin-1 string (how `basicCredentials` reads the header). */
+  readonly users: ReadonlyMap<string, { readonly name: string; readonly hash: string }>;
+  /** A bcrypt hash no password matches, of the first bcrypt entry's cost (unknown users); none: no bcrypt. */
+  readonly dummy: string | undefined;
+  readonly valid: CredentialCache;
+  readonly refused: CredentialCache;
   readonly pending: Map<string, Promise<CredentialResult>>;
 }
 
@@ -57,7 +74,7 @@ export interface CredentialCheckOptions {
   /** bcrypt verifications at once (default half the cores, at least 1) and queued beyond that (default 16). */
   readonly verifyRunning?: number;
   readonly verifyWaiting?: number;
-  /** Results kept per user table (default 10,000). */
+  /** Successes kept per user table, and as many refusals (default 10,000 each). */
   readonly cacheEntries?: number;
 }
 
@@ -110,7 +127,9 @@ export class CredentialChecks {
       const found = apiKeyOf(auth.apiKeys, headers, query);
       if (found !== undefined) {
         const r = this.apiKey(auth.apiKeys, found.key);
-        return r.ok && found.param !== undefined && auth.apiKeys.sanitize ? { ...r, strip: found.param } : r;
+        if (!r.ok || !auth.apiKeys.sanitize) return r;
+        const strip = auth.apiKeys.sources.flatMap((s) => (s.type === "Header" ? [] : [s.name]));
+        return strip.length === 0 ? r : { ...r, strip };
       }
     }
     return undefined;
@@ -122,20 +141,37 @@ export class CredentialChecks {
     const c = this.compiledBasic(basic);
     const key = credentialKey(creds.user, creds.password);
     const now = Date.now();
-    const hit = c.cache.get(key, now);
+    const hit = c.valid.get(key, now) ?? c.refused.get(key, now);
     if (hit !== undefined) return resultOf(hit);
-    const hash = c.users.get(creds.user);
-    if (hash === undefined) return resultOf(c.cache.set(key, undefined, now));
-    const ok = (v: boolean) => (v ? namedIdentity(creds.user, "basic") : undefined);
-    if (!isSlowHash(hash))
-      return resultOf(c.cache.set(key, ok(verifyPassword(hash, creds.password) as boolean), now));
+    const password = Buffer.from(creds.password, "latin1");
+    const user = c.users.get(creds.user);
+    if (user === undefined)
+      return c.dummy === undefined ? INVALID : this.slowCheck(c, key, c.dummy, password, undefined);
+    if (isSlowHash(user.hash)) return this.slowCheck(c, key, user.hash, password, user.name);
+    if (verifyPassword(user.hash, password) !== true) return INVALID;
+    return resultOf(c.valid.set(key, namedIdentity(user.name, "basic"), now));
+  }
+
+  /** A bcrypt verification through the gate; `name` undefined: a dummy one, always refused. */
+  private slowCheck(
+    c: CompiledBasic,
+    key: string,
+    hash: string,
+    password: Buffer,
+    name: string | undefined,
+  ): CredentialResult | Promise<CredentialResult> {
     const pending = c.pending.get(key);
     if (pending !== undefined) return pending;
-    const run = this.gate.run(async () => verifyPassword(hash, creds.password));
+    const run = this.gate.run(async () => verifyPassword(hash, password));
     if (run === undefined) return BUSY;
     const p = run
       .then(
-        (v) => resultOf(c.cache.set(key, ok(v), Date.now())),
+        (v) =>
+          resultOf(
+            v && name !== undefined
+              ? c.valid.set(key, namedIdentity(name, "basic"), Date.now())
+              : c.refused.set(key, undefined, Date.now()),
+          ),
         () => INVALID,
       )
       .finally(() => c.pending.delete(key));
@@ -162,9 +198,23 @@ export class CredentialChecks {
     const key = contentKey(basic);
     c = this.basicByContent.get(key);
     if (c === undefined) {
-      const users = new Map<string, string>();
-      for (const u of basic.users) if (!users.has(u.name)) users.set(u.name, u.passwordHash);
-      c = { users, cache: new CredentialCache(this.opts.cacheEntries), pending: new Map() };
+      const users = new Map<string, { name: string; hash: string }>();
+      let dummy: string | undefined;
+      for (const u of basic.users) {
+        const bytes = Buffer.from(u.name, "utf8").toString("latin1");
+        if (!users.has(bytes)) users.set(bytes, { name: u.name, hash: u.passwordHash });
+        // `$2y$10$` and 53 characters of salt and digest: verifies at that cost and matches nothing.
+        if (dummy === undefined && isSlowHash(u.passwordHash))
+          dummy = `${u.passwordHash.slice(0, 7)}${".".repeat(53)}`;
+      }
+      const entries = this.opts.cacheEntries;
+      c = {
+        users,
+        dummy,
+        valid: new CredentialCache(entries),
+        refused: new CredentialCache(entries),
+        pending: new Map(),
+      };
       this.basicByContent.set(key, c);
     }
     this.basics.set(basic, c);
@@ -204,11 +254,14 @@ export function keyDigest(key: string): string {
   return Bun.CryptoHasher.hash("sha256", key, "base64") as string;
 }
 
-/** User and password of an `Authorization: Basic` value (RFC 7617: base64 of `user:password`, UTF-8). */
+/**
+ * User and password of an `Authorization: Basic` value (RFC 7617: base64 of `user:password`), each as its
+ * bytes in a Latin-1 string: nginx compares bytes, and a client's charset need not be UTF-8.
+ */
 export function basicCredentials(header: string): { user: string; password: string } | undefined {
   const token = header.slice(5).trim();
   if (token === "" || !/^[A-Za-z0-9+/]+={0,2}$/.test(token)) return undefined;
-  const text = Buffer.from(token, "base64").toString("utf8");
+  const text = Buffer.from(token, "base64").toString("latin1");
   const colon = text.indexOf(":");
   if (colon <= 0) return undefined;
   return { user: text.slice(0, colon), password: text.slice(colon + 1) };
@@ -236,12 +289,13 @@ function apiKeyOf(
  * `query` (raw, no `?`) without the parameters named `name` (compared decoded, as URLSearchParams reads
  * them), as the target's query: `?…`, or "" when nothing is left. The other parameters keep their bytes.
  */
-export function withoutParam(query: string, name: string): string {
+export function withoutParam(query: string, names: string | readonly string[]): string {
+  const drop = typeof names === "string" ? [names] : names;
   const kept = query.split("&").filter((part) => {
     const eq = part.indexOf("=");
     const raw = (eq < 0 ? part : part.slice(0, eq)).replace(/\+/g, " ");
     try {
-      return decodeURIComponent(raw) !== name;
+      return !drop.includes(decodeURIComponent(raw));
     } catch {
       return true;
     }

@@ -14,11 +14,12 @@ import { apr1, apr1Salt } from "./apr1.ts";
 const BCRYPT_MAX_BYTES = 72;
 
 /**
- * True when `password` matches `stored`. Synchronous except for bcrypt. A hash of no known scheme
- * never matches (translate already reported it and left the user out; model/htpasswd-syntax.ts).
+ * True when `password` (its bytes, or a string taken as UTF-8) matches `stored`. Synchronous except for
+ * bcrypt. A hash of no known scheme never matches (translate already reported it and left the user out;
+ * model/htpasswd-syntax.ts).
  */
-export function verifyPassword(stored: string, password: string): boolean | Promise<boolean> {
-  const pw = Buffer.from(password, "utf8");
+export function verifyPassword(stored: string, password: string | Buffer): boolean | Promise<boolean> {
+  const pw = typeof password === "string" ? Buffer.from(password, "utf8") : password;
   switch (hashScheme(stored)) {
     case "bcrypt":
       return Bun.password

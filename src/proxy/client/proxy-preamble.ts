@@ -1,8 +1,9 @@
 /**
  * Which listeners read a PROXY header (`--proxy-protocol`), and the first bytes of one connection on
  * such a listener: gathered until the header is whole (bounded: never more than a v2 header may be), then
- * the client it names and the bytes after it. Only a peer in `--trusted-proxies` may send one; a
- * connection from any other peer, without a header, or with a malformed one is refused, never served.
+ * the client it names and the bytes after it. Only a peer in `--proxy-protocol-from` (else
+ * `--trusted-proxies`) may send one; a connection from any other peer, without a header, or with a
+ * malformed one is refused, never served.
  */
 import { MAX_V2_BYTES, parseProxyHeader } from "./proxy-protocol.ts";
 

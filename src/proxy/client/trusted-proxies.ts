@@ -4,7 +4,9 @@
  * socket's, or the source a PROXY header named (proxy-protocol.ts). When the peer is one of
  * `--trusted-proxies`, X-Forwarded-For is walked right to left past trusted addresses and the first
  * untrusted one is the client (ingress-nginx `real_ip_recursive on` with `proxy-real-ip-cidr`, Envoy's
- * `xffNumTrustedHops` by address instead of by count); from any other peer the header is never believed.
+ * `xffNumTrustedHops` by address instead of by count); from any other peer the header is never believed,
+ * nor on a listener that reads PROXY headers (settings.ts forwardedForTrust): there the header names the
+ * client. An unreadable entry makes the client unknown ("", refused by IP lists).
  */
 import type { BlockList } from "node:net";
 import { cidrSet, clientAddress, inSet, normaliseAddress } from "../../ratelimit/client-ip.ts";

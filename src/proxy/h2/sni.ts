@@ -9,12 +9,15 @@
 import { createSecureContext, type SecureContext } from "node:tls";
 import type { TLSCertificate } from "../../model/index.ts";
 import { modernCiphers } from "../listeners/tls.ts";
+import { normaliseServername } from "../match/servername.ts";
 
 export interface SniTable {
   readonly fallback: SecureContext;
   readonly exact: ReadonlyMap<string, SecureContext>;
   /** `*.foo.com` keyed by `foo.com`. */
   readonly wildcard: ReadonlyMap<string, SecureContext>;
+  /** The contexts carrying CAs of their own (a host's client certificates, checked per request). */
+  readonly ownClientCA: ReadonlySet<SecureContext>;
 }
 
 /** TLS 1.2 and 1.3 only; TLS 1.2 restricted to ECDHE + AEAD (docs/tls.md). */
@@ -61,13 +64,16 @@ export function buildSniTable(
       if (!map.has(key)) map.set(key, ctx(c));
     }
   }
-  return { fallback: ctx(first), exact, wildcard };
+  const ownClientCA = new Set<SecureContext>();
+  for (const [c, s] of contexts) if (c.clientCAPem !== undefined) ownClientCA.add(s);
+  return { fallback: ctx(first), exact, wildcard, ownClientCA };
 }
 
 /** The context for a client's SNI name (absent or unknown: the fallback). */
 export function contextFor(table: SniTable, servername: string | undefined): SecureContext {
   if (!servername) return table.fallback;
-  const name = servername.toLowerCase();
+  // As routing normalises Host: `a.example.` must get a.example's context (and its client CAs).
+  const name = normaliseServername(servername);
   const hit = table.exact.get(name);
   if (hit !== undefined) return hit;
   const dot = name.indexOf(".");

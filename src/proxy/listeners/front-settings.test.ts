@@ -1,5 +1,5 @@
 import { expect, test } from "bun:test";
-import { unenforcedOnBunFront } from "./front-settings.ts";
+import { unenforcedOnBunFront, unmatchedProxyProtocolPorts } from "./front-settings.ts";
 
 test("names each raw-front-only setting that is set, and none left at its default", () => {
   expect(unenforcedOnBunFront({}, 16_384)).toEqual([]);
@@ -15,4 +15,12 @@ test("names each raw-front-only setting that is set, and none left at its defaul
     "--max-connections-per-peer",
     "--upstream-read-timeout-ms",
   ]);
+});
+
+test("the --proxy-protocol ports no listener has, in the order given; all and none name none", () => {
+  expect(unmatchedProxyProtocolPorts([80, 8443, 443, 9], [80, 443, 443])).toEqual([8443, 9]);
+  expect(unmatchedProxyProtocolPorts([80], [80])).toEqual([]);
+  expect(unmatchedProxyProtocolPorts("all", [])).toEqual([]);
+  expect(unmatchedProxyProtocolPorts("none", [])).toEqual([]);
+  expect(unmatchedProxyProtocolPorts(undefined, [])).toEqual([]);
 });

@@ -27,14 +27,31 @@ export function unenforcedOnBunFront(options: RawFrontOnlyOptions, defaultMaxCon
 
 /** Why `--proxy-protocol` cannot be served as asked (undefined: it can). */
 export function proxyProtocolRefusal(
-  options: { readonly proxyProtocol?: ProxyProtocolListeners; readonly trustedProxies?: readonly string[] },
+  options: {
+    readonly proxyProtocol?: ProxyProtocolListeners;
+    readonly trustedProxies?: readonly string[];
+    readonly proxyProtocolFrom?: readonly string[];
+  },
   front: "raw" | "bun",
 ): string | undefined {
   const p = options.proxyProtocol;
   if (p === undefined || p === "none" || (Array.isArray(p) && p.length === 0)) return undefined;
   if (front === "bun")
     return "--proxy-protocol needs --front raw: Bun.serve cannot read a PROXY header (docs/http.md)";
-  if ((options.trustedProxies?.length ?? 0) === 0)
-    return "--proxy-protocol needs --trusted-proxies: only the load balancers named there may send a PROXY header";
+  if ((options.proxyProtocolFrom?.length ?? 0) === 0 && (options.trustedProxies?.length ?? 0) === 0)
+    return "--proxy-protocol needs --proxy-protocol-from (or --trusted-proxies): only the load balancers named there may send a PROXY header";
   return undefined;
+}
+
+/**
+ * Never silent: the `--proxy-protocol` ports no listener of the model has (`ports`, as the model names
+ * them), which read nothing; "all" and "none" name no port.
+ */
+export function unmatchedProxyProtocolPorts(
+  setting: ProxyProtocolListeners | undefined,
+  ports: Iterable<number>,
+): number[] {
+  if (setting === undefined || !Array.isArray(setting)) return [];
+  const have = new Set(ports);
+  return (setting as readonly number[]).filter((p) => !have.has(p));
 }

@@ -29,6 +29,8 @@ export interface GatewayServerOptions {
   trustedProxies?: readonly string[];
   /** Listeners that read a PROXY header first (`--proxy-protocol`; raw front only; default none). */
   proxyProtocol?: ProxyProtocolListeners;
+  /** CIDRs that may send a PROXY header (`--proxy-protocol-from`; default: `trustedProxies`). */
+  proxyProtocolFrom?: readonly string[];
   /** `Server` header added to responses that lack one (default `gatehouse`). */
   serverHeader?: string;
   /** Authentication / rate-limit engines for routes that require them (absent: such routes fail closed). */

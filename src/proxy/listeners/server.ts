@@ -30,7 +30,7 @@ import { type ProxiedSocket, type ProxyServer, websocketHandler } from "../reque
 import type { ListenerState, ProxySettings } from "../settings.ts";
 import type { ListenerTable } from "../table.ts";
 import { createListenerApp } from "./app.ts";
-import { proxyProtocolRefusal, unenforcedOnBunFront } from "./front-settings.ts";
+import { proxyProtocolRefusal, unenforcedOnBunFront, unmatchedProxyProtocolPorts } from "./front-settings.ts";
 import { identityOf, sameShape } from "./listener-identity.ts";
 import { groupListeners } from "./listener-merge.ts";
 import { defaultFront, type FrontKind, type GatewayServerOptions } from "./server-options.ts";
@@ -61,6 +61,8 @@ export class GatewayServer {
   private readonly sharedTlsPorts: boolean;
   /** TLS Passthrough listeners (TLSRoutes): raw sockets routed by SNI, beside the HTTP ones. */
   private readonly passthrough = new PassthroughListeners();
+  /** The `--proxy-protocol` ports last warned about as matching no listener (warned again on change). */
+  private unmatchedProxyPorts = "";
 
   constructor(options: GatewayServerOptions = {}) {
     this.bind = options.bind ?? "0.0.0.0";
@@ -96,6 +98,9 @@ export class GatewayServer {
         ? { trustedProxies: new TrustedProxies(options.trustedProxies ?? []) }
         : {}),
       ...(options.proxyProtocol !== undefined ? { proxyProtocol: options.proxyProtocol } : {}),
+      ...((options.proxyProtocolFrom?.length ?? 0) > 0
+        ? { proxyProtocolFrom: new TrustedProxies(options.proxyProtocolFrom ?? []) }
+        : {}),
     };
   }
 
@@ -103,6 +108,13 @@ export class GatewayServer {
   async apply(model: GatewayModel): Promise<void> {
     const table = compile(model);
     for (const warning of table.warnings) log.warn("route table warning", { warning });
+    const ports = [...model.listeners, ...(model.passthroughListeners ?? [])].map((l) => l.port);
+    const unmatched = unmatchedProxyProtocolPorts(this.settings.proxyProtocol, ports).join(",");
+    if (unmatched !== this.unmatchedProxyPorts && unmatched !== "")
+      log.warn("--proxy-protocol names ports no listener has: nothing reads a PROXY header there", {
+        ports: unmatched,
+      });
+    this.unmatchedProxyPorts = unmatched;
     // Never silent: Bun.serve shows no client certificate, so such routes answer 500 (auth/client-certificate.ts).
     if (this.front !== "raw")
       for (const l of model.listeners)

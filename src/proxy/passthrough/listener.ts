@@ -140,7 +140,7 @@ export class PassthroughServer {
     const trusted = this.proxyHeaderFrom;
     if (trusted === undefined) return;
     if (trusted.trusts(normalisePeer(pipe.peer))) pipe.preamble = new ProxyPreamble();
-    else this.refuse(pipe, "PROXY header expected from a peer not in --trusted-proxies");
+    else this.refuse(pipe, "the peer may not send a PROXY header (--proxy-protocol-from)");
   }
 
   /** The bytes after the PROXY header once it is whole; undefined while waiting, or refused. */

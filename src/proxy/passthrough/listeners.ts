@@ -7,7 +7,7 @@
 import type { GatewayModel } from "../../model/index.ts";
 import { logger } from "../../observability/logger.ts";
 import { readsProxyHeader } from "../client/proxy-preamble.ts";
-import type { ProxySettings } from "../settings.ts";
+import { type ProxySettings, proxyHeaderSenders } from "../settings.ts";
 import type { TerminationHandoff } from "./handoff.ts";
 import { PassthroughServer } from "./listener.ts";
 import { compilePassthrough } from "./table.ts";
@@ -42,8 +42,8 @@ export class PassthroughListeners {
     bind: string,
     taken: ReadonlySet<string>,
     share?: ShareWith,
-    /** `--proxy-protocol` and `--trusted-proxies`: which new sockets read a PROXY header first. */
-    client?: Pick<ProxySettings, "proxyProtocol" | "trustedProxies">,
+    /** `--proxy-protocol`, and who may send the header: which new sockets read a PROXY header first. */
+    client?: Pick<ProxySettings, "proxyProtocol" | "proxyProtocolFrom" | "trustedProxies">,
   ): PassthroughApply {
     const wanted = compilePassthrough(model, bind);
     const terminations = new Map<string, () => TerminationHandoff | undefined>();
@@ -65,7 +65,7 @@ export class PassthroughListeners {
     try {
       for (const [key, table] of wanted) {
         if (this.live.has(key)) continue;
-        const trusted = client?.trustedProxies;
+        const trusted = client === undefined ? undefined : proxyHeaderSenders(client);
         const proxied = trusted !== undefined && readsProxyHeader(client?.proxyProtocol, table.port);
         const server = new PassthroughServer(table, table.port, proxied ? { proxyHeaderFrom: trusted } : {});
         server.terminate = terminations.get(key);

@@ -2,7 +2,8 @@
  * Who the client of one raw-front connection is (client/trusted-proxies.ts has the rules): the peer,
  * looked up once per connection (the socket's address, or the source its PROXY header named), and per
  * request the client, which differs from the peer only when the peer is a trusted proxy and the request
- * carries X-Forwarded-For. With no trusted proxies (the default) a request costs one comparison.
+ * carries X-Forwarded-For. On a listener that reads PROXY headers no peer's X-Forwarded-For is believed
+ * (settings.ts forwardedForTrust). With no trusted proxies (the default) a request costs one comparison.
  */
 import { logger } from "../../observability/logger.ts";
 import { PROXY_HEADER_TIMEOUT_SECONDS, type PreambleStep, ProxyPreamble } from "../client/proxy-preamble.ts";
@@ -25,7 +26,10 @@ export class ClientOrigin implements PeerOrigin {
 
   constructor(
     private readonly socket: FrontSocket,
+    /** Whose X-Forwarded-For is believed: none on a PROXY-protocol listener (settings.ts forwardedForTrust). */
     private readonly trusted: TrustedProxies | undefined,
+    /** Who may send a PROXY header (settings.ts proxyHeaderSenders); only read when one is expected. */
+    private readonly proxySenders: TrustedProxies | undefined = undefined,
   ) {}
 
   /** The connection's peer, normalised (no port, IPv4-mapped IPv6 as IPv4). */
@@ -52,11 +56,12 @@ export class ClientOrigin implements PeerOrigin {
   }
 
   /**
-   * The listener reads a PROXY header first. False when the socket's peer may not send one (it is not a
-   * trusted proxy): the caller refuses the connection.
+   * The listener reads a PROXY header first. False when the socket's peer may not send one (it is not in
+   * `--proxy-protocol-from`, else `--trusted-proxies`): the caller refuses the connection.
    */
   expectProxyHeader(): boolean {
-    if (!this.peerTrusted) return false;
+    const peer = this.peer;
+    if (peer === "" || this.proxySenders === undefined || !this.proxySenders.trusts(peer)) return false;
     this.preamble = new ProxyPreamble();
     return true;
   }
@@ -131,7 +136,7 @@ export function refuseProxied(c: ProxiedConnection, state: ListenerState, reason
  */
 export function awaitProxyHeader(c: ProxiedConnection, state: ListenerState): boolean {
   if (!c.origin.expectProxyHeader()) {
-    refuseProxied(c, state, "the peer is not in --trusted-proxies");
+    refuseProxied(c, state, "the peer may not send a PROXY header (--proxy-protocol-from)");
     return false;
   }
   c.socket.timeout(PROXY_HEADER_TIMEOUT_SECONDS);

@@ -49,7 +49,8 @@ export function dispatch(conn: ClientSide, head: RequestHead): Exchange | undefi
     answer(conn, head, info, 400, "", true);
     return undefined;
   }
-  const vh = findVirtualHost(state.table.hosts, normaliseHost(head.host));
+  const host = normaliseHost(head.host);
+  const vh = findVirtualHost(state.table.hosts, host);
   const lookup = new HeadLookup(head);
   const route = vh === undefined ? undefined : findRoute(vh, target.path, head.method, lookup, target.query);
   if (route === undefined) {
@@ -73,6 +74,7 @@ export function dispatch(conn: ClientSide, head: RequestHead): Exchange | undefi
         route,
         target,
         method: head.method,
+        host,
         headers: lookup,
         clientIp: conn.clientIp,
         peer: conn.origin.peer,
@@ -86,7 +88,8 @@ export function dispatch(conn: ClientSide, head: RequestHead): Exchange | undefi
       return new GuardedExchange(conn, head, target, route, choice, info, result);
     }
   }
-  return new RelayedExchange(conn, head, conn.internalEndpoint, route.timeouts);
+  const relayTls = route.clientCertificate !== undefined;
+  return new RelayedExchange(conn, head, conn.internalEndpoint, route.timeouts, relayTls);
 }
 
 function answer(

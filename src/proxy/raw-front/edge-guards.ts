@@ -31,6 +31,8 @@ export interface GuardInput {
   readonly route: CompiledRoute;
   readonly target: RequestTarget;
   readonly method: string;
+  /** The host routing chose the route by, normalised (an absolute-form target's authority, else Host). */
+  readonly host: string;
   readonly headers: HeadReader;
   /** The client (`--trusted-proxies` applied) and the connection's peer (client-origin.ts). */
   readonly clientIp: string;
@@ -76,8 +78,8 @@ export function runGuards(input: GuardInput): GuardResult | Promise<GuardResult>
       authorized: tls.authorized,
       chain: tls.peerCertificates(),
     };
-    const host = input.headers.get("host") ?? "";
-    const checked = checkClientCertificate(route.clientCertificate, view, host, input.serverHeader);
+    // The host the route was chosen by, not the Host field: they differ for an absolute-form target.
+    const checked = checkClientCertificate(route.clientCertificate, view, input.host, input.serverHeader);
     if (!checked.ok) return checked;
     const rest = authStep(input);
     return rest instanceof Promise

@@ -3,8 +3,8 @@
  * h2c, WebSocket upgrades, invalid backends, …) is relayed, nearly byte for byte, to the listener's own
  * Bun.serve + Hono app listening on a private unix socket, and the answer relayed back (after a 101,
  * both directions become a tunnel). So every feature behaves exactly as on the Bun front, with one
- * addition: the connection's peer travels in RELAYED_CLIENT_HEADER (and on HTTPS the TLS session in
- * RELAYED_TLS_HEADER), which the internal listener trusts. The app does its own metrics and access log for these requests.
+ * addition: the connection's peer travels in RELAYED_CLIENT_HEADER (and, for a route that checks client
+ * certificates, the TLS session in RELAYED_TLS_HEADER), which the internal listener trusts. The app does its own metrics and access log for these requests.
  */
 
 import type { RouteTimeouts } from "../../model/index.ts";
@@ -36,6 +36,11 @@ export class RelayedExchange extends UpstreamExchange {
     private readonly endpoint: string,
     /** The route's own time limits, when the request matched one (the app applies the rest). */
     timeouts?: RouteTimeouts,
+    /**
+     * Relay the TLS session: only for a route with a client-certificate demand, the one reader of it.
+     * Elsewhere the client's chain, which it can make as large as it likes, has no business in the head.
+     */
+    private readonly relayTls = false,
   ) {
     // The app applies the route's limits to response headers; the front adds the read and send gaps, which
     // the app's fetch cannot (a stalled upstream stalls the app: cutting it cancels the app's fetch).
@@ -54,7 +59,8 @@ export class RelayedExchange extends UpstreamExchange {
   }
 
   protected requestHead(): UpstreamRequest {
-    return { head: internalHead(this.head, this.conn.origin.peer, this.conn.tls), requestId: "" };
+    const tls = this.relayTls ? this.conn.tls : undefined;
+    return { head: internalHead(this.head, this.conn.origin.peer, tls), requestId: "" };
   }
 
   protected headersArrived(): void {}

@@ -12,6 +12,7 @@ import type { Identity } from "../../auth/identity.ts";
 import { ipAdmitted, ipRefused } from "../../auth/ip-access.ts";
 import { limitedLog } from "../../observability/log-limit.ts";
 import type { RateLimitEnforcer } from "../../ratelimit/enforce.ts";
+import { normaliseHost } from "../match/host.ts";
 import type { CompiledRoute, ListenerTable } from "../table.ts";
 import type { RequestClient } from "./client-address.ts";
 import { clientTls } from "./client-tls.ts";
@@ -67,7 +68,8 @@ export async function guarded(
   if (route.clientCertificate !== undefined) {
     // The raw front relays its session; Bun.serve shows none ("unknown": only what needs no check passes).
     const view = clientTls(req) ?? (table.protocol === "HTTPS" ? "unknown" : undefined);
-    const host = req.headers.get("host") ?? "";
+    // The host routing used (handler.ts): on the relayed path the front put its routed host in Host.
+    const host = normaliseHost(req.headers.get("host"));
     const checked = checkClientCertificate(route.clientCertificate, view, host, serverHeader);
     if (!checked.ok) return checked.response;
     for (const name of CLIENT_CERT_HEADERS) req.headers.delete(name);

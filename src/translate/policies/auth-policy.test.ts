@@ -86,3 +86,21 @@ test("credentials written into a key URL reach no status message, problem or mod
   expect(everything).not.toContain("hunter2");
   expect(everything).not.toContain("admin:");
 });
+
+test("a policy whose build throws still holds its routes closed, and says why", () => {
+  const spec = {
+    targetRefs: [target],
+    get jwt(): unknown {
+      throw new Error("boom");
+    },
+  };
+  const s = snapshot([policy("thrower", spec)]);
+  const out = translate(s);
+  const auth = out.model.listeners[0]?.virtualHosts[0]?.routes[0]?.auth;
+  expect(auth?.policy.name).toBe("thrower");
+  expect(auth?.failClosed).toContain("could not be built");
+  const status = out.statuses.find((st) => st.target.name === "thrower");
+  expect(JSON.stringify(status?.status)).toContain("could not be built");
+  expect(JSON.stringify(status?.status)).not.toContain("boom"); // the error may quote a Secret: log only
+  expect(out.problems.some((p) => p.message.includes("boom"))).toBe(true);
+});

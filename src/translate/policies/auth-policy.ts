@@ -3,8 +3,10 @@
  * attachment for it (policy-attachment.ts), and each policy gets its ancestor status. An Ingress may also
  * name a policy of its namespace with the annotation `gatehouse.dev/auth-policy`; that counts as a
  * targetRef to the Ingress (ingress/annotations/auth-policy.ts). Everything that goes wrong fails closed: an invalid policy still attaches
- * (its routes answer 401), and an annotation naming a policy that does not exist makes the Ingress's
- * routes answer 401 too.
+ * (its routes answer 401), so does one whose build throws, and an annotation naming a policy that does
+ * not exist makes the Ingress's routes answer 401 too. Authentication comes from the most specific
+ * policy; address lists add up across levels (a Gateway's deny list holds on a route with its own
+ * policy, as an Ingress's source-range annotations hold beside one).
  */
 import type { GatewayModel, IPAccessList, Problem, Route, RouteAuth } from "../../model/index.ts";
 import type { AuthPolicy, PolicyTargetRef } from "../../sources/schema/auth-policy.ts";
@@ -79,20 +81,32 @@ export function applyAuthPolicies(
   const built: BuiltPolicy[] = [];
   for (const { policy, extra } of byKey.values()) {
     const ref = sourceRef("AuthPolicy", policy);
+    const attach = {
+      ref,
+      order: { namespace: ref.namespace, name: ref.name, createdMs: creationMillis(policy) },
+      targetRefs: [...arrayOf(policy.spec?.targetRefs), ...extra],
+      generation: generationOf(policy),
+    };
     try {
       const warnings: string[] = [];
       built.push({
-        ref,
-        order: { namespace: ref.namespace, name: ref.name, createdMs: creationMillis(policy) },
-        targetRefs: [...arrayOf(policy.spec?.targetRefs), ...extra],
+        ...attach,
         auth: buildRouteAuth(ref, policy.spec, secrets, warnings),
         ipAccess: policyIPAccess(ref, policy.spec, []),
         ipOnly: onlyIPLists(policy.spec),
-        generation: generationOf(policy),
       });
       for (const w of warnings) problems.push(problem(ref, "CredentialWarning", w, "warning"));
     } catch (err) {
+      // A policy that cannot be built still holds its targets, closed (never open). The error itself goes
+      // to the problem (log) only: it may quote the spec or a Secret, which a status must not show.
+      const reason = "the policy could not be built (internal error; see the Gatehouse log)";
       problems.push(internalProblem(ref, err));
+      built.push({
+        ...attach,
+        auth: failClosed(ref.namespace, ref.name, reason),
+        ipAccess: undefined,
+        ipOnly: false,
+      });
     }
   }
   const attached = attachPolicies(built, policyTargets(snapshot));
@@ -109,9 +123,10 @@ export function applyAuthPolicies(
               : undefined;
           if (why !== undefined)
             return { ...route, auth: failClosed(route.source.namespace, why.name, why.message) };
-          const p = attached.policyFor(listener, route);
+          const levels = attached.policiesFor(listener, route);
+          const p = levels[0];
           const ingress = route.source.kind === "Ingress" ? route.source : undefined;
-          const guarded = p === undefined ? route : withPolicy(route, p);
+          const guarded = p === undefined ? route : withPolicy(route, p, levels);
           if (ingress === undefined || annotated === undefined) return guarded;
           // A policy that authenticates replaces the annotations; one of address lists only adds to them.
           if (p !== undefined && guarded.auth !== undefined) {
@@ -140,13 +155,17 @@ export function applyAuthPolicies(
 }
 
 /**
- * `route` guarded by the policy that won it: its authentication, and its address lists after any the
- * route has (an Ingress's source-range annotations), every one checked. An invalid policy brings only its
- * fail-closed authentication (401), whatever it asks for.
+ * `route` guarded by the policy that won it (`p`, the first of `levels`): its authentication, and the
+ * address lists of every valid policy of every level after any the route has (an Ingress's source-range
+ * annotations), every one checked. An invalid winner brings its fail-closed authentication (401), whatever
+ * it asks for, and adds no lists of its own.
  */
-function withPolicy(route: Route, p: BuiltPolicy): Route {
-  if (p.auth.failClosed !== undefined) return { ...route, auth: p.auth };
-  const lists = p.ipAccess === undefined ? {} : { ipAccess: [...(route.ipAccess ?? []), p.ipAccess] };
+function withPolicy(route: Route, p: BuiltPolicy, levels: readonly BuiltPolicy[]): Route {
+  const own = levels.flatMap((l) =>
+    l.auth.failClosed === undefined && l.ipAccess !== undefined ? [l.ipAccess] : [],
+  );
+  const lists = own.length === 0 ? {} : { ipAccess: [...(route.ipAccess ?? []), ...own] };
+  if (p.auth.failClosed !== undefined) return { ...route, ...lists, auth: p.auth };
   return p.ipOnly ? { ...route, ...lists } : { ...route, auth: p.auth, ...lists };
 }
 

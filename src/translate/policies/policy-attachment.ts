@@ -47,6 +47,8 @@ export interface AncestorResult {
 export interface AttachmentResult<P extends AttachablePolicy> {
   /** The policy deciding for a route as placed on a listener, if any. */
   readonly policyFor: (listener: Listener, route: Route) => P | undefined;
+  /** The policy of every level that has one for the route, most specific first (the first decides). */
+  readonly policiesFor: (listener: Listener, route: Route) => P[];
   /** Keyed by `<ns>/<name>` of the policy, in targetRef order (repeated refs once). */
   readonly ancestors: ReadonlyMap<string, readonly AncestorResult[]>;
 }
@@ -116,7 +118,21 @@ export function attachPolicies<P extends AttachablePolicy>(
     }
     ancestors.set(`${ns}/${p.ref.name}`, results);
   }
-  return { policyFor: (listener, route) => choose(winners, listener, route), ancestors };
+  return {
+    policyFor: (listener, route) => {
+      for (const key of levelKeys(listener, route)) {
+        const p = winners.get(key);
+        if (p !== undefined) return p;
+      }
+      return undefined;
+    },
+    policiesFor: (listener, route) =>
+      levelKeys(listener, route).flatMap((key) => {
+        const p = winners.get(key);
+        return p === undefined ? [] : [p];
+      }),
+    ancestors,
+  };
 }
 
 /** Undefined when the target exists; otherwise why it does not count. */
@@ -146,27 +162,21 @@ function findTarget(
   };
 }
 
-function choose<P>(winners: ReadonlyMap<string, P>, listener: Listener, route: Route): P | undefined {
+/** The target keys a placed route can be attached through, most specific first. */
+function levelKeys(listener: Listener, route: Route): string[] {
+  const keys: string[] = [];
   const src = route.source;
   if (src.kind === "HTTPRoute") {
-    if (route.ruleName !== undefined) {
-      const p = winners.get(targetKey("HTTPRoute", src.namespace, src.name, route.ruleName));
-      if (p !== undefined) return p;
-    }
-    const p = winners.get(targetKey("HTTPRoute", src.namespace, src.name));
-    if (p !== undefined) return p;
-  } else if (src.kind === "Ingress") {
-    const p = winners.get(targetKey("Ingress", src.namespace, src.name));
-    if (p !== undefined) return p;
-  }
+    if (route.ruleName !== undefined)
+      keys.push(targetKey("HTTPRoute", src.namespace, src.name, route.ruleName));
+    keys.push(targetKey("HTTPRoute", src.namespace, src.name));
+  } else if (src.kind === "Ingress") keys.push(targetKey("Ingress", src.namespace, src.name));
   const gw = listener.source;
-  if (gw.kind !== "Gateway") return undefined;
+  if (gw.kind !== "Gateway") return keys;
   const section = gatewayListenerSection(listener.name, gw.namespace, gw.name);
-  if (section !== undefined) {
-    const p = winners.get(targetKey("Gateway", gw.namespace, gw.name, section));
-    if (p !== undefined) return p;
-  }
-  return winners.get(targetKey("Gateway", gw.namespace, gw.name));
+  if (section !== undefined) keys.push(targetKey("Gateway", gw.namespace, gw.name, section));
+  keys.push(targetKey("Gateway", gw.namespace, gw.name));
+  return keys;
 }
 
 /** The model with `edit` applied to every placed route; listeners, hosts and routes left alone are shared. */

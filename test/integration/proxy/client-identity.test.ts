@@ -7,137 +7,16 @@
  * `--front bun` asking for them is refused at start.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { connect, type Socket } from "node:net";
-import { connect as connectTls } from "node:tls";
 import { AccessLog } from "../../../src/observability/access-log.ts";
 import { setLogSink } from "../../../src/observability/logger.ts";
 import { GatewayMetrics } from "../../../src/observability/metrics.ts";
 import { MetricsAndAccessLog } from "../../../src/observability/request-observer.ts";
 import { GatewayServer } from "../../../src/proxy/listeners/server.ts";
-import { selfSigned } from "../../../src/proxy/testing/certs.ts";
-import { rateLimitGuard } from "../../../src/proxy/testing/guards.ts";
-import {
-  backend,
-  forwardTo,
-  listener,
-  match,
-  model,
-  route,
-  vhost,
-} from "../../../src/proxy/testing/model.ts";
-import { type Received, startUpstream, type TestUpstream } from "../../../src/proxy/testing/upstream.ts";
+import { startUpstream, type TestUpstream } from "../../../src/proxy/testing/upstream.ts";
 import { RateLimitEnforcer } from "../../../src/ratelimit/enforce.ts";
 import { LocalLimiter } from "../../../src/ratelimit/local.ts";
 import { forEachFront } from "../../helpers/fronts.ts";
-import { parseResponse, type RawResponse } from "../../helpers/raw-http.ts";
-
-const HOST = "who.example";
-const TRUSTED = "127.0.0.2";
-
-interface Sent {
-  readonly port: number;
-  readonly path: string;
-  readonly from?: string;
-  readonly xff?: string;
-  /** Bytes before the request (a PROXY header). */
-  readonly preamble?: Uint8Array;
-  readonly tls?: boolean;
-  /** Send the preamble only, then wait for the server to close. */
-  readonly hold?: boolean;
-}
-
-/** One request on a fresh connection from `from`, read until the server closes (or resets) it. */
-function send(s: Sent): Promise<RawResponse | "closed"> {
-  const head =
-    `GET ${s.path} HTTP/1.1\r\nHost: ${HOST}\r\n` +
-    (s.xff === undefined ? "" : `X-Forwarded-For: ${s.xff}\r\n`) +
-    "Connection: close\r\n\r\n";
-  return new Promise((resolve) => {
-    const chunks: Buffer[] = [];
-    const done = () => resolve(chunks.length === 0 ? "closed" : parseResponse(Buffer.concat(chunks)));
-    const tcp = connect({ host: "127.0.0.1", port: s.port, localAddress: s.from ?? "127.0.0.1" }, () => {
-      if (s.preamble !== undefined) tcp.write(s.preamble);
-      if (s.hold) return;
-      if (!s.tls) {
-        tcp.write(head);
-        return;
-      }
-      const tls: Socket = connectTls({ socket: tcp, servername: HOST, rejectUnauthorized: false }, () =>
-        tls.write(head),
-      );
-      tls.on("data", (c: Buffer) => chunks.push(c));
-      tls.on("error", () => {});
-      tls.on("close", done);
-    });
-    tcp.setTimeout(s.hold ? 18_000 : 5000, () => tcp.destroy());
-    if (!s.tls || s.hold) tcp.on("data", (c: Buffer) => chunks.push(c));
-    tcp.on("error", () => {});
-    tcp.on("close", () => {
-      if (!s.tls || s.hold) done();
-    });
-  });
-}
-
-const v1 = (client: string) => Buffer.from(`PROXY TCP4 ${client} 10.0.0.1 40000 443\r\n`);
-function v2(client: [number, number, number, number]): Uint8Array {
-  const sig = [0x0d, 0x0a, 0x0d, 0x0a, 0x00, 0x0d, 0x0a, 0x51, 0x55, 0x49, 0x54, 0x0a];
-  const tlv = [0x04, 0x00, 0x02, 0x61, 0x62];
-  return Uint8Array.from([
-    ...sig,
-    0x21,
-    0x11,
-    0,
-    12 + tlv.length,
-    ...client,
-    10,
-    0,
-    0,
-    1,
-    0x9c,
-    0x40,
-    1,
-    0xbb,
-    ...tlv,
-  ]);
-}
-
-function gatewayModel(upstream: number, tls: boolean) {
-  return model(
-    [
-      listener(
-        [
-          vhost(HOST, [
-            route("limited", match("/limited"), forwardTo("up"), {
-              rateLimit: rateLimitGuard(1, [{ source: "ClientIP" }], `who-${tls}`),
-            }),
-            // The raw front relays this one to the listener's app (CORS is not on its fast path).
-            route("slow", match("/slow"), forwardTo("up"), {
-              filters: [
-                {
-                  kind: "CORS",
-                  allowOrigins: ["https://app.example"],
-                  allowMethods: ["GET"],
-                  allowHeaders: [],
-                  exposeHeaders: [],
-                  allowCredentials: false,
-                  maxAgeSeconds: 60,
-                },
-              ],
-            }),
-            route("echo", match("/"), forwardTo("up")),
-          ]),
-        ],
-        tls ? { name: "test/https", protocol: "HTTPS", tls: { certificates: [selfSigned(HOST)] } } : {},
-      ),
-    ],
-    [backend("up", [upstream])],
-  );
-}
-
-function echoed(res: RawResponse | "closed"): Received {
-  if (res === "closed") throw new Error("connection closed without an answer");
-  return JSON.parse(res.body) as Received;
-}
+import { echoed, gatewayModel, send, TRUSTED, v1, v2 } from "./client-identity-harness.ts";
 
 forEachFront("one client identity", (front) => {
   let up: TestUpstream;
@@ -204,6 +83,19 @@ forEachFront("one client identity", (front) => {
     const vouched = echoed(await send({ port, path: "/slow/t", from: TRUSTED, xff: "198.51.100.7" }));
     expect(vouched.headers["x-forwarded-for"]).toBe(`198.51.100.7, ${TRUSTED}`);
     expect(lastAccess("/slow/t")).toBe("198.51.100.7");
+  });
+
+  test("garbage in a trusted peer's X-Forwarded-For: the client is unknown, never the proxy", async () => {
+    const status = (r: Awaited<ReturnType<typeof send>>) => (r === "closed" ? 0 : r.status);
+    // The allow list covers 127.0.0.0/8, the proxy included: a client it cannot name is refused.
+    expect(status(await send({ port, path: "/allowed", from: TRUSTED, xff: "127.0.0.9" }))).toBe(200);
+    expect(status(await send({ port, path: "/allowed", from: TRUSTED, xff: "198.51.100.7" }))).toBe(403);
+    expect(status(await send({ port, path: "/allowed", from: TRUSTED, xff: "not-an-ip" }))).toBe(403);
+    expect(status(await send({ port, path: "/allowed", from: TRUSTED, xff: "127.0.0.9, junk" }))).toBe(403);
+    // A rate limit counts such a request under the peer that sent it.
+    const junk = await send({ port, path: "/limited", from: TRUSTED, xff: "junk" });
+    const peer = await send({ port, path: "/limited", from: TRUSTED });
+    expect([junk, peer].map(status)).toEqual([200, 429]);
   });
 
   test("a trusted peer without X-Forwarded-For is the client", async () => {
@@ -300,6 +192,26 @@ for (const tls of [false, true]) {
       );
       expect(got.headers["x-forwarded-for"]).toBe("203.0.113.7");
       expect(lastAccess("/forged")).toBe("203.0.113.7");
+    });
+
+    test("X-Forwarded-For is never walked after a PROXY header, even from a trusted source or none", async () => {
+      // The header names a trusted address: its connection's X-Forwarded-For is still the client's own.
+      const named = echoed(
+        await send({ port, path: "/named", from: TRUSTED, preamble: v1(TRUSTED), xff: "10.1.2.3", tls }),
+      );
+      expect(named.headers["x-forwarded-for"]).toBe(TRUSTED);
+      expect(lastAccess("/named")).toBe(TRUSTED);
+      // UNKNOWN (v1) and LOCAL (v2) keep the balancer as the peer; what it passes on is not believed.
+      const local = Uint8Array.from([...v2([0, 0, 0, 0]).subarray(0, 12), 0x20, 0x00, 0, 0]);
+      for (const [path, preamble] of [
+        ["/unknown", Buffer.from("PROXY UNKNOWN\r\n")],
+        ["/slow/unknown", Buffer.from("PROXY UNKNOWN\r\n")],
+        ["/local", local],
+      ] as const) {
+        const got = echoed(await send({ port, path, from: TRUSTED, preamble, xff: "10.1.2.3", tls }));
+        expect(got.headers["x-forwarded-for"]).toBe(TRUSTED);
+        expect(lastAccess(path)).toBe(TRUSTED);
+      }
     });
 
     test("refused: a PROXY header from an untrusted peer, no header, a malformed one; nothing reaches the backend", async () => {

@@ -131,6 +131,19 @@ forEachFront("client certificates on HTTPS listeners", (front) => {
     }
   });
 
+  test("a client's long chain stays out of a relayed request on a route that checks no certificate", async () => {
+    const gw = new GatewayServer({ bind: "127.0.0.1", front });
+    // 40 more certificates (some 30 KB as base64): past any head limit if copied into the relayed head.
+    const padded = { ...stranger, certPem: stranger.certPem + ca.certPem.repeat(40) };
+    try {
+      await gw.apply(mtlsModel("AllowInsecureFallback"));
+      const port = gw.ports()[0]?.port ?? 0;
+      expect(await get(port, "/slow", padded)).toMatchObject({ status: 200 });
+    } finally {
+      await gw.stop(true);
+    }
+  });
+
   test("a new CA bundle is taken on the same port without a restart", async () => {
     const gw = new GatewayServer({ bind: "127.0.0.1", front });
     const next = testAuthority("clients-2026");

@@ -25,6 +25,8 @@ const alice = clientCertificate(ca, "alice");
 const bob = clientCertificate(ca, "bob");
 const stranger = clientCertificate(testAuthority("elsewhere"), "alice");
 const expired = clientCertificate(ca, "alice", { expired: true });
+const otherCA = testAuthority("other-clients");
+const carol = clientCertificate(otherCA, "carol");
 type Cert = { certPem: string; keyPem: string };
 type Answer = { status: number; location?: string; body: string; echoed?: Record<string, string[]> };
 
@@ -35,6 +37,7 @@ function request(
   host: string,
   cert?: Cert,
   extra = "",
+  target = "/p",
 ): Promise<Answer | string> {
   return new Promise((resolve) => {
     let raw = "";
@@ -46,7 +49,7 @@ function request(
         rejectUnauthorized: false,
         ...(cert ? { cert: cert.certPem, key: cert.keyPem } : {}),
       },
-      () => s.write(`GET /p HTTP/1.1\r\nHost: ${host}\r\n${extra}Connection: close\r\n\r\n`),
+      () => s.write(`GET ${target} HTTP/1.1\r\nHost: ${host}\r\n${extra}Connection: close\r\n\r\n`),
     );
     s.on("data", (d: Buffer) => {
       raw += d.toString("utf8");
@@ -96,9 +99,17 @@ forEachFront("ingress-nginx auth-tls-*", (front) => {
         [`${nginx}auth-tls-error-page`]: "https://login.example/cert",
       }),
       ingress("bad", { [secret]: "demo/missing" }),
+      ingress("off", {
+        [secret]: "demo/client-ca",
+        [`${nginx}auth-tls-verify-client`]: "off",
+        [`${nginx}auth-tls-match-cn`]: "CN=alice",
+      }),
+      // Another CA, and CORS: its routes take the raw front's relayed path.
+      ingress("other", { [secret]: "demo/other-ca", [`${nginx}enable-cors`]: "true" }),
       ingress("open", {}),
       tlsSecretYaml("server", selfSigned("*.example")),
       `apiVersion: v1\nkind: Secret\nmetadata: { name: client-ca, namespace: demo }\ntype: Opaque\ndata: { ca.crt: ${Buffer.from(ca.certPem).toString("base64")} }\n`,
+      `apiVersion: v1\nkind: Secret\nmetadata: { name: other-ca, namespace: demo }\ntype: Opaque\ndata: { ca.crt: ${Buffer.from(otherCA.certPem).toString("base64")} }\n`,
       echoServiceYaml(echo.port),
     ];
     await writeFile(join(dir, "all.yaml"), docs.join("---\n"));
@@ -123,6 +134,14 @@ forEachFront("ingress-nginx auth-tls-*", (front) => {
 
   test("a CA Secret that cannot be read: every path of the host answers 403", async () => {
     expect(await request(port, "bad.example", "bad.example", alice)).toMatchObject({ status: 403 });
+  });
+
+  test("verify off with match-cn: no certificate is looked at, so the subject is empty: 403", async () => {
+    expect(await request(port, "off.example", "off.example", alice)).toMatchObject({
+      status: 403,
+      body: "client certificate unauthorized\n",
+    });
+    expect(await request(port, "off.example", "off.example")).toMatchObject({ status: 403 });
   });
 
   if (front === "bun") {
@@ -157,10 +176,79 @@ forEachFront("ingress-nginx auth-tls-*", (front) => {
       expect(await request(port, "open.example", "mtls.example", alice)).toMatchObject({ status: 421 });
     });
 
+    test("absolute-form: the host routing used must be the SNI name, on the fast and the relayed path", async () => {
+      // Verified by other.example's CA, Host names other.example, the target's authority mtls.example.
+      const fast = await request(port, "other.example", "other.example", carol, "", "https://mtls.example/p");
+      expect(fast).toMatchObject({ status: 421 });
+      const relayed = await request(
+        port,
+        "mtls.example",
+        "mtls.example",
+        alice,
+        "",
+        "https://other.example/p",
+      );
+      expect(relayed).toMatchObject({ status: 421 });
+      // The same hosts as SNI and authority are served.
+      expect(
+        await request(port, "other.example", "mtls.example", carol, "", "https://other.example/p"),
+      ).toMatchObject({ status: 200 });
+    });
+
+    test("a trailing dot in SNI and Host is the same host: its own CAs verify", async () => {
+      expect(await request(port, "MTLS.example.", "mtls.example.", alice)).toMatchObject({ status: 200 });
+      expect(await request(port, "mtls.example.", "mtls.example.", stranger)).toMatchObject({ status: 400 });
+      expect(await request(port, "mtls.example.", "mtls.example.", carol)).toMatchObject({ status: 400 });
+    });
+
     test("auth-tls-error-page: refused clients are redirected", async () => {
       const refused = await request(port, "err.example", "err.example", stranger);
       expect(refused).toMatchObject({ status: 302, location: "https://login.example/cert" });
     });
+  });
+
+  test("--http2: auth-tls hosts negotiate HTTP/1.1 (and are served), other hosts h2", async () => {
+    const h2Port = await freePort();
+    const args = [
+      "--dir",
+      dir,
+      "--bind",
+      "127.0.0.1",
+      "--admin-port",
+      "0",
+      "--front",
+      front,
+      "--http2",
+      "true",
+    ];
+    args.push("--http-port", String(await freePort()), "--https-port", String(h2Port));
+    const h2gw = await startGateway(
+      parseServeConfig(args, { GATEHOUSE_LOG_LEVEL: "error", GATEHOUSE_ACCESS_LOG_SAMPLE: "0" }),
+    );
+    const alpn = (servername: string) =>
+      new Promise<string>((resolve) => {
+        const s = connect(
+          {
+            host: "127.0.0.1",
+            port: h2Port,
+            servername,
+            rejectUnauthorized: false,
+            ALPNProtocols: ["h2", "http/1.1"],
+          },
+          () => {
+            resolve(String(s.alpnProtocol));
+            s.destroy();
+          },
+        );
+        s.on("error", (err) => resolve(`error: ${err.message}`));
+      });
+    try {
+      expect(await alpn("mtls.example")).toBe("http/1.1");
+      expect(await alpn("open.example")).toBe("h2");
+      expect(await request(h2Port, "mtls.example", "mtls.example", alice)).toMatchObject({ status: 200 });
+    } finally {
+      await h2gw.stop({ timeoutMs: 1000 });
+    }
   });
 
   test("optional: none passes as NONE (a forged header replaced); a bad one is still refused", async () => {

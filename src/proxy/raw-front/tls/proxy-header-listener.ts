@@ -8,7 +8,7 @@
  */
 import type { Socket, TCPSocketListener, TCPSocketListenOptions } from "bun";
 import { HandedClient } from "../../passthrough/handoff.ts";
-import type { ListenerState } from "../../settings.ts";
+import { type ListenerState, proxyHeaderSenders } from "../../settings.ts";
 import {
   afterProxyHeader,
   awaitProxyHeader,
@@ -43,7 +43,7 @@ export class ProxyHeaderListener {
       data: undefined as unknown as Pending,
       socket: {
         open: (s) => {
-          s.data = { origin: new ClientOrigin(s, state.settings.trustedProxies), socket: s };
+          s.data = { origin: new ClientOrigin(s, undefined, proxyHeaderSenders(state.settings)), socket: s };
           awaitProxyHeader(s.data, state);
         },
         data: (s, chunk) => this.fromClient(s.data, chunk),

@@ -173,6 +173,33 @@ describe("TlsListener", () => {
       expect((await ask(listener.port, withCert(foreign))).answer).toEndWith("authorized=false chain=1");
     });
 
+    test("hosts with CAs of their own: a trailing dot still gets the host's; the others trust no root", async () => {
+      const { getCACertificates, setDefaultCACertificates } = await import("node:tls");
+      const roots = getCACertificates("default");
+      // As if `other` were a public root (or in NODE_EXTRA_CA_CERTS): a context without `ca` would trust it.
+      setDefaultCACertificates([other.certPem]);
+      try {
+        const { listener } = start({ certificates: [b, { ...a, clientCAPem: ca.certPem }] });
+        const dotted = await ask(listener.port, { servername: "A.test.", ...withCert(good) });
+        expect(dotted.answer).toBe("h2=false sni=A.test. authorized=true chain=2");
+        const elsewhere = await ask(listener.port, { servername: "b.test", ...withCert(foreign) });
+        expect(elsewhere.answer).toContain("sni=b.test authorized=false");
+        expect((await ask(listener.port, withCert(foreign))).answer).toContain("authorized=false");
+      } finally {
+        setDefaultCACertificates(roots);
+      }
+    });
+
+    test("HTTP/2 on: a name whose context has CAs of its own is offered HTTP/1.1 only", async () => {
+      const { listener } = start({ http2: true, certificates: [b, { ...a, clientCAPem: ca.certPem }] });
+      const offer = { ALPNProtocols: ["h2", "http/1.1"], ...withCert(good) };
+      expect((await ask(listener.port, { servername: "a.test.", ...offer })).alpn).toBe("http/1.1");
+      expect((await ask(listener.port, { servername: "b.test", ...offer })).alpn).toBe("h2");
+      expect((await ask(listener.port, offer)).alpn).toBe("h2");
+      const h2Only = await ask(listener.port, { servername: "a.test", ALPNProtocols: ["h2"] });
+      expect(h2Only.answer).toBeUndefined();
+    });
+
     test("without validation no certificate is asked for", async () => {
       const { listener } = start();
       expect((await ask(listener.port, withCert(good))).answer).toEndWith("authorized=false chain=0");

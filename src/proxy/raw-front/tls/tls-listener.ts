@@ -25,6 +25,12 @@ import type { ConnectionAdmission } from "../admission.ts";
 
 const log = logger.child({ component: "proxy-tls" });
 
+/** What node:tls's ALPNCallback is given. */
+interface ClientHello {
+  readonly servername: string;
+  readonly protocols: string[];
+}
+
 /** nginx's `ssl_handshake_timeout` default is 60 s; a client that has not finished in 10 has stalled. */
 export const DEFAULT_HANDSHAKE_TIMEOUT_MS = 10_000;
 
@@ -60,9 +66,35 @@ export function asksHosts(certs: readonly TLSCertificate[]): boolean {
   return certs.some((c) => c.clientCAPem !== undefined);
 }
 
-/** The per-context options of a listener: protocol policy, and the CAs when client certificates are asked for. */
-function contextOptions(v: ClientCertificateValidation | undefined): { ca?: string } {
-  return v === undefined ? {} : { ca: v.caPem };
+/**
+ * A CA whose private key was destroyed when it was made: it verifies no client certificate. node:tls
+ * trusts the system (and NODE_EXTRA_CA_CERTS) roots in a context without `ca`; on a listener that asks
+ * for client certificates each context must name its CAs, so the hosts without any verify nothing.
+ */
+export const NO_CLIENT_CA = `-----BEGIN CERTIFICATE-----
+MIIBxjCCAW2gAwIBAgIUc2doCKZJ0WmxCHHsRNLSdz4SWhgwCgYIKoZIzj0EAwIw
+ODE2MDQGA1UEAwwtR2F0ZWhvdXNlIHZlcmlmaWVzIG5vIGNsaWVudCBjZXJ0aWZp
+Y2F0ZSBoZXJlMCAXDTI2MTEyNTA0NDc1OVoYDzIxMjYxMTAxMDQ0NzU5WjA4MTYw
+NAYDVQQDDC1HYXRlaG91c2UgdmVyaWZpZXMgbm8gY2xpZW50IGNlcnRpZmljYXRl
+IGhlcmUwWTATBgcqhkjOPQIBBggqhkjOPQMBBwNCAATHZnGhYwJtK48G+Jwi1anZ
+UKHwJPYppp9IbipFEptn5+4ycEOOf8x4vFrlpwKGrRn+nxvrB1ARqo//w4wMjIaT
+o1MwUTAdBgNVHQ4EFgQUqGI3rptL5/LTwN7dr+eyEOIn1rIwHwYDVR0jBBgwFoAU
+qGI3rptL5/LTwN7dr+eyEOIn1rIwDwYDVR0TAQH/BAUwAwEB/zAKBggqhkjOPQQD
+AgNHADBEAiAx9m+JJk0AfMsx0YB6v8iLeN5QGTa+maQaZEVgyhhTFAIgJOhqD6++
+sWm/ttG5vd+0pgz9mkF5HFIbxWeYt9AhrxY=
+-----END CERTIFICATE-----
+`;
+
+/**
+ * The per-context options of a listener: the listener's CAs when it validates clients; when only some
+ * hosts do (their entries carry their own), NO_CLIENT_CA for every other context and the default one.
+ */
+function contextOptions(
+  v: ClientCertificateValidation | undefined,
+  certs: readonly TLSCertificate[],
+): { ca?: string } {
+  if (v !== undefined) return { ca: v.caPem };
+  return asksHosts(certs) ? { ca: NO_CLIENT_CA } : {};
 }
 
 export class TlsListener {
@@ -75,7 +107,7 @@ export class TlsListener {
 
   /** Binds at once; throws (nothing left open) when the port cannot be bound or a certificate is refused. */
   constructor(private readonly options: TlsListenerOptions) {
-    const extra = contextOptions(options.clientValidation);
+    const extra = contextOptions(options.clientValidation, options.certificates);
     this.validation = options.clientValidation;
     this.sni = buildSniTable(options.name, options.certificates, extra);
     const first = options.certificates[0] as TLSCertificate; // buildSniTable refuses an empty list
@@ -87,7 +119,9 @@ export class TlsListener {
         // Clients without SNI get the first certificate; SNICallback answers every named handshake.
         cert: first.certPem,
         key: first.keyPem,
-        ALPNProtocols: options.http2 ? ["h2", "http/1.1"] : ["http/1.1"],
+        ...(options.http2
+          ? { ALPNCallback: (hello: ClientHello) => this.protocolFor(hello) }
+          : { ALPNProtocols: ["http/1.1"] }),
         SNICallback: (name, cb) => cb(null, contextFor(this.sni, name)),
         handshakeTimeout: options.handshakeTimeoutMs ?? DEFAULT_HANDSHAKE_TIMEOUT_MS,
         ...(v !== undefined
@@ -148,7 +182,7 @@ export class TlsListener {
       throw new Error(
         `HTTPS listener ${this.options.name}: asking for client certificates cannot change in place`,
       );
-    const extra = contextOptions(validation);
+    const extra = contextOptions(validation, certs);
     const table = buildSniTable(this.options.name, certs, extra);
     const first = certs[0] as TLSCertificate;
     return () => {
@@ -161,6 +195,17 @@ export class TlsListener {
         key: first.keyPem,
       });
     };
+  }
+
+  /**
+   * ALPN with HTTP/2 on: `h2` where the client offers it, except for a name whose context carries CAs of
+   * its own: those hosts check client certificates per request, which the HTTP/2 server cannot see (it
+   * would answer 500), so they speak HTTP/1.1. No protocol in common: the handshake fails, as before.
+   */
+  private protocolFor({ servername, protocols }: ClientHello): string | undefined {
+    const h1Only = this.sni.ownClientCA.has(contextFor(this.sni, servername));
+    if (!h1Only && protocols.includes("h2")) return "h2";
+    return protocols.includes("http/1.1") ? "http/1.1" : undefined;
   }
 
   /** Runs a TLS handshake on a connection accepted elsewhere (a passthrough listener's handoff). */

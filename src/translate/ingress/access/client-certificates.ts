@@ -83,6 +83,19 @@ export function readClientCertificate(
       return closed(`auth-tls-match-cn ${JSON.stringify(cn)} cannot be applied`);
     }
     matchCN = cn;
+    // Applied as nginx does, but worth a word: neither mode verifies the certificate the pattern reads.
+    if (verify === "off")
+      r.bad(
+        "auth-tls-match-cn",
+        cn,
+        'with auth-tls-verify-client off no certificate is read, so the subject is empty (as in nginx): every path the pattern does not match on "" answers 403',
+      );
+    else if (verify === "optional_no_ca")
+      r.bad(
+        "auth-tls-match-cn",
+        cn,
+        "with auth-tls-verify-client optional_no_ca the certificate is not verified: any client can present a self-signed one with a matching subject (as in nginx); applied",
+      );
   }
   const demand: RouteClientCertificate = { ...base, ...(matchCN ? { matchCN } : {}) };
   const key = authTLSSecretKey(raw, namespace);

@@ -115,7 +115,7 @@ export const NGINX_ANNOTATIONS: Readonly<Record<string, AnnotationEntry>> = {
     ["false"],
   ),
   "auth-tls-secret": honouredGuard(
-    "`<namespace>/<name>` of a Secret whose ca.crt (PEM) verifies client certificates for the Ingress's hosts (a host's setting: the oldest Ingress naming the host decides, as ingress-nginx); the HTTPS listener asks every client for a certificate, each host's SNI entry verifies it with its own CAs, and a request whose Host is not the SNI name is 421; where ingress-nginx serves open (a Secret without ca.crt), or denies (missing, another namespace, not PEM), every path of the host answers 403; --front bun cannot see client certificates: such hosts answer 500 there; HTTP/2 requests (--http2) likewise 500",
+    "`<namespace>/<name>` of a Secret whose ca.crt (PEM) verifies client certificates for the Ingress's hosts (a host's setting: the oldest Ingress naming the host decides, as ingress-nginx); the HTTPS listener asks every client for a certificate, each host's SNI entry verifies it with its own CAs, and a request whose host (absolute-form authority, else Host) is not the SNI name is 421; where ingress-nginx serves open (a Secret without ca.crt), or denies (missing, another namespace, not PEM), every path of the host answers 403; --front bun cannot see client certificates: such hosts answer 500 there; with --http2 the raw front offers such names HTTP/1.1 only",
     [""],
   ),
   "auth-tls-verify-client": honouredGuard(
