@@ -89,6 +89,15 @@ describe("checkClientCertificate", () => {
     expect(status(check({}, "unknown"))).toBe(500);
     expect(status(check({ verify: "off" }, "unknown"))).toBe(200);
   });
+
+  test("SNI seen, certificate not (node:http2): another host is 421 (coalescing), the same host 500", () => {
+    const unseen = (servername: string): HandshakeView => ({ servername, unseen: true });
+    expect(status(check({}, unseen("b.example"), "a.example"))).toBe(421);
+    expect(status(check({ verify: "optional_no_ca" }, unseen(""), "a.example"))).toBe(421);
+    expect(status(check({}, unseen("A.example."), "a.example"))).toBe(500);
+    expect(status(check({ verify: "optional_no_ca" }, unseen("a.example"), "a.example"))).toBe(500);
+    expect(status(check({ verify: "off" }, unseen("b.example"), "a.example"))).toBe(200);
+  });
 });
 
 test("rfc2253: most specific first, specials escaped, non-ASCII as hex bytes", () => {

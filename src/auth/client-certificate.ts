@@ -14,7 +14,8 @@
  *   and with `passCertificate` `ssl-client-cert` (the PEM, URL-encoded as nginx's
  *   `$ssl_client_escaped_cert`), set upstream in place of whatever the client sent under those names.
  * A front that cannot see the handshake (`--front bun`: Bun.serve exposes no client certificate) answers
- * 500 unless nothing needs checking (never open). Plain HTTP has no certificate: `on` refuses.
+ * 500 unless nothing needs checking (never open); one that sees only the SNI name (node:http2) answers
+ * 421 for another host, else 500. Plain HTTP has no certificate: `on` refuses.
  */
 import type * as Crypto from "node:crypto";
 import type { RouteClientCertificate } from "../model/index.ts";
@@ -39,9 +40,13 @@ export function compileClientCertificate(
   return { demand: d, cn };
 }
 
-/** What the guard sees of the handshake: undefined on plain HTTP, `unknown` where the front cannot see it. */
+/**
+ * What the guard sees of the handshake: undefined on plain HTTP, `unknown` where the front cannot see it,
+ * `unseen` where it sees the SNI name but not the certificate (node:http2's servers).
+ */
 export type HandshakeView =
   | { readonly servername: string; readonly authorized: boolean; readonly chain: readonly Buffer[] }
+  | { readonly servername: string; readonly unseen: true }
   | "unknown"
   | undefined;
 
@@ -79,13 +84,17 @@ export function checkClientCertificate(
   if (view === "unknown") return refuse(500, "Internal Server Error");
   // Both sides normalised as routing and the SNI table do (sni.ts): the host the route was chosen by
   // must be the name whose context verified the certificate. No SNI: no host's CAs were sure to apply.
+  // Also where the certificate cannot be seen: an HTTP/2 connection to another name the server
+  // certificate covers (coalescing) is sent to one of its own, where ALPN gives this host HTTP/1.1.
   if (view !== undefined) {
     const sni = normaliseServername(view.servername);
     if (sni === "" || sni !== routedHost) return refuse(421, "Misdirected Request");
   }
-  const chain = view?.chain ?? [];
+  const tls = view === undefined || "chain" in view ? view : undefined;
+  if (view !== undefined && tls === undefined) return refuse(500, "Internal Server Error");
+  const chain = tls?.chain ?? [];
   const leaf = chain[0];
-  const verified = leaf !== undefined && view?.authorized === true && chain.length - 1 <= d.depth;
+  const verified = leaf !== undefined && tls?.authorized === true && chain.length - 1 <= d.depth;
   const certError = (body: string) =>
     d.errorPage === undefined
       ? refuse(400, body)
@@ -107,7 +116,7 @@ export function checkClientCertificate(
       ? "NONE"
       : verified
         ? "SUCCESS"
-        : view?.authorized
+        : tls?.authorized
           ? "FAILED:certificate chain too long"
           : "FAILED:unable to verify the client certificate";
   const set: [string, string][] = [["ssl-client-verify", status]];

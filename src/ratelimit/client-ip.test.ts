@@ -33,6 +33,12 @@ describe("clientAddress", () => {
 
 test("CIDR parsing and membership", () => {
   expect(parseCidr("10.0.0.0/33")).toBeUndefined();
+  // One grammar with AuthPolicy address lists (model/ip-ranges.ts): no zero-padded prefix lengths.
+  for (const bad of ["10.0.0.0/08", "10.0.0.0/008", "2001:db8::/032", "10.0.0.0/", "10.0.0.0/8/8"])
+    expect([bad, parseCidr(bad)]).toEqual([bad, undefined]);
+  expect(parseCidr(" 10.0.0.0/8 ")).toEqual({ address: "10.0.0.0", prefix: 8, family: "ipv4" });
+  expect(parseCidr("0.0.0.0/0")).toEqual({ address: "0.0.0.0", prefix: 0, family: "ipv4" });
+  expect(parseCidr("2001:db8::/32")).toEqual({ address: "2001:db8::", prefix: 32, family: "ipv6" });
   expect(parseCidr("nope")).toBeUndefined();
   expect(parseCidr("192.168.1.1")).toEqual({ address: "192.168.1.1", prefix: 32, family: "ipv4" });
   const set = cidrSet(["192.168.0.0/16"]);

@@ -3,7 +3,13 @@ import { createHash } from "node:crypto";
 import type { RouteAuth } from "../../model/index.ts";
 import { AuthEnforcer } from "../enforce.ts";
 import type { AuthOutcome } from "../outcome.ts";
-import { CredentialChecks, type CredentialResult, keyDigest, withoutParam } from "./credential-check.ts";
+import {
+  CredentialChecks,
+  type CredentialResult,
+  dummyHash,
+  keyDigest,
+  withoutParam,
+} from "./credential-check.ts";
 
 const sha = (pw: string | Buffer) => `{SHA}${createHash("sha1").update(pw).digest("base64")}`;
 
@@ -238,6 +244,22 @@ describe("basic authentication under abuse", () => {
       basic: { realm: "r", users: [{ name: "alice", passwordHash: sha("password") }] },
     });
     expect(checks.check(fast, unknown, "")).toMatchObject({ ok: false, reason: "invalid_credentials" });
+  });
+
+  test("the dummy hash is a bcrypt hash Bun verifies at the table's cost, and it matches nothing", async () => {
+    const dummy = dummyHash(php);
+    expect(dummy).toMatch(/^\$2y\$07\$[./A-Za-z0-9]{53}$/);
+    // Straight to Bun (verifyPassword turns a refused hash into a quick false, which would hide it).
+    const timed = async (hash: string) => {
+      const start = performance.now();
+      const matched = await Bun.password.verify("rasmuslerdorf", hash);
+      return { matched, ms: performance.now() - start };
+    };
+    const fake = await timed(dummy);
+    expect((await timed(php)).matched).toBe(true);
+    expect(fake.matched).toBe(false);
+    // Cost 7: 128 rounds, several milliseconds; a refused encoding answers in well under one.
+    expect(fake.ms).toBeGreaterThan(1);
   });
 
   test("passwords and names are compared as bytes: a Latin-1 password matches its hash", () => {

@@ -203,9 +203,7 @@ export class CredentialChecks {
       for (const u of basic.users) {
         const bytes = Buffer.from(u.name, "utf8").toString("latin1");
         if (!users.has(bytes)) users.set(bytes, { name: u.name, hash: u.passwordHash });
-        // `$2y$10$` and 53 characters of salt and digest: verifies at that cost and matches nothing.
-        if (dummy === undefined && isSlowHash(u.passwordHash))
-          dummy = `${u.passwordHash.slice(0, 7)}${".".repeat(53)}`;
+        if (dummy === undefined && isSlowHash(u.passwordHash)) dummy = dummyHash(u.passwordHash);
       }
       const entries = this.opts.cacheEntries;
       c = {
@@ -347,4 +345,13 @@ export function credentialHeaders(
     if (identity.via === "apiKey") set.push([keys.clientIDHeader, identity.sub]);
   }
   return { remove, set };
+}
+
+/**
+ * The hash an unknown user is verified against: `$2y$10$` (the cost of `bcrypt`, a table's first bcrypt
+ * hash) and 53 characters of salt and digest. It must be one Bun verifies at that cost and that matches
+ * nothing: a hash Bun refused at once would answer unknown users faster than known ones.
+ */
+export function dummyHash(bcrypt: string): string {
+  return `${bcrypt.slice(0, 7)}${".".repeat(53)}`;
 }

@@ -24,6 +24,7 @@ import type { TLSSocket } from "node:tls";
 import type { ClientCertificateValidation, TLSCertificate } from "../../model/index.ts";
 import { logger } from "../../observability/logger.ts";
 import type { ListenerApp } from "../listeners/app.ts";
+import { bindServername } from "../request/client-tls.ts";
 import type { ProxyServer } from "../request/websocket/relay.ts";
 import type { ListenerState } from "../settings.ts";
 import { serverFacade, writeResponse } from "./bridge.ts";
@@ -206,7 +207,10 @@ export class H2Listener {
       state: this.options.state,
       facade: this.facade,
       scheme: "https" as const,
-      bind: (r: Request) => this.sockets.set(r, socket),
+      bind: (r: Request) => {
+        this.sockets.set(r, socket);
+        bindServername(r, socket.servername); // client-certificate guards: 421 for another host
+      },
     };
     return respondThroughApp(target, req, res, authority, signal);
   }

@@ -35,3 +35,9 @@ test("no SNI (a client that dialled an address) is never misdirected", () => {
   expect(isMisdirected(listeners, undefined, "second-example.org")).toBe(false);
   expect(isMisdirected(listeners, "", "second-example.org")).toBe(false);
 });
+
+test("an SNI name with a trailing dot is the name without it, as the SNI table reads it", () => {
+  expect(isMisdirected(listeners, "second-example.org.", "second-example.org")).toBe(false);
+  expect(isMisdirected(listeners, "Fourth-Example.wildcard.org.", "fourth-example.wildcard.org")).toBe(false);
+  expect(isMisdirected(listeners, "second-example.org.", "example.org")).toBe(true);
+});

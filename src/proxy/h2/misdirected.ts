@@ -12,6 +12,7 @@
  */
 import { specificity } from "../listeners/listener-merge.ts";
 import { normaliseHost } from "../match/host.ts";
+import { normaliseServername } from "../match/servername.ts";
 import { textResponse } from "../request/responses.ts";
 import type { ListenerTable } from "../table.ts";
 
@@ -42,7 +43,7 @@ export function isMisdirected(
   host: string,
 ): boolean {
   if (!servername) return false;
-  const sni = servername.toLowerCase();
+  const sni = normaliseServername(servername);
   if (sni === host) return false;
   return owningListener(hostnames, sni) !== owningListener(hostnames, host);
 }

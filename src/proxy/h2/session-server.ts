@@ -21,6 +21,7 @@ import {
 import type { Duplex } from "node:stream";
 import { logger } from "../../observability/logger.ts";
 import type { ListenerApp } from "../listeners/app.ts";
+import { bindServername } from "../request/client-tls.ts";
 import type { ListenerState } from "../settings.ts";
 import { type PeerSocket, serverFacade, writeResponse } from "./bridge.ts";
 import { misdirectedOn, misdirectedResponse } from "./misdirected.ts";
@@ -88,8 +89,15 @@ export class H2SessionServer {
       void writeResponse(res, misdirectedResponse(this.state.settings.serverHeader), false, ctrl.signal);
       return;
     }
-    const target: AppTarget =
-      peer === undefined ? this.target : { ...this.target, bind: (r) => this.peers.set(r, peer) };
+    // The connection's SNI name for client-certificate guards (over TLS; none over h2c).
+    const tls = this.scheme === "https";
+    const target: AppTarget = {
+      ...this.target,
+      bind: (r) => {
+        if (peer !== undefined) this.peers.set(r, peer);
+        if (tls) bindServername(r, servername);
+      },
+    };
     this.pendingRequests++;
     void respondThroughApp(target, req, res, authority, ctrl.signal).finally(() => {
       this.pendingRequests--;

@@ -1,5 +1,9 @@
 import { expect, test } from "bun:test";
-import { unenforcedOnBunFront, unmatchedProxyProtocolPorts } from "./front-settings.ts";
+import {
+  proxyProtocolFromWarning,
+  unenforcedOnBunFront,
+  unmatchedProxyProtocolPorts,
+} from "./front-settings.ts";
 
 test("names each raw-front-only setting that is set, and none left at its default", () => {
   expect(unenforcedOnBunFront({}, 16_384)).toEqual([]);
@@ -23,4 +27,20 @@ test("the --proxy-protocol ports no listener has, in the order given; all and no
   expect(unmatchedProxyProtocolPorts("all", [])).toEqual([]);
   expect(unmatchedProxyProtocolPorts("none", [])).toEqual([]);
   expect(unmatchedProxyProtocolPorts(undefined, [])).toEqual([]);
+});
+
+test("PROXY on some ports with its senders left to --trusted-proxies is warned about, naming the fix", () => {
+  const balancer = { trustedProxies: ["10.0.0.0/8"] };
+  const warning = proxyProtocolFromWarning({ ...balancer, proxyProtocol: [443] });
+  expect(warning).toContain("--proxy-protocol-from");
+  expect(warning).toContain("take it out of --trusted-proxies");
+  expect(warning).toContain("(443)");
+  // Senders named, every port reads PROXY, or PROXY off: nothing to warn about.
+  expect(
+    proxyProtocolFromWarning({ ...balancer, proxyProtocol: [443], proxyProtocolFrom: ["10.1.0.0/16"] }),
+  ).toBeUndefined();
+  expect(proxyProtocolFromWarning({ ...balancer, proxyProtocol: "all" })).toBeUndefined();
+  expect(proxyProtocolFromWarning({ ...balancer, proxyProtocol: "none" })).toBeUndefined();
+  expect(proxyProtocolFromWarning({ ...balancer, proxyProtocol: [] })).toBeUndefined();
+  expect(proxyProtocolFromWarning(balancer)).toBeUndefined();
 });

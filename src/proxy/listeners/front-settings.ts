@@ -44,6 +44,22 @@ export function proxyProtocolRefusal(
 }
 
 /**
+ * The warning for `--proxy-protocol` on some ports only with the PROXY senders left to default to
+ * `--trusted-proxies` (undefined: none): a balancer trusted there is also believed when it reaches a port
+ * without PROXY and sends X-Forwarded-For, which a client of a TCP balancer writes itself.
+ */
+export function proxyProtocolFromWarning(options: {
+  readonly proxyProtocol?: ProxyProtocolListeners;
+  readonly trustedProxies?: readonly string[];
+  readonly proxyProtocolFrom?: readonly string[];
+}): string | undefined {
+  const p = options.proxyProtocol;
+  if (!Array.isArray(p) || p.length === 0 || (options.proxyProtocolFrom?.length ?? 0) > 0) return undefined;
+  if ((options.trustedProxies?.length ?? 0) === 0) return undefined;
+  return `--proxy-protocol names only some ports (${p.join(",")}) and --proxy-protocol-from is empty, so --trusted-proxies says who may send a PROXY header: a load balancer trusted there that also reaches another port is believed when its connections carry X-Forwarded-For, which its clients write. Name the balancer in --proxy-protocol-from and take it out of --trusted-proxies`;
+}
+
+/**
  * Never silent: the `--proxy-protocol` ports no listener of the model has (`ports`, as the model names
  * them), which read nothing; "all" and "none" name no port.
  */

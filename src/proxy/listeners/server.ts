@@ -30,7 +30,12 @@ import { type ProxiedSocket, type ProxyServer, websocketHandler } from "../reque
 import type { ListenerState, ProxySettings } from "../settings.ts";
 import type { ListenerTable } from "../table.ts";
 import { createListenerApp } from "./app.ts";
-import { proxyProtocolRefusal, unenforcedOnBunFront, unmatchedProxyProtocolPorts } from "./front-settings.ts";
+import {
+  proxyProtocolFromWarning,
+  proxyProtocolRefusal,
+  unenforcedOnBunFront,
+  unmatchedProxyProtocolPorts,
+} from "./front-settings.ts";
 import { identityOf, sameShape } from "./listener-identity.ts";
 import { groupListeners } from "./listener-merge.ts";
 import { defaultFront, type FrontKind, type GatewayServerOptions } from "./server-options.ts";
@@ -74,6 +79,8 @@ export class GatewayServer {
         log.warn(`${flag} is enforced by --front raw only; with --front bun it has no effect (docs/http.md)`);
     const proxyProtocolProblem = proxyProtocolRefusal(options, this.front);
     if (proxyProtocolProblem !== undefined) throw new Error(proxyProtocolProblem);
+    const proxyProtocolWarning = proxyProtocolFromWarning(options);
+    if (proxyProtocolWarning !== undefined) log.warn(proxyProtocolWarning);
     const defaultUpstreamTimeoutMs = options.defaultUpstreamTimeoutMs ?? 60_000;
     this.settings = {
       defaultUpstreamTimeoutMs,

@@ -50,3 +50,19 @@ export function takeRelayedTls(req: Request): void {
 export function clientTls(req: Request): ClientTls | undefined {
   return relayed.get(req);
 }
+
+const servernames = new WeakMap<Request, string>();
+
+/**
+ * node:http2's servers (h2/session-server.ts, h2/listener.ts) see the connection's SNI name but relay no
+ * certificate: `connectionServername` gives the guard that name, so a coalesced request for another host
+ * gets 421 (the client retries on a connection of its own) rather than 500.
+ */
+export function bindServername(req: Request, servername: string | false | null | undefined): void {
+  servernames.set(req, servername || "");
+}
+
+/** The SNI name of the request's connection where only that is known (`bindServername`). */
+export function connectionServername(req: Request): string | undefined {
+  return servernames.get(req);
+}

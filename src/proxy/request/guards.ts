@@ -15,7 +15,7 @@ import type { RateLimitEnforcer } from "../../ratelimit/enforce.ts";
 import { normaliseHost } from "../match/host.ts";
 import type { CompiledRoute, ListenerTable } from "../table.ts";
 import type { RequestClient } from "./client-address.ts";
-import { clientTls } from "./client-tls.ts";
+import { clientTls, connectionServername } from "./client-tls.ts";
 import type { RequestTarget } from "./request-target.ts";
 import { errorResponse } from "./responses.ts";
 
@@ -66,8 +66,16 @@ export async function guarded(
   if (route.ipAccess !== undefined && !ipAdmitted(route.ipAccess, who().client))
     return ipRefused(serverHeader);
   if (route.clientCertificate !== undefined) {
-    // The raw front relays its session; Bun.serve shows none ("unknown": only what needs no check passes).
-    const view = clientTls(req) ?? (table.protocol === "HTTPS" ? "unknown" : undefined);
+    // The raw front relays its session; node:http2 only its SNI name; Bun.serve nothing ("unknown": only
+    // what needs no check passes).
+    const sni = connectionServername(req);
+    const view =
+      clientTls(req) ??
+      (table.protocol !== "HTTPS"
+        ? undefined
+        : sni !== undefined
+          ? { servername: sni, unseen: true as const }
+          : "unknown");
     // The host routing used (handler.ts): on the relayed path the front put its routed host in Host.
     const host = normaliseHost(req.headers.get("host"));
     const checked = checkClientCertificate(route.clientCertificate, view, host, serverHeader);

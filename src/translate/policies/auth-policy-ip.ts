@@ -38,3 +38,12 @@ export function onlyIPLists(spec: unknown): boolean {
   const keys = Object.keys(spec).filter((k) => k !== "targetRefs");
   return keys.length > 0 && keys.every((k) => k === "ipAllowList" || k === "ipDenyList");
 }
+
+/** True when the spec names either list, even wrongly (an invalid policy that does then refuses everyone). */
+export function asksIPLists(spec: unknown): boolean {
+  try {
+    return spec !== null && typeof spec === "object" && ("ipAllowList" in spec || "ipDenyList" in spec);
+  } catch {
+    return true; // a spec that cannot even be looked at: closed
+  }
+}

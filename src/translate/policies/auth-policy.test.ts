@@ -104,3 +104,95 @@ test("a policy whose build throws still holds its routes closed, and says why", 
   expect(JSON.stringify(status?.status)).not.toContain("boom"); // the error may quote a Secret: log only
   expect(out.problems.some((p) => p.message.includes("boom"))).toBe(true);
 });
+
+const gatewayTarget = { group: "gateway.networking.k8s.io", kind: "Gateway", name: "gw" };
+const routeTarget = { group: "gateway.networking.k8s.io", kind: "HTTPRoute", name: "admin" };
+const gatewaySnapshot = (authPolicies: unknown[]) =>
+  ({
+    ...emptySnapshot,
+    gatewayClasses: [
+      {
+        apiVersion: "gateway.networking.k8s.io/v1",
+        kind: "GatewayClass",
+        metadata: { name: "gatehouse" },
+        spec: { controllerName: "gatehouse.dev/gateway-controller" },
+      },
+    ],
+    gateways: [
+      {
+        apiVersion: "gateway.networking.k8s.io/v1",
+        kind: "Gateway",
+        metadata: { name: "gw", namespace: "default" },
+        spec: { gatewayClassName: "gatehouse", listeners: [{ name: "http", port: 80, protocol: "HTTP" }] },
+      },
+    ],
+    httpRoutes: [
+      {
+        apiVersion: "gateway.networking.k8s.io/v1",
+        kind: "HTTPRoute",
+        metadata: { name: "admin", namespace: "default" },
+        spec: {
+          parentRefs: [{ name: "gw" }],
+          hostnames: ["admin.example.com"],
+          rules: [{ backendRefs: [{ name: "web", port: 8080 }] }],
+        },
+      },
+    ],
+    authPolicies,
+  }) as unknown as ResourceSnapshot;
+const adminRoute = (s: ResourceSnapshot) =>
+  translate(s, { gatewayAddressPool: "127.0.1.0/24" })
+    .model.listeners.flatMap((l) => l.virtualHosts)
+    .flatMap((vh) => vh.routes)
+    .find((r) => r.source.name === "admin");
+const jwt = {
+  providers: [{ name: "x", issuer: "https://id.example.com", audiences: ["x"], keys: { type: "Discovery" } }],
+};
+
+test("a route policy of address lists only keeps the Gateway policy's authentication (never open)", () => {
+  const s = gatewaySnapshot([
+    policy("gw-jwt", { targetRefs: [gatewayTarget], jwt, ipDenyList: ["203.0.113.0/24"] }),
+    policy("admin-office", { targetRefs: [routeTarget], ipAllowList: ["10.0.0.0/8"] }),
+  ]);
+  const route = adminRoute(s);
+  expect(route?.auth?.policy.name).toBe("gw-jwt");
+  expect(route?.auth?.jwt?.providers[0]?.issuer).toBe("https://id.example.com");
+  expect(route?.auth?.failClosed).toBeUndefined();
+  expect(route?.ipAccess?.map((l) => [l.source.name, l.allow, l.deny])).toEqual([
+    ["admin-office", ["10.0.0.0/8"], []],
+    ["gw-jwt", [], ["203.0.113.0/24"]],
+  ]);
+  // A route policy that authenticates still replaces the Gateway's method.
+  const own = adminRoute(
+    gatewaySnapshot([
+      policy("gw-jwt", { targetRefs: [gatewayTarget], jwt }),
+      policy("admin-jwt", {
+        targetRefs: [routeTarget],
+        jwt: { ...jwt, providers: [{ ...jwt.providers[0], issuer: "https://other.example.com" }] },
+      }),
+    ]),
+  );
+  expect(own?.auth?.policy.name).toBe("admin-jwt");
+});
+
+test("an invalid Gateway policy's address lists refuse everyone on routes with their own policy", () => {
+  const s = gatewaySnapshot([
+    policy("gw-deny", { targetRefs: [gatewayTarget], ipDenyList: ["203.0.113.0/24", "10.0.0.0/33"] }),
+    policy("admin-office", { targetRefs: [routeTarget], ipAllowList: ["10.0.0.0/8"] }),
+  ]);
+  const route = adminRoute(s);
+  const refused = route?.ipAccess?.find((l) => l.source.name === "gw-deny");
+  expect(refused?.invalid).toContain("10.0.0.0/33");
+  // Lists only on both levels: the invalid Gateway policy is the authentication too (401).
+  expect(route?.auth?.failClosed).toContain("10.0.0.0/33");
+  // An invalid Gateway policy with no lists adds none where the route authenticates itself.
+  const noLists = adminRoute(
+    gatewaySnapshot([
+      policy("gw-bad", { targetRefs: [gatewayTarget], jwt: 5 }),
+      policy("admin-jwt", { targetRefs: [routeTarget], jwt }),
+    ]),
+  );
+  expect(noLists?.ipAccess).toBeUndefined();
+  expect(noLists?.auth?.policy.name).toBe("admin-jwt");
+  expect(noLists?.auth?.failClosed).toBeUndefined();
+});

@@ -5,8 +5,9 @@
  * targetRef to the Ingress (ingress/annotations/auth-policy.ts). Everything that goes wrong fails closed: an invalid policy still attaches
  * (its routes answer 401), so does one whose build throws, and an annotation naming a policy that does
  * not exist makes the Ingress's routes answer 401 too. Authentication comes from the most specific
- * policy; address lists add up across levels (a Gateway's deny list holds on a route with its own
- * policy, as an Ingress's source-range annotations hold beside one).
+ * policy that has some (one of address lists only leaves it to the levels above); address lists add up
+ * across levels (a Gateway's deny list holds on a route with its own policy, as an Ingress's source-range
+ * annotations hold beside one).
  */
 import type { GatewayModel, IPAccessList, Problem, Route, RouteAuth } from "../../model/index.ts";
 import type { AuthPolicy, PolicyTargetRef } from "../../sources/schema/auth-policy.ts";
@@ -21,7 +22,7 @@ import { compareStrings } from "../common/sort.ts";
 import { ingressBasicAuths } from "../ingress/access/basic-auth.ts";
 import { authPolicyAnnotations, missingAuthPolicyMessage } from "../ingress/annotations/auth-policy.ts";
 import type * as AuthPolicyBuild from "./auth-policy-build.ts";
-import { onlyIPLists, policyIPAccess } from "./auth-policy-ip.ts";
+import { asksIPLists, onlyIPLists, policyIPAccess } from "./auth-policy-ip.ts";
 import {
   type AttachablePolicy,
   attachPolicies,
@@ -52,6 +53,8 @@ interface BuiltPolicy extends AttachablePolicy {
   readonly ipAccess: IPAccessList | undefined;
   /** The policy asks for address lists only: a valid one puts no authentication on its routes. */
   readonly ipOnly: boolean;
+  /** The spec names ipAllowList or ipDenyList: an invalid policy then refuses every address. */
+  readonly asksIPLists: boolean;
   readonly generation: number | undefined;
 }
 
@@ -86,6 +89,7 @@ export function applyAuthPolicies(
       order: { namespace: ref.namespace, name: ref.name, createdMs: creationMillis(policy) },
       targetRefs: [...arrayOf(policy.spec?.targetRefs), ...extra],
       generation: generationOf(policy),
+      asksIPLists: asksIPLists(policy.spec),
     };
     try {
       const warnings: string[] = [];
@@ -155,18 +159,22 @@ export function applyAuthPolicies(
 }
 
 /**
- * `route` guarded by the policy that won it (`p`, the first of `levels`): its authentication, and the
- * address lists of every valid policy of every level after any the route has (an Ingress's source-range
- * annotations), every one checked. An invalid winner brings its fail-closed authentication (401), whatever
- * it asks for, and adds no lists of its own.
+ * `route` guarded by the policy that won it (`p`, the first of `levels`, most specific first): the
+ * authentication of the first level whose policy has some (a valid policy of address lists only has none
+ * and leaves it to the levels above: never open), and the address lists of every level after any the route
+ * has (an Ingress's source-range annotations), every one checked. An invalid policy authenticates with its
+ * fail-closed 401, whatever it asks for; an invalid winner adds no lists (its 401 refuses everything), an
+ * invalid policy of another level that asks for lists adds one that refuses every address.
  */
 function withPolicy(route: Route, p: BuiltPolicy, levels: readonly BuiltPolicy[]): Route {
-  const own = levels.flatMap((l) =>
-    l.auth.failClosed === undefined && l.ipAccess !== undefined ? [l.ipAccess] : [],
-  );
+  const own = levels.flatMap((l) => {
+    if (l.auth.failClosed === undefined) return l.ipAccess !== undefined ? [l.ipAccess] : [];
+    if (l === p || !l.asksIPLists) return [];
+    return [{ source: l.ref, allow: [], deny: [], invalid: l.auth.failClosed }];
+  });
   const lists = own.length === 0 ? {} : { ipAccess: [...(route.ipAccess ?? []), ...own] };
-  if (p.auth.failClosed !== undefined) return { ...route, ...lists, auth: p.auth };
-  return p.ipOnly ? { ...route, ...lists } : { ...route, auth: p.auth, ...lists };
+  const auth = levels.find((l) => l.auth.failClosed !== undefined || !l.ipOnly)?.auth;
+  return auth === undefined ? { ...route, ...lists } : { ...route, ...lists, auth };
 }
 
 function failClosed(namespace: string, name: string, reason: string): RouteAuth {

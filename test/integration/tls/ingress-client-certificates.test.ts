@@ -8,6 +8,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { connect as connectHttp2 } from "node:http2";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { connect } from "node:tls";
@@ -246,6 +247,26 @@ forEachFront("ingress-nginx auth-tls-*", (front) => {
       expect(await alpn("mtls.example")).toBe("http/1.1");
       expect(await alpn("open.example")).toBe("h2");
       expect(await request(h2Port, "mtls.example", "mtls.example", alice)).toMatchObject({ status: 200 });
+      // Coalescing: an h2 connection to open.example (the certificate covers *.example) reused for
+      // mtls.example, whose certificate cannot be seen there: 421, so the client dials mtls.example anew.
+      const h2 = connectHttp2(`https://127.0.0.1:${h2Port}`, {
+        servername: "open.example",
+        rejectUnauthorized: false,
+      });
+      try {
+        const status = (authority: string) =>
+          new Promise<number | string>((resolve) => {
+            const stream = h2.request({ ":path": "/p", ":authority": authority });
+            stream.on("response", (headers) => resolve(Number(headers[":status"])));
+            stream.on("error", (err) => resolve(`error: ${err.message}`));
+            stream.resume();
+          });
+        expect(await status("mtls.example")).toBe(421);
+        expect(await status("optional.example")).toBe(421);
+        expect(await status("open.example")).toBe(200);
+      } finally {
+        h2.close();
+      }
     } finally {
       await h2gw.stop({ timeoutMs: 1000 });
     }
