@@ -15,21 +15,28 @@ const NAMESPACE = /^[a-z0-9](?:[-a-z0-9]{0,61}[a-z0-9])?$/;
 const NAME = /^[a-z0-9](?:[-a-z0-9.]{0,251}[a-z0-9])?$/;
 
 /**
- * `namespace/name` a custom-headers value names, or why not; undefined: the value asks for nothing
- * (empty). A bare `name` is looked up in the Ingress's namespace, and only that namespace is allowed.
+ * `namespace/name` of the `kind` object an annotation value names, or why not; undefined: the value asks
+ * for nothing (empty). As ingress-nginx (without `allow-cross-namespace-resources`): a bare name is in the
+ * Ingress's namespace, and no other namespace is allowed.
  */
-export function configMapKey(
+function sameNamespaceKey(
   value: string,
   namespace: string,
+  kind: "ConfigMap" | "Secret",
 ): { key: string } | { why: string } | undefined {
   const v = value.trim();
   if (v === "") return undefined;
   const parts = v.split("/");
   const [ns, name] = parts.length === 1 ? [namespace, parts[0] as string] : [parts[0] as string, parts[1]];
   if (parts.length > 2 || name === undefined || !NAMESPACE.test(ns) || !NAME.test(name))
-    return { why: "must be <namespace>/<ConfigMap name>" };
-  if (ns !== namespace) return { why: `the ConfigMap must be in the Ingress's namespace (${namespace})` };
+    return { why: `must be <namespace>/<${kind} name> or <${kind} name>` };
+  if (ns !== namespace) return { why: `the ${kind} must be in the Ingress's namespace (${namespace})` };
   return { key: `${ns}/${name}` };
+}
+
+/** The ConfigMap a custom-headers value names (sameNamespaceKey). */
+export function configMapKey(value: string, namespace: string) {
+  return sameNamespaceKey(value, namespace, "ConfigMap");
 }
 
 /** The Ingress's namespace, "default" when it has none (as translate's namespaceOf). */
@@ -77,22 +84,9 @@ export function authTLSSecret(ingress: Ingress): string | undefined {
 /** `auth-secret: [<namespace>/]<name>`: the Secret holding the users of `auth-type: basic`. */
 export const AUTH_SECRET = "auth-secret";
 
-/**
- * `namespace/name` an auth-secret value names, or why not; undefined: empty. As ingress-nginx (without
- * `allow-cross-namespace-resources`): a bare name is in the Ingress's namespace, and no other is allowed.
- */
-export function authSecretKey(
-  value: string,
-  namespace: string,
-): { key: string } | { why: string } | undefined {
-  const v = value.trim();
-  if (v === "") return undefined;
-  const parts = v.split("/");
-  const [ns, name] = parts.length === 1 ? [namespace, parts[0] as string] : [parts[0] as string, parts[1]];
-  if (parts.length > 2 || name === undefined || !NAMESPACE.test(ns) || !NAME.test(name))
-    return { why: "must be <namespace>/<Secret name> or <Secret name>" };
-  if (ns !== namespace) return { why: `the Secret must be in the Ingress's namespace (${namespace})` };
-  return { key: `${ns}/${name}` };
+/** The Secret an auth-secret value names (sameNamespaceKey). */
+export function authSecretKey(value: string, namespace: string) {
+  return sameNamespaceKey(value, namespace, "Secret");
 }
 
 /** `namespace/name` of the Secret an Ingress's auth-secret names, or undefined: the source keeps its data. */

@@ -71,7 +71,7 @@ describe("custom-headers", () => {
     for (const bad of ["a/b/c", "shop/", "/headers", "Shop/Headers", "shop/head ers"]) {
       const r = read(bad, [configMap({ "X-Custom": "1" })]);
       expect(r.set).toBeUndefined();
-      expect(r.problems[0]).toContain("must be <namespace>/<ConfigMap name>");
+      expect(r.problems[0]).toContain("must be <namespace>/<ConfigMap name> or <ConfigMap name>");
     }
   });
 
