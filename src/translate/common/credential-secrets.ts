@@ -8,6 +8,7 @@
 import { htpasswdUsers, parseHtpasswd } from "../../model/htpasswd-syntax.ts";
 import type { APIKey, BasicUser } from "../../model/index.ts";
 import type { Secret } from "../../sources/schema/core.ts";
+import { compareStrings } from "./sort.ts";
 
 /** `<ns>/<name>` → Secret. */
 export type SecretIndex = ReadonlyMap<string, Secret>;
@@ -66,7 +67,7 @@ export function basicUsers(
     }
     table = parseHtpasswd(text);
   } else {
-    const pairs = [...entries].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    const pairs = [...entries].sort(([a], [b]) => compareStrings(a, b));
     table = htpasswdUsers(
       pairs.map(([user, hash]) => [user, hash.trim()] as const),
       (i) => `key ${JSON.stringify(pairs[i]?.[0])}`,
@@ -98,7 +99,7 @@ export function apiKeys(
   keys.forEach((key, i) => {
     const entries = found(secrets, key, `${field}[${i}]`, errors);
     if (entries === undefined) return;
-    for (const [name, raw] of [...entries].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+    for (const [name, raw] of [...entries].sort(([a], [b]) => compareStrings(a, b))) {
       const value = raw.trim();
       if (value === "") {
         warnings.push(`${field}[${i}]: Secret ${key}: key "${name}" is empty; skipped`);

@@ -13,3 +13,19 @@ export function checkKept(what: string, kept: unknown, fresh: unknown): void {
   console.error(message);
   throw new Error(message);
 }
+
+/**
+ * `compute` kept per key object, dropped with it: an unchanged Ingress is the same object between
+ * translates, so what depends on it alone is computed once. Later arguments are not part of the key.
+ */
+export function keptPerObject<K extends object, A extends unknown[], V>(
+  compute: (key: K, ...rest: A) => V,
+): (key: K, ...rest: A) => V {
+  const kept = new WeakMap<K, V>();
+  return (key, ...rest) => {
+    if (kept.has(key)) return kept.get(key) as V;
+    const value = compute(key, ...rest);
+    kept.set(key, value);
+    return value;
+  };
+}

@@ -1,4 +1,5 @@
 import type { SourceRef } from "../../model/index.ts";
+import type { Secret } from "../../sources/schema/core.ts";
 
 /** The metadata fields translation reads; everything is optional because input is never trusted. */
 export interface ObjectLike {
@@ -45,4 +46,12 @@ export function annotationOf(obj: ObjectLike, key: string): string | undefined {
 /** The array itself, or [] for anything that is not one (translation never trusts its input's shape). */
 export function arrayOf<T>(value: readonly T[] | null | undefined): readonly T[] {
   return Array.isArray(value) ? value : [];
+}
+
+/** A Secret's entry `key` as text: `stringData` (folder mode) first, else the base64 `data` decoded. */
+export function secretText(secret: Secret, key: string): string | undefined {
+  const plain = secret.stringData?.[key];
+  if (plain !== undefined) return plain;
+  const b64 = secret.data?.[key];
+  return b64 === undefined ? undefined : Buffer.from(b64, "base64").toString("utf8");
 }

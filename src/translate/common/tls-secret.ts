@@ -1,5 +1,6 @@
 import type * as Crypto from "node:crypto";
 import type { Secret } from "../../sources/schema/core.ts";
+import { secretText } from "./objects.ts";
 
 /** A usable certificate and key read from a `kubernetes.io/tls` Secret. */
 export interface TLSSecretPems {
@@ -19,14 +20,8 @@ export interface TLSSecretPems {
 export function readTLSSecret(secret: Secret, nowMs?: number): TLSSecretPems | string {
   if (secret.type !== undefined && secret.type !== "kubernetes.io/tls")
     return `has type "${secret.type}", not kubernetes.io/tls`;
-  const read = (key: string): string | undefined => {
-    const plain = secret.stringData?.[key];
-    if (plain !== undefined) return plain;
-    const b64 = secret.data?.[key];
-    return b64 === undefined ? undefined : Buffer.from(b64, "base64").toString("utf8");
-  };
-  const certPem = read("tls.crt");
-  const keyPem = read("tls.key");
+  const certPem = secretText(secret, "tls.crt");
+  const keyPem = secretText(secret, "tls.key");
   if (!certPem || !keyPem) return "needs both tls.crt and tls.key";
   // Loaded at the first Secret: node:crypto (and the streams it loads) is a tenth of the start of a
   // `gatehouse translate` that reads none.

@@ -17,7 +17,7 @@ import type { Gateway, ReferenceGrant } from "../../sources/schema/gateway.ts";
 import type { UnreadableObject } from "../../sources/snapshot.ts";
 import { gatewayGroup, ListenerReason } from "../../status/reasons.ts";
 import { caBundleProblem } from "../common/ca-bundle.ts";
-import { arrayOf, namespaceOf } from "../common/objects.ts";
+import { arrayOf, namespaceOf, secretText } from "../common/objects.ts";
 import { referenceAllowed } from "../common/reference-grants.ts";
 
 /** What the validation of one port comes to; undefined from `frontendValidation`: none applies. */
@@ -152,8 +152,5 @@ function resolveCA(
 /** The `ca.crt` entry of a ConfigMap or Secret (Secret `data` is base64). */
 function caCertificateOf(object: ConfigMap | Secret): string | undefined {
   if (object.kind === "ConfigMap") return object.data?.["ca.crt"] ?? undefined;
-  const plain = object.stringData?.["ca.crt"];
-  if (plain !== undefined) return plain;
-  const b64 = object.data?.["ca.crt"];
-  return b64 === undefined ? undefined : Buffer.from(b64, "base64").toString("utf8");
+  return secretText(object, "ca.crt");
 }

@@ -21,6 +21,7 @@ import { AUTH_TLS_SECRET, authTLSSecretKey } from "../../../sources/nginx-refere
 import type { Secret } from "../../../sources/schema/core.ts";
 import type { UnreadableObject } from "../../../sources/snapshot.ts";
 import { caBundleProblem } from "../../common/ca-bundle.ts";
+import { secretText } from "../../common/objects.ts";
 import type { AnnotationReader } from "../annotations/route-edits.ts";
 import { boolAnnotation } from "../annotations/route-edits.ts";
 
@@ -114,10 +115,7 @@ function findCA(key: string, sources: SecretSources): { pem: string } | string {
   if (unread) return `Secret ${key} could not be read: ${unread.why}`;
   const secret = sources.secrets.get(key);
   if (!secret) return `Secret ${key} not found`;
-  const b64 = secret.data?.["ca.crt"];
-  const pem =
-    secret.stringData?.["ca.crt"] ??
-    (b64 === undefined ? undefined : Buffer.from(b64, "base64").toString("utf8"));
+  const pem = secretText(secret, "ca.crt");
   if (pem === undefined) return `Secret ${key} has no ca.crt`;
   const bad = caBundleProblem(pem);
   return bad === undefined ? { pem } : `Secret ${key}: ca.crt ${bad}`;

@@ -10,6 +10,7 @@
  */
 import type { Problem, RouteAction, SourceRef, VirtualHost } from "../../../model/index.ts";
 import type { Ingress } from "../../../sources/schema/networking.ts";
+import { keptPerObject } from "../../common/kept-check.ts";
 import { problem } from "../../common/problems.ts";
 import {
   type AnnotationEntry,
@@ -37,16 +38,9 @@ const prefixes: readonly (readonly [string, Readonly<Record<string, AnnotationEn
 ];
 
 /** Audits are kept per Ingress object: an unchanged Ingress is the same object (as for ingress/memo.ts). */
-const kept = new WeakMap<Ingress, AnnotationAudit>();
-
 /** The audit of one Ingress's annotations, problems in key order, capped per Ingress. */
-export function auditAnnotations(ingress: Ingress, ref: SourceRef): AnnotationAudit {
-  const hit = kept.get(ingress);
-  if (hit !== undefined) return hit;
-  const audit = auditOnce(ingress, ref);
-  kept.set(ingress, audit);
-  return audit;
-}
+export const auditAnnotations: (ingress: Ingress, ref: SourceRef) => AnnotationAudit =
+  keptPerObject(auditOnce);
 
 function auditOnce(ingress: Ingress, ref: SourceRef): AnnotationAudit {
   const annotations = ingress.metadata?.annotations;

@@ -5,6 +5,7 @@
  */
 import type { SourceRef } from "../../../model/index.ts";
 import type { Ingress } from "../../../sources/schema/networking.ts";
+import { keptPerObject } from "../../common/kept-check.ts";
 import { sourceRangeFamily } from "../access/source-ranges.ts";
 import { corsFamily } from "./cors.ts";
 import { mirrorFamily } from "./mirror.ts";
@@ -26,12 +27,6 @@ export const ANNOTATION_FAMILIES: readonly AnnotationFamily[] = [
   sourceRangeFamily,
 ];
 
-const kept = new WeakMap<Ingress, IngressEdits>();
-
-export function ingressRouteEdits(ingress: Ingress, ref: SourceRef): IngressEdits {
-  const hit = kept.get(ingress);
-  if (hit !== undefined) return hit;
-  const edits = readRouteEdits(ingress, ref, ANNOTATION_FAMILIES);
-  kept.set(ingress, edits);
-  return edits;
-}
+export const ingressRouteEdits: (ingress: Ingress, ref: SourceRef) => IngressEdits = keptPerObject(
+  (ingress: Ingress, ref: SourceRef) => readRouteEdits(ingress, ref, ANNOTATION_FAMILIES),
+);

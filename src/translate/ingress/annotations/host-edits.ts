@@ -27,6 +27,7 @@ import type { Problem, Route, SourceRef, TLSCertificate, VirtualHost } from "../
 import { parseLocationTemplate } from "../../../model/location-template.ts";
 import type { Ingress } from "../../../sources/schema/networking.ts";
 import { type HostPattern, parseDnsPattern, parseIngressHost } from "../../common/host-patterns.ts";
+import { keptPerObject } from "../../common/kept-check.ts";
 import { ingressHostRouteName } from "../../common/names.ts";
 import { arrayOf, creationMillis, sourceRef } from "../../common/objects.ts";
 import { internalProblem, problem } from "../../common/problems.ts";
@@ -68,7 +69,7 @@ export interface HostEdits {
   readonly problems: readonly Problem[];
 }
 
-const kept = new WeakMap<Ingress, HostSettings | undefined>();
+const keptHostSettings = keptPerObject(readHostSettings);
 
 /** The virtual hosts with every Ingress's app-root routes, aliases and www companions added. */
 export function applyHostEdits(
@@ -79,11 +80,7 @@ export function applyHostEdits(
   const all: HostSettings[] = [];
   for (const ingress of ingresses) {
     try {
-      let s = kept.get(ingress);
-      if (!kept.has(ingress)) {
-        s = readHostSettings(ingress);
-        kept.set(ingress, s);
-      }
+      const s = keptHostSettings(ingress);
       if (s === undefined) continue;
       problems.push(...s.problems);
       all.push(s);
