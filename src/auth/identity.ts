@@ -15,9 +15,10 @@ export interface Identity {
   readonly expiresAtMs: number;
   /**
    * How it was verified: a bearer JWT, an OIDC session cookie, a basic-auth user (`sub` is the user name)
-   * or an API key (`sub` is the key's name).
+   * or an API key (`sub` is the key's name); `address`: no credentials, the client's address was
+   * enough (`satisfy: Any`; `sub` is "").
    */
-  readonly via: "jwt" | "oidc" | "basic" | "apiKey";
+  readonly via: "jwt" | "oidc" | "basic" | "apiKey" | "address";
   /** Every verified claim, deeply frozen. */
   readonly claims: Readonly<Record<string, unknown>>;
 }

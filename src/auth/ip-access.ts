@@ -39,16 +39,38 @@ export function compileIPAccess(lists: readonly IPAccessList[] | undefined): Com
 
 const words = new Uint32Array(4);
 
-/** Does every list admit the client at `ip`? */
-export function ipAdmitted(access: CompiledIPAccess, ip: string): boolean {
+/** A deny list names the client, a list is invalid, or the address cannot be read: 403, always. */
+export const IP_REFUSED = 0;
+/** Outside some allow list: 403, unless the route lets credentials stand in (`satisfy: Any`). */
+export const IP_OUTSIDE = 1;
+/** No list refuses the client and none has an allow list: the other guards decide. */
+export const IP_PASSED = 2;
+/** Inside every allow list (there is one), no deny list: under `satisfy: Any`, no credentials needed. */
+export const IP_ALLOWED = 3;
+export type IPVerdict = typeof IP_REFUSED | typeof IP_OUTSIDE | typeof IP_PASSED | typeof IP_ALLOWED;
+
+/** What the route's lists say of the client at `ip`; deny lists and invalid lists first, over every list. */
+export function ipVerdict(access: CompiledIPAccess, ip: string): IPVerdict {
   const family = clientAddress(ip, words);
-  if (family === 0) return false;
+  if (family === 0) return IP_REFUSED;
+  let verdict: IPVerdict = IP_PASSED;
   for (let i = 0; i < access.length; i++) {
     const list = access[i] as CompiledList;
-    if (list.invalid || setHas(list.deny, family, words)) return false;
-    if (list.allow !== undefined && !setHas(list.allow, family, words)) return false;
+    if (list.invalid || setHas(list.deny, family, words)) return IP_REFUSED;
+    if (list.allow === undefined || verdict === IP_OUTSIDE) continue;
+    verdict = setHas(list.allow, family, words) ? IP_ALLOWED : IP_OUTSIDE;
   }
-  return true;
+  return verdict;
+}
+
+/** Does every list admit the client at `ip`? */
+export function ipAdmitted(access: CompiledIPAccess, ip: string): boolean {
+  return ipVerdict(access, ip) >= IP_PASSED;
+}
+
+/** Some list of the route has an allow list (so an address can be `IP_ALLOWED`). */
+export function hasAllowList(access: CompiledIPAccess | undefined): boolean {
+  return access?.some((l) => l.allow !== undefined) ?? false;
 }
 
 const body = JSON.stringify({

@@ -22,6 +22,14 @@ export interface RouteAuth {
   readonly basic?: BasicAuth;
   /** API keys from Secrets, read from a header or a query parameter. */
   readonly apiKeys?: APIKeyAuth;
+  /**
+   * `Any` (ingress-nginx `satisfy: any`, AuthPolicy `satisfy: Any`): a client address that every allow list
+   * of the route admits (at least one list has one, and no deny list names it) is served without
+   * credentials; any other address must authenticate, and without credentials gets the 401 challenge, not
+   * the lists' 403. Deny lists refuse whatever the credentials (nginx would let credentials pass them).
+   * Absent: `All`, every guard must pass. A policy that fails closed ignores it.
+   */
+  readonly satisfy?: "Any";
   /** Rules on the verified identity; failing one answers 403. */
   readonly authorization: AuthorizationRules;
   /**

@@ -4,7 +4,7 @@
  * route with a filter we cannot run answers 500 (and logs why on each hit), never a silent skip.
  */
 import { compileClientCertificate } from "../auth/client-certificate.ts";
-import { compileIPAccess } from "../auth/ip-access.ts";
+import { compileIPAccess, hasAllowList } from "../auth/ip-access.ts";
 import type { Backend, GatewayModel, Listener, Route, VirtualHost } from "../model/index.ts";
 import { parseLocationTemplate } from "../model/location-template.ts";
 import { compileFilterChain, joinChains } from "./filters/chain.ts";
@@ -129,6 +129,7 @@ function compileRoute(r: Route, index: number, ctx: CompileContext): CompiledRou
       error: broken,
     };
   }
+  const ipAccess = compileIPAccess(r.ipAccess);
   return {
     index,
     name: r.name,
@@ -143,7 +144,8 @@ function compileRoute(r: Route, index: number, ctx: CompileContext): CompiledRou
     action,
     timeouts: r.timeouts,
     retry: r.retry,
-    ipAccess: compileIPAccess(r.ipAccess),
+    ipAccess,
+    addressGrants: r.auth?.satisfy === "Any" && r.auth.failClosed === undefined && hasAllowList(ipAccess),
     clientCertificate: compileClientCertificate(r.clientCertificate),
     auth: r.auth,
     rateLimit: r.rateLimit,

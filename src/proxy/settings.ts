@@ -63,8 +63,12 @@ export interface ProxySettings {
  * `real_ip_header proxy_protocol`): an L4 balancer passes the client's own X-Forwarded-For on untouched.
  */
 export function forwardedForTrust(state: ListenerState): TrustedProxies | undefined {
-  const s = state.settings;
-  return readsProxyHeader(s.proxyProtocol, state.table.port) ? undefined : s.trustedProxies;
+  return listenerReadsProxyHeader(state) ? undefined : state.settings.trustedProxies;
+}
+
+/** `state`'s listener reads a PROXY header first (`--proxy-protocol`). */
+export function listenerReadsProxyHeader(state: ListenerState): boolean {
+  return readsProxyHeader(state.settings.proxyProtocol, state.table.port);
 }
 
 /** The peers that may send a PROXY header (`--proxy-protocol-from`, else `--trusted-proxies`). */

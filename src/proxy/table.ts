@@ -118,6 +118,11 @@ export interface CompiledRoute {
   readonly retry: RetryPolicy | undefined;
   /** Client address lists, checked before anything else (auth/ip-access.ts); undefined: any address. */
   readonly ipAccess: CompiledIPAccess | undefined;
+  /**
+   * `satisfy: Any` that can take effect (model `RouteAuth.satisfy`; auth that does not fail closed, an allow
+   * list): a client inside the allow lists needs no credentials, one outside must authenticate.
+   */
+  readonly addressGrants: boolean;
   /** What the client's certificate must be (auth/client-certificate.ts); undefined: nothing. */
   readonly clientCertificate: CompiledClientCertificate | undefined;
   /** Authentication the route requires (the model's object itself: the enforcer keys on identity). */

@@ -113,9 +113,10 @@ export class RateLimitEnforcer {
     if (limit.invalid !== undefined) return this.refuseInvalid(limit);
     const c = this.compile(limit);
     // The policy's own trusted proxies override the global ones: its walk starts again from the peer.
-    const walked = c.trusted
-      ? clientAddress(ctx.peer ?? ctx.clientIp, ctx.header("x-forwarded-for"), c.trusted)
-      : clientAddress(ctx.clientIp, null, undefined);
+    const walked =
+      c.trusted && ctx.forwardedForBarred !== true
+        ? clientAddress(ctx.peer ?? ctx.clientIp, ctx.header("x-forwarded-for"), c.trusted)
+        : clientAddress(ctx.clientIp, null, undefined);
     // An unreadable X-Forwarded-For leaves the client unknown: counted under the peer that sent it.
     const ip = walked === "" ? clientAddress(ctx.peer ?? "", null, undefined) : walked;
     if (c.exempt !== undefined && inSet(c.exempt, ip)) return this.decide(limit, "exempt", admitted);

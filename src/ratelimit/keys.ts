@@ -19,6 +19,11 @@ export interface RateLimitContext {
    * walks X-Forwarded-For from here instead (absent: `clientIp`).
    */
   readonly peer?: string;
+  /**
+   * The listener reads PROXY headers: the header named the client, and no X-Forwarded-For is believed,
+   * a policy's own `clientIP.trustedProxies` included (an L4 balancer passes the client's header on).
+   */
+  readonly forwardedForBarred?: boolean;
   /** A request header by lower-case name, null when absent. */
   header(name: string): string | null;
   readonly method: string;

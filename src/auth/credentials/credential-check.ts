@@ -333,7 +333,8 @@ export function credentialHeaders(
   const basic = auth.basic;
   if (basic !== undefined) {
     if (basic.usernameHeader !== undefined) remove.push(basic.usernameHeader);
-    if (identity.via === "basic") {
+    if (identity.via === "address") remove.push("authorization");
+    else if (identity.via === "basic") {
       remove.push("authorization");
       if (basic.usernameHeader !== undefined) set.push([basic.usernameHeader, identity.sub]);
     }

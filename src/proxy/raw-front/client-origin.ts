@@ -8,7 +8,12 @@
 import { logger } from "../../observability/logger.ts";
 import { PROXY_HEADER_TIMEOUT_SECONDS, type PreambleStep, ProxyPreamble } from "../client/proxy-preamble.ts";
 import { normalisePeer, type TrustedProxies } from "../client/trusted-proxies.ts";
-import type { ListenerState } from "../settings.ts";
+import {
+  forwardedForTrust,
+  type ListenerState,
+  listenerReadsProxyHeader,
+  proxyHeaderSenders,
+} from "../settings.ts";
 import type { FrontSocket, PeerOrigin } from "./client-side.ts";
 import type { RequestHead } from "./http1/request-head.ts";
 
@@ -21,6 +26,11 @@ export class ClientOrigin implements PeerOrigin {
   private current: string | undefined;
   /** Set while the connection's PROXY header is awaited. */
   private preamble: ProxyPreamble | undefined;
+  /**
+   * The listener reads PROXY headers (the TLS listener's pre-reader read this connection's): no
+   * X-Forwarded-For is ever believed, a rate limit's own trusted proxies included.
+   */
+  viaProxyHeader = false;
   /** The socket's address the connection caps counted it under (front.ts), released under the same. */
   admittedAs = "";
 
@@ -84,6 +94,13 @@ export class ClientOrigin implements PeerOrigin {
     this.address = normalisePeer(address);
     this.trustedPeer = this.trusted?.trusts(this.address) ?? false;
   }
+}
+
+/** A connection's origin on `state`'s listener: whose X-Forwarded-For is believed, who may send PROXY. */
+export function listenerOrigin(socket: FrontSocket, state: ListenerState): ClientOrigin {
+  const origin = new ClientOrigin(socket, forwardedForTrust(state), proxyHeaderSenders(state.settings));
+  origin.viaProxyHeader = listenerReadsProxyHeader(state);
+  return origin;
 }
 
 /** Every X-Forwarded-For field of the head, joined as Headers joins them; null when none. */

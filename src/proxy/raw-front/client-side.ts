@@ -51,6 +51,8 @@ export interface PeerOrigin {
   readonly peer: string;
   /** The peer is one of `--trusted-proxies`: the X-Forwarded-For it sent is believed and passed on. */
   readonly peerTrusted: boolean;
+  /** The connection came with a PROXY header: no X-Forwarded-For is believed. */
+  readonly viaProxyHeader: boolean;
 }
 
 /** The client's connection as an exchange sees it (ClientConnection is the one implementation). */

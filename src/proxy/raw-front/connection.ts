@@ -13,8 +13,8 @@
  * between reads (not while we hold it back for a backlogged upstream); past it the connection is dropped.
  * A connection whose first bytes are the HTTP/2 preface becomes a tunnel into an HTTP/2 session (`h2c`).
  */
-import { forwardedForTrust, type ListenerState, proxyHeaderSenders } from "../settings.ts";
-import { ClientOrigin } from "./client-origin.ts";
+import type { ListenerState } from "../settings.ts";
+import { type ClientOrigin, listenerOrigin } from "./client-origin.ts";
 import type { ClientSide, Exchange, FrontSocket, TlsSession } from "./client-side.ts";
 import { dispatch } from "./dispatch.ts";
 import { ChunkedDecoder } from "./http1/chunked.ts";
@@ -83,7 +83,7 @@ export class ClientConnection implements ClientSide {
     readonly tls: TlsSession | undefined = undefined,
   ) {
     this.out = new Outbox(socket);
-    this.origin = new ClientOrigin(socket, forwardedForTrust(state0), proxyHeaderSenders(state0.settings));
+    this.origin = listenerOrigin(socket, state0);
     this.out.onFlushed = () => this.exchange?.clientDrained();
   }
 

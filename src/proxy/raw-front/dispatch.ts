@@ -78,6 +78,7 @@ export function dispatch(conn: ClientSide, head: RequestHead): Exchange | undefi
         headers: lookup,
         clientIp: conn.clientIp,
         peer: conn.origin.peer,
+        forwardedForBarred: conn.origin.viaProxyHeader,
         tls: conn.tls,
         guards: state.settings.guards,
         serverHeader: state.settings.serverHeader,

@@ -7,9 +7,10 @@
  * so the common case costs no promise.
  */
 
+import { addressGrant } from "../../auth/address-grant.ts";
 import { CLIENT_CERT_HEADERS, checkClientCertificate } from "../../auth/client-certificate.ts";
 import type { AuthOutcome } from "../../auth/enforce.ts";
-import { ipAdmitted, ipRefused } from "../../auth/ip-access.ts";
+import { IP_ALLOWED, IP_OUTSIDE, IP_PASSED, IP_REFUSED, ipRefused, ipVerdict } from "../../auth/ip-access.ts";
 import { limitedLog } from "../../observability/log-limit.ts";
 import type { RateLimitOutcome } from "../../ratelimit/enforce.ts";
 import type { RequestContext } from "../filters/filter-types.ts";
@@ -37,6 +38,8 @@ export interface GuardInput {
   /** The client (`--trusted-proxies` applied) and the connection's peer (client-origin.ts). */
   readonly clientIp: string;
   readonly peer: string;
+  /** The connection came with a PROXY header: no X-Forwarded-For is believed (client-origin.ts). */
+  readonly forwardedForBarred: boolean;
   /** HTTPS: what the handshake settled (SNI, the client's verified certificate chain). */
   readonly tls: TlsSession | undefined;
   readonly guards: EdgeGuards | undefined;
@@ -69,9 +72,11 @@ type Edit = readonly (readonly [string, string])[];
 export function runGuards(input: GuardInput): GuardResult | Promise<GuardResult> {
   try {
     const { route } = input;
-    if (route.ipAccess !== undefined && !ipAdmitted(route.ipAccess, input.clientIp))
+    const verdict = route.ipAccess === undefined ? IP_PASSED : ipVerdict(route.ipAccess, input.clientIp);
+    if (verdict === IP_REFUSED || (verdict === IP_OUTSIDE && !route.addressGrants))
       return { ok: false, response: ipRefused(input.serverHeader) };
-    if (route.clientCertificate === undefined) return authStep(input);
+    const byAddress = verdict === IP_ALLOWED && route.addressGrants;
+    if (route.clientCertificate === undefined) return authStep(input, byAddress);
     const tls = input.tls;
     const view = tls && {
       servername: tls.servername,
@@ -81,7 +86,7 @@ export function runGuards(input: GuardInput): GuardResult | Promise<GuardResult>
     // The host the route was chosen by, not the Host field: they differ for an absolute-form target.
     const checked = checkClientCertificate(route.clientCertificate, view, input.host, input.serverHeader);
     if (!checked.ok) return checked;
-    const rest = authStep(input);
+    const rest = authStep(input, byAddress);
     return rest instanceof Promise
       ? rest.then((r) => withCertEdit(r, checked.set))
       : withCertEdit(rest, checked.set);
@@ -122,14 +127,18 @@ function withCertEdit(result: GuardResult, set: Edit): GuardResult {
   return { ...result, request, requestEdit };
 }
 
-function authStep(input: GuardInput): GuardResult | Promise<GuardResult> {
+/** `byAddress`: the allow lists let the client in without credentials (satisfy: Any). */
+function authStep(input: GuardInput, byAddress: boolean): GuardResult | Promise<GuardResult> {
   try {
     const { route, guards } = input;
     if (route.auth === undefined) return limitStep(input, undefined, undefined);
     if (guards?.auth === undefined)
       return missingEngine(input, "route requires authentication but no enforcer runs");
     const q = input.target.query;
-    const outcome = guards.auth.checkToken(route.auth, input.headers, q.length > 0 ? q.slice(1) : "");
+    const query = q.length > 0 ? q.slice(1) : "";
+    const outcome = byAddress
+      ? addressGrant(route.auth, query)
+      : guards.auth.checkToken(route.auth, input.headers, query);
     if (outcome instanceof Promise)
       return outcome.then(
         (o) => afterAuth(input, o),
@@ -171,6 +180,7 @@ function limitStep(
   const checked = guards.rateLimit.check(route.rateLimit, {
     clientIp: input.clientIp,
     peer: input.peer,
+    forwardedForBarred: input.forwardedForBarred,
     header: (name) => headers.get(name),
     method: input.method,
     path: input.target.path,

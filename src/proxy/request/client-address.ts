@@ -29,6 +29,8 @@ export interface RequestClient {
   readonly peerTrusted: boolean;
   /** The client: the peer, or the address a trusted peer's X-Forwarded-For names. */
   readonly client: string;
+  /** The listener reads PROXY headers: no X-Forwarded-For is believed (a rate limit's own proxies included). */
+  readonly forwardedForBarred: boolean;
 }
 
 /** The request's peer and client under `trusted` (the listener's `settings.trustedProxies`). */
@@ -36,10 +38,12 @@ export function requestClient(
   req: Request,
   srv: ProxyServer,
   trusted: TrustedProxies | undefined,
+  forwardedForBarred = false,
 ): RequestClient {
   const raw = relayed.get(req) ?? srv.requestIP(req)?.address ?? "";
   const peer = raw === "" ? "" : normalisePeer(raw);
   if (trusted === undefined || peer === "" || !trusted.trusts(peer))
-    return { peer, peerTrusted: false, client: peer };
-  return { peer, peerTrusted: true, client: trusted.client(peer, req.headers.get("x-forwarded-for")) };
+    return { peer, peerTrusted: false, client: peer, forwardedForBarred };
+  const client = trusted.client(peer, req.headers.get("x-forwarded-for"));
+  return { peer, peerTrusted: true, client, forwardedForBarred };
 }

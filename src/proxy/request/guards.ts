@@ -6,10 +6,13 @@
  * have fails closed (500), never open.
  */
 
+import { addressGrant } from "../../auth/address-grant.ts";
 import { CLIENT_CERT_HEADERS, checkClientCertificate } from "../../auth/client-certificate.ts";
-import type { AuthEnforcer } from "../../auth/enforce.ts";
+import type { AuthEnforcer, RequestURL } from "../../auth/enforce.ts";
 import type { Identity } from "../../auth/identity.ts";
-import { ipAdmitted, ipRefused } from "../../auth/ip-access.ts";
+import { IP_ALLOWED, IP_OUTSIDE, IP_PASSED, IP_REFUSED, ipRefused, ipVerdict } from "../../auth/ip-access.ts";
+import { isOIDCPath } from "../../auth/oidc.ts";
+import type { RouteAuth } from "../../model/index.ts";
 import { limitedLog } from "../../observability/log-limit.ts";
 import type { RateLimitEnforcer } from "../../ratelimit/enforce.ts";
 import { normaliseHost } from "../match/host.ts";
@@ -50,6 +53,10 @@ function isPreflight(req: Request, route: CompiledRoute): boolean {
   );
 }
 
+function isLoginPath(auth: RouteAuth, url: RequestURL): boolean {
+  return auth.oidc !== undefined && isOIDCPath(auth.oidc, url);
+}
+
 export async function guarded(
   req: Request,
   route: CompiledRoute,
@@ -63,7 +70,8 @@ export async function guarded(
   action: (identity: Identity | undefined, upstream: RequestTarget) => Response | Promise<Response>,
 ): Promise<Response> {
   // First, preflights included: a refused address gets nothing of the route.
-  if (route.ipAccess !== undefined && !ipAdmitted(route.ipAccess, who().client))
+  const verdict = route.ipAccess === undefined ? IP_PASSED : ipVerdict(route.ipAccess, who().client);
+  if (verdict === IP_REFUSED || (verdict === IP_OUTSIDE && !route.addressGrants))
     return ipRefused(serverHeader);
   if (route.clientCertificate !== undefined) {
     // The raw front relays its session; node:http2 only its SNI name; Bun.serve nothing ("unknown": only
@@ -94,12 +102,17 @@ export async function guarded(
       });
       return errorResponse(500, serverHeader);
     }
-    const outcome = await guards.auth.check(route.auth, req, {
+    const url = {
       path: target.path,
       query: target.query.length > 0 ? target.query.slice(1) : "",
       host: req.headers.get("host") ?? "",
       scheme: table.scheme,
-    });
+    };
+    // Let in by address (satisfy: Any), except on the OIDC login's own paths, which stay the login's.
+    const outcome =
+      verdict === IP_ALLOWED && route.addressGrants && !isLoginPath(route.auth, url)
+        ? addressGrant(route.auth, url.query)
+        : await guards.auth.check(route.auth, req, url);
     if (!outcome.ok) return outcome.response;
     for (const name of outcome.removeHeaders) req.headers.delete(name);
     for (const [name, value] of outcome.setHeaders) req.headers.set(name, value);
@@ -113,10 +126,11 @@ export async function guarded(
       limitedLog("error", route.name, "route has a rate limit but no limiter runs", { route: route.name });
       return errorResponse(500, serverHeader);
     }
-    const { client, peer } = who();
+    const { client, peer, forwardedForBarred } = who();
     const outcome = await guards.rateLimit.check(route.rateLimit, {
       clientIp: client,
       peer,
+      forwardedForBarred,
       header: (name) => req.headers.get(name),
       method: req.method,
       path: target.path,

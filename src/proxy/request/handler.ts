@@ -11,7 +11,7 @@ import { runResponseFilters } from "../filters/chain.ts";
 import type { RequestContext } from "../filters/filter-types.ts";
 import { findVirtualHost, normaliseHost } from "../match/host.ts";
 import { findRoute } from "../match/routes.ts";
-import { forwardedForTrust, type ListenerState } from "../settings.ts";
+import { forwardedForTrust, type ListenerState, listenerReadsProxyHeader } from "../settings.ts";
 import { type CompiledForward, type CompiledRoute, type ListenerTable, PATH_REGEX } from "../table.ts";
 import { requestClient } from "./client-address.ts";
 import {
@@ -65,7 +65,7 @@ export function handleRequest(
   }
   if (refusedMethod(req.method, route)) return errorResponse(405, server);
   if (needsGuards(route)) {
-    const who = requestClient(req, srv, forwardedForTrust(state));
+    const who = requestClient(req, srv, forwardedForTrust(state), listenerReadsProxyHeader(state));
     // A request a guard refuses is logged with its client too, as on the raw front.
     if (info !== undefined) info.client = who.client;
     return guarded(
@@ -183,7 +183,7 @@ async function forwardRoute(
       body,
       observer: state.settings.observer,
     };
-    const who = requestClient(req, srv, forwardedForTrust(state));
+    const who = requestClient(req, srv, forwardedForTrust(state), listenerReadsProxyHeader(state));
     if (info !== undefined) info.client = who.client;
     prepareUpstreamHeaders(ctx.headers, {
       peer: who.peer,

@@ -81,6 +81,7 @@ export function buildRouteAuth(
       : {}),
     ...(oidc ? { oidc } : {}),
     ...credentials,
+    ...(spec.satisfy === "Any" ? { satisfy: "Any" as const } : {}),
     authorization: {
       requiredScopes: spec.authorization?.requiredScopes ?? [],
       requiredClaims: spec.authorization?.requiredClaims ?? [],

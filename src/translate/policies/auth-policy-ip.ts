@@ -32,11 +32,16 @@ function cidrs(list: unknown, field: string, errors: string[]): string[] {
   return out;
 }
 
-/** True when the spec asks for address lists and nothing else (no authentication, no identity rules). */
+const listFields = new Set(["ipAllowList", "ipDenyList", "satisfy"]);
+
+/**
+ * True when the spec asks for address lists and nothing else (no authentication, no identity rules;
+ * `satisfy` may be there, and is reported: it belongs to the policy that authenticates).
+ */
 export function onlyIPLists(spec: unknown): boolean {
   if (spec === null || typeof spec !== "object") return false;
-  const keys = Object.keys(spec).filter((k) => k !== "targetRefs");
-  return keys.length > 0 && keys.every((k) => k === "ipAllowList" || k === "ipDenyList");
+  const keys = Object.keys(spec).filter((k) => k !== "targetRefs" && k !== "satisfy");
+  return keys.length > 0 && keys.every((k) => listFields.has(k));
 }
 
 /** True when the spec names either list, even wrongly (an invalid policy that does then refuses everyone). */

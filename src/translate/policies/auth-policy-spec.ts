@@ -129,6 +129,8 @@ export const authPolicySpec = z
       })
       .strict()
       .optional(),
+    /** `Any`: an address the allow lists admit needs no credentials (model `RouteAuth.satisfy`). */
+    satisfy: z.enum(["All", "Any"]).optional(),
     /** Client address lists (auth-policy-ip.ts checks each entry, so a bad one names its index). */
     ipAllowList: z.array(z.string()).max(1024).optional(),
     ipDenyList: z.array(z.string()).max(1024).optional(),

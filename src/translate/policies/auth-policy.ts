@@ -31,6 +31,7 @@ import {
   policyTargets,
 } from "./policy-attachment.ts";
 import { type PolicyStatusInput, policyProblems, policyStatus } from "./policy-status.ts";
+import { SatisfyAnyCheck } from "./satisfy-any.ts";
 
 /**
  * auth-policy-build.ts's, loaded at the first policy: the zod schema of a policy's spec
@@ -55,6 +56,8 @@ interface BuiltPolicy extends AttachablePolicy {
   readonly ipOnly: boolean;
   /** The spec names ipAllowList or ipDenyList: an invalid policy then refuses every address. */
   readonly asksIPLists: boolean;
+  /** The spec says `satisfy: Any`. */
+  readonly satisfyAny: boolean;
   readonly generation: number | undefined;
 }
 
@@ -90,6 +93,7 @@ export function applyAuthPolicies(
       targetRefs: [...arrayOf(policy.spec?.targetRefs), ...extra],
       generation: generationOf(policy),
       asksIPLists: asksIPLists(policy.spec),
+      satisfyAny: (policy.spec as { satisfy?: unknown } | undefined)?.satisfy === "Any",
     };
     try {
       const warnings: string[] = [];
@@ -113,32 +117,39 @@ export function applyAuthPolicies(
       });
     }
   }
+  const satisfy = new SatisfyAnyCheck(problems);
+  for (const p of built) if (p.ipOnly && p.satisfyAny) satisfy.listsOnly(p.ref);
   const attached = attachPolicies(built, policyTargets(snapshot));
   // ingress-nginx `auth-type: basic` (ingress/access/basic-auth.ts); an AuthPolicy that wins a route beats it.
   const annotated = ingressBasicAuths(arrayOf(snapshot?.ingresses), secrets, problems);
+  const place = (listener: Parameters<typeof attached.policiesFor>[0], route: Route): Route => {
+    const why =
+      route.source.kind === "Ingress"
+        ? missing.get(`${route.source.namespace}/${route.source.name}`)
+        : undefined;
+    if (why !== undefined)
+      return { ...route, auth: failClosed(route.source.namespace, why.name, why.message) };
+    const levels = attached.policiesFor(listener, route);
+    const p = levels[0];
+    const ingress = route.source.kind === "Ingress" ? route.source : undefined;
+    const guarded = p === undefined ? route : withPolicy(route, p, levels);
+    if (ingress === undefined || annotated === undefined) return guarded;
+    // A policy that authenticates replaces the annotations; one of address lists only adds to them.
+    if (p !== undefined && guarded.auth !== undefined) {
+      annotated.superseded(ingress, p.ref);
+      return guarded;
+    }
+    const basic = annotated.authFor(ingress);
+    return basic === undefined ? guarded : { ...guarded, auth: basic };
+  };
   // Nothing can attach (the common case): skip walking every route of a large model.
   const next =
     built.length === 0 && missing.size === 0 && annotated === undefined
       ? model
       : mapPlacedRoutes(model, (listener, route) => {
-          const why =
-            route.source.kind === "Ingress"
-              ? missing.get(`${route.source.namespace}/${route.source.name}`)
-              : undefined;
-          if (why !== undefined)
-            return { ...route, auth: failClosed(route.source.namespace, why.name, why.message) };
-          const levels = attached.policiesFor(listener, route);
-          const p = levels[0];
-          const ingress = route.source.kind === "Ingress" ? route.source : undefined;
-          const guarded = p === undefined ? route : withPolicy(route, p, levels);
-          if (ingress === undefined || annotated === undefined) return guarded;
-          // A policy that authenticates replaces the annotations; one of address lists only adds to them.
-          if (p !== undefined && guarded.auth !== undefined) {
-            annotated.superseded(ingress, p.ref);
-            return guarded;
-          }
-          const basic = annotated.authFor(ingress);
-          return basic === undefined ? guarded : { ...guarded, auth: basic };
+          const placed = place(listener, route);
+          satisfy.note(placed);
+          return placed;
         });
   const statuses: ObjectStatus[] = [];
   for (const p of [...built].sort(

@@ -56,6 +56,12 @@ const keyAuth: RouteAuth = {
   },
 };
 
+/** satisfy Any: keys, or an address the allow list admits (the test client is loopback). */
+const anyOf = (name: string, allow: string[], deny: string[] = []) => ({
+  auth: { ...keyAuth, policy: base(name).policy, satisfy: "Any" as const },
+  ipAccess: [{ source: base(name).policy, allow, deny }],
+});
+
 const testModel = (port: number) =>
   model(
     [
@@ -63,6 +69,14 @@ const testModel = (port: number) =>
         vhost("app.test", [
           route("basic", match("/basic"), forwardTo("app"), { auth: basicAuth }),
           route("keys", match("/keys"), forwardTo("app"), { auth: keyAuth }),
+          route("inside", match("/inside"), forwardTo("app"), anyOf("inside", ["127.0.0.1", "::1"])),
+          route("outside", match("/outside"), forwardTo("app"), anyOf("outside", ["10.0.0.0/8"])),
+          route(
+            "denied",
+            match("/denied"),
+            forwardTo("app"),
+            anyOf("denied", ["127.0.0.0/8"], ["127.0.0.1"]),
+          ),
         ]),
       ]),
     ],
@@ -71,12 +85,15 @@ const testModel = (port: number) =>
 
 const basic = (user: string, pw: string) => `Basic ${Buffer.from(`${user}:${pw}`).toString("base64")}`;
 
-test("basic-auth and API-key routes stay on the raw front's fast path", () => {
+test("basic-auth, API-key and satisfy-Any routes stay on the raw front's fast path", () => {
   const table = compile(testModel(1));
   const routes = table.listeners[0]?.hosts.exact.get("app.test")?.routes ?? [];
   expect(routes.map((r) => [r.name, isFastRoute(r)])).toEqual([
     ["basic", true],
     ["keys", true],
+    ["inside", true],
+    ["outside", true],
+    ["denied", true],
   ]);
 });
 
@@ -171,6 +188,45 @@ forEachFront("basic auth and API keys", (front) => {
         const res = await get(path, h);
         expect(res.status).toBe(401);
         expect(res.headers.get("www-authenticate")).toStartWith("ApiKey");
+        await res.text();
+      }
+      expect(upstream.requests.length).toBe(before);
+    });
+  });
+
+  describe("satisfy Any", () => {
+    test("inside the allow list: served without a key; forged identity headers and a stray key gone", async () => {
+      const res = await get("/inside/a?x=1&api_key=stray", {
+        "x-api-key-name": "forged",
+        "x-api-key": "nope",
+      });
+      expect(res.status).toBe(200);
+      await res.text();
+      const seen = upstream.requests.at(-1);
+      expect(seen?.headers["x-api-key-name"]).toBeUndefined();
+      expect(seen?.headers["x-api-key"]).toBeUndefined();
+      expect(seen?.path).toBe("/inside/a?x=1");
+    });
+
+    test("outside it: the key's 401 challenge, not the list's 403; a valid key gets in", async () => {
+      const before = upstream.requests.length;
+      const res = await get("/outside/a");
+      expect(res.status).toBe(401);
+      expect(res.headers.get("www-authenticate")).toStartWith("ApiKey");
+      await res.text();
+      expect(upstream.requests.length).toBe(before);
+      const ok = await get("/outside/a", { "x-api-key": "k-billing-123" });
+      expect(ok.status).toBe(200);
+      await ok.text();
+      expect(upstream.requests.at(-1)?.headers["x-api-key-name"]).toBe("billing");
+    });
+
+    test("a deny list refuses whatever the key (unlike nginx's satisfy any)", async () => {
+      const before = upstream.requests.length;
+      for (const h of [{}, { "x-api-key": "k-billing-123" }] as Record<string, string>[]) {
+        const res = await get("/denied/a", h);
+        expect(res.status).toBe(403);
+        expect(res.headers.get("content-type")).toBe("application/problem+json");
         await res.text();
       }
       expect(upstream.requests.length).toBe(before);

@@ -103,4 +103,56 @@ export const cases: readonly AnnotationCase[] = [
       expect(res.seen).toBeUndefined();
     },
   },
+  {
+    name: "satisfy any: a client inside allowlist-source-range is served without credentials, Authorization dropped",
+    covers: ["satisfy", "allowlist-source-range", "auth-type"],
+    annotations: { ...fileAuth, satisfy: "any", "allowlist-source-range": "127.0.0.0/8,::1" },
+    request: { path: "/any", headers: { authorization: basic("alice", "wrong") } },
+    check(res) {
+      expect([res.status, res.seen?.path]).toEqual([200, "/any"]);
+      expect(res.seen?.headers.authorization).toBeUndefined();
+    },
+  },
+  {
+    name: "satisfy any: a client outside the allow list gets the Basic challenge (401, not 403)",
+    covers: ["satisfy"],
+    annotations: { ...fileAuth, satisfy: "any", "allowlist-source-range": "10.0.0.0/8" },
+    request: { path: "/" },
+    check(res) {
+      expect([res.status, res.seen]).toEqual([401, undefined]);
+      expect(res.headers.get("www-authenticate")).toBe('Basic realm="Staff only", charset="UTF-8"');
+    },
+  },
+  {
+    name: "satisfy any: outside the allow list, a valid user gets in",
+    covers: ["satisfy"],
+    annotations: { ...fileAuth, satisfy: "any", "allowlist-source-range": "10.0.0.0/8" },
+    request: { path: "/in", headers: { authorization: basic("alice", "secret") } },
+    check(res) {
+      expect([res.status, res.seen?.path]).toEqual([200, "/in"]);
+    },
+  },
+  {
+    name: "satisfy any: denylist-source-range refuses a valid user (unlike nginx, a deny is never bypassed)",
+    covers: ["satisfy", "denylist-source-range"],
+    annotations: {
+      ...fileAuth,
+      satisfy: "any",
+      "allowlist-source-range": "127.0.0.0/8,::1",
+      "denylist-source-range": "127.0.0.1",
+    },
+    request: { path: "/", headers: { authorization: basic("alice", "secret") } },
+    check(res) {
+      expect([res.status, res.seen]).toEqual([403, undefined]);
+    },
+  },
+  {
+    name: "satisfy all (the default): inside the allow list, credentials are still required",
+    covers: ["satisfy"],
+    annotations: { ...fileAuth, satisfy: "all", "allowlist-source-range": "127.0.0.0/8,::1" },
+    request: { path: "/" },
+    check(res) {
+      expect([res.status, res.seen]).toEqual([401, undefined]);
+    },
+  },
 ];

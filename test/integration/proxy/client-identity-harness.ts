@@ -105,6 +105,13 @@ export function gatewayModel(upstream: number, tls: boolean, extra: Partial<List
             route("limited", match("/limited"), forwardTo("up"), {
               rateLimit: rateLimitGuard(1, [{ source: "ClientIP" }], `who-${tls}`),
             }),
+            // A policy trusting every address itself: after a PROXY header it must still walk nothing.
+            route("own-proxies", match("/own-proxies"), forwardTo("up"), {
+              rateLimit: {
+                ...rateLimitGuard(1, [{ source: "ClientIP" }], `own-${tls}`),
+                clientIP: { trustedProxies: ["0.0.0.0/0", "::/0"] },
+              },
+            }),
             // The raw front relays this one to the listener's app (CORS is not on its fast path).
             route("slow", match("/slow"), forwardTo("up"), {
               filters: [

@@ -194,6 +194,23 @@ for (const tls of [false, true]) {
       expect(lastAccess("/forged")).toBe("203.0.113.7");
     });
 
+    test("a rate limit's own trustedProxies walk no X-Forwarded-For after a PROXY header either", async () => {
+      // Every address is the policy's proxy; forged chains must not give one client fresh buckets.
+      const statuses: number[] = [];
+      for (const xff of ["10.0.0.1", "10.0.0.2", "10.0.0.3"]) {
+        const res = await send({
+          port,
+          path: "/own-proxies",
+          from: TRUSTED,
+          preamble: v1("203.0.113.41"),
+          xff,
+          tls,
+        });
+        statuses.push(res === "closed" ? 0 : res.status);
+      }
+      expect(statuses).toEqual([200, 429, 429]);
+    });
+
     test("X-Forwarded-For is never walked after a PROXY header, even from a trusted source or none", async () => {
       // The header names a trusted address: its connection's X-Forwarded-For is still the client's own.
       const named = echoed(

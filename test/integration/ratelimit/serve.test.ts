@@ -77,6 +77,7 @@ forEachFront("rate limits served", (front) => {
       },
       { name: shadow, path: "/shadow", policy: "  shadow: true\n  rules: [{ limit: 1, window: 1min }]" },
       { name: "user", path: "/user", policy: '  rules: [{ limit: 2, window: 1min, keys: ["claim:sub"] }]' },
+      { name: "keyed", path: "/keyed", policy: '  rules: [{ limit: 2, window: 1min, keys: ["claim:sub"] }]' },
       { name: "plain", path: "/plain" },
       { name: "broken", path: "/broken" },
     ]);
@@ -103,6 +104,18 @@ spec:
   targetRefs: [{ group: networking.k8s.io, kind: Ingress, name: user }]
   jwt:
     providers: [{ name: p, issuer: "${jwks.url}", audiences: [api], keys: { type: RemoteJWKS, uri: "${jwks.url}/jwks" } }]
+---
+apiVersion: v1
+kind: Secret
+metadata: { name: keyed-keys, namespace: rl }
+stringData: { acme: k-acme-1, globex: k-globex-1 }
+---
+apiVersion: gatehouse.dev/v1alpha1
+kind: AuthPolicy
+metadata: { name: keyed, namespace: rl }
+spec:
+  targetRefs: [{ group: networking.k8s.io, kind: Ingress, name: keyed }]
+  apiKeyAuth: { credentialRefs: [{ name: keyed-keys }] }
 `;
     const bad = [
       badPolicy("zero", "broken", "{ limit: 0, window: 10s }"),
@@ -207,6 +220,12 @@ spec:
       const bob = { authorization: `Bearer ${await token("bob")}` };
       expect(await statuses("/user", 3, () => alice)).toEqual([200, 200, 429]);
       expect(await statuses("/user", 2, () => bob)).toEqual([200, 200]);
+    });
+
+    test("an API key's name is a rate-limit key (claim:sub): a bucket per key", async () => {
+      expect(await statuses("/keyed", 3, () => ({ "x-api-key": "k-acme-1" }))).toEqual([200, 200, 429]);
+      expect(await statuses("/keyed", 2, () => ({ "x-api-key": "k-globex-1" }))).toEqual([200, 200]);
+      expect(await statuses("/keyed", 1, () => ({}))).toEqual([401]);
     });
 
     test("bad policies become conditions, fail closed where they apply, and nothing stops", async () => {

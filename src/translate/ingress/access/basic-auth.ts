@@ -17,12 +17,14 @@ import { problem } from "../../common/problems.ts";
 import { NGINX_PREFIX } from "../annotations/nginx-annotations.ts";
 
 export const BASIC_AUTH_ANNOTATIONS = ["auth-type", "auth-secret", "auth-secret-type", "auth-realm"] as const;
+/** `any`: the Ingress's allow lists stand in for credentials (model `RouteAuth.satisfy`). */
+const SATISFY = "satisfy";
 
 const formats: Readonly<Record<string, UserTableFormat>> = { "auth-file": "File", "auth-map": "Map" };
 
-/** True when the Ingress carries any of the four annotations (and so gets a RouteAuth or a problem). */
+/** True when the Ingress carries any of the four annotations or `satisfy` (so gets a RouteAuth or a problem). */
 export function asksForBasicAuth(ing: Ingress): boolean {
-  return BASIC_AUTH_ANNOTATIONS.some((n) => annotationOf(ing, NGINX_PREFIX + n) !== undefined);
+  return [...BASIC_AUTH_ANNOTATIONS, SATISFY].some((n) => annotationOf(ing, NGINX_PREFIX + n) !== undefined);
 }
 
 /**
@@ -46,7 +48,7 @@ export function ingressBasicAuth(
     );
   const type = raw("auth-type");
   if (type === undefined || type.trim() === "") {
-    const stray = BASIC_AUTH_ANNOTATIONS.slice(1).filter((n) => raw(n) !== undefined);
+    const stray = [...BASIC_AUTH_ANNOTATIONS.slice(1), SATISFY].filter((n) => raw(n) !== undefined);
     if (stray.length > 0)
       problems.push(
         problem(
@@ -83,6 +85,7 @@ export function ingressBasicAuth(
     bad(AUTH_SECRET, secretValue, `${why}; every path answers 401`);
     errors.push(`auth-secret: ${why}`);
   }
+  const satisfy = satisfyOf(raw(SATISFY), bad);
   const realmText = raw("auth-realm") ?? "";
   // biome-ignore lint/suspicious/noControlCharactersInRegex: a realm is sent in a header
   const realmOk = !/[\u0000-\u001f\u007f]/.test(realmText);
@@ -102,9 +105,24 @@ export function ingressBasicAuth(
     policy: ref,
     ...(errors.length > 0 ? { failClosed: errors.join("; ") } : {}),
     basic: { realm: realmOk ? realmText : "", users },
+    ...(satisfy === "Any" ? { satisfy } : {}),
     authorization: { requiredScopes: [], requiredClaims: [] },
     claimToHeaders: [],
   };
+}
+
+/**
+ * ingress-nginx's `satisfy` (`any` or `all`, trimmed, any case; absent or empty: all). Another value is
+ * reported and read as `all`: every guard must pass, never fewer.
+ */
+function satisfyOf(
+  value: string | undefined,
+  bad: (name: string, value: string, why: string) => void,
+): "Any" | undefined {
+  const v = value?.trim().toLowerCase() ?? "";
+  if (v === "any") return "Any";
+  if (v !== "" && v !== "all") bad(SATISFY, value ?? "", 'must be "any" or "all"; read as "all"');
+  return undefined;
 }
 
 /** Each asking Ingress's RouteAuth, built when its first route is met (so Ingresses of other classes stay quiet). */
@@ -141,7 +159,11 @@ export function ingressBasicAuths(
       const key = `${ingress.namespace}/${ingress.name}`;
       if (told.has(key) || !asking.has(key)) return;
       told.add(key);
-      const message = `annotation ${NGINX_PREFIX}auth-type: AuthPolicy ${policy.namespace}/${policy.name} authenticates this Ingress's routes instead; the annotations are not applied`;
+      const ing = asking.get(key);
+      const set = [...BASIC_AUTH_ANNOTATIONS, SATISFY].filter(
+        (n) => ing !== undefined && annotationOf(ing, NGINX_PREFIX + n) !== undefined,
+      );
+      const message = `annotation ${set.map((n) => NGINX_PREFIX + n).join(", ")}: AuthPolicy ${policy.namespace}/${policy.name} authenticates this Ingress's routes instead${set.includes(SATISFY) ? " (with its own spec.satisfy)" : ""}; the annotations are not applied`;
       problems.push(problem(ingress, "AnnotationSuperseded", message, "warning"));
     },
   };

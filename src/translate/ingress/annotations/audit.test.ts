@@ -104,7 +104,7 @@ describe("auditAnnotations", () => {
 
   test("access controls that ask for nothing do not close the Ingress, in any case of key", () => {
     const a = audit({
-      [nginx("satisfy")]: "all",
+      [nginx("enable-owasp-core-rules")]: "false",
       [nginx("limit-connections")]: "0",
       [nginx("whitelist-source-range")]: " ",
       "Nginx.Ingress.Kubernetes.io/Enable-ModSecurity": "false",

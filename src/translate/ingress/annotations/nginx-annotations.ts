@@ -317,7 +317,9 @@ export const NGINX_ANNOTATIONS: Readonly<Record<string, AnnotationEntry>> = {
   "rewrite-target": honoured(
     "the path sent upstream is this, with $1…$9 from the path's groups; every path of the host becomes a case-insensitive regex, as in ingress-nginx (run on Gatehouse's linear-time engine: PCRE-only constructs are refused)",
   ),
-  satisfy: guard("access controls are not combined as this asks", ["all"]),
+  satisfy: honoured(
+    "`any`: a client the Ingress's allow lists admit is served without basic-auth credentials, others must authenticate (401, not 403); unlike nginx, denylist-source-range refuses whatever the credentials; without auth-type or an allow list it changes nothing (reported); another value is reported and read as `all`",
+  ),
   "server-alias": honoured(
     "extra names serving each host's routes, also on HTTPS where the host's certificate covers them; DNS names and *. wildcards, not nginx regular expressions; a name an Ingress rule serves is not taken",
   ),
