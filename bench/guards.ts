@@ -3,7 +3,7 @@
  * (Redis, through --redis-url) cost, against the same request on a route with neither, in one gateway
  * process, rounds alternating. Every request carries the same Authorization header so the token rows
  * differ only by what the gateway does with it. Basic auth (a bcrypt user, ingress-nginx annotations) and
- * an API key send their own credential instead; basic+flood measures the valid user while wrong passwords
+ * an API key send their own credential instead; an ingress-nginx allow list naming the client is the `ip list` row; basic+flood measures the valid user while wrong passwords
  * pour in (guards-credentials.ts). Redis commands per limited request come from
  * `INFO commandstats` before and after the limited runs.
  */
@@ -35,6 +35,9 @@ const hosts = {
   limited: "limited.bench.test",
   /** A limit of 1 per hour: its second request must be refused if the limiter is in the request path. */
   probe: "probe.bench.test",
+  /** ingress-nginx allowlist-source-range naming the bench's loopback client, and one that refuses it. */
+  listed: "listed.bench.test",
+  unlisted: "unlisted.bench.test",
 } as const;
 
 function ingress(name: string, host: string, annotations: Record<string, string> = {}) {
@@ -136,6 +139,12 @@ export function guardManifests(upstreamPort: number, jwks: unknown, credentials?
     ingress("claims", hosts.claims),
     ingress("limited", hosts.limited),
     ingress("probe", hosts.probe),
+    ingress("listed", hosts.listed, {
+      "nginx.ingress.kubernetes.io/allowlist-source-range": "127.0.0.0/8,::1",
+    }),
+    ingress("unlisted", hosts.unlisted, {
+      "nginx.ingress.kubernetes.io/allowlist-source-range": "192.0.2.0/24",
+    }),
     rateLimitPolicy("never-reached", "limited", 1_000_000_000, "1s"),
     rateLimitPolicy("one-per-hour", "probe", 1, "1h"),
     ...(credentials?.docs ?? []),
@@ -191,6 +200,8 @@ export async function guardsSection(ctx: BenchContext): Promise<string> {
       });
     // The rows only mean something if the guards really run: check before timing.
     if ((await get(hosts.jwt)) !== 401) throw new Error("guards: the JWT route answers without a token");
+    if ((await get(hosts.unlisted)) !== 403 || (await get(hosts.listed)) !== 200)
+      throw new Error("guards: the client address lists are not checked");
     if ((await get(hosts.jwt, auth)) !== 200) throw new Error("guards: the JWT route refuses a valid token");
     if ((await get(hosts.claims)) !== 401)
       throw new Error("guards: the claims route answers without a token");
@@ -222,6 +233,7 @@ export async function guardsSection(ctx: BenchContext): Promise<string> {
       { name: "jwt", host: hosts.jwt },
       { name: "jwt+claims", host: hosts.claims },
       { name: "rate limit", host: hosts.limited },
+      { name: "ip list", host: hosts.listed },
       { name: "basic", host: credentialHosts.basic, headers: credentials.basicHeaders },
       { name: "basic+flood", host: credentialHosts.basic, headers: credentials.basicHeaders, flood: true },
       { name: "api key", host: credentialHosts.apiKey, headers: credentials.keyHeaders },
@@ -268,7 +280,7 @@ export async function guardsSection(ctx: BenchContext): Promise<string> {
       `basic auth under a flood of wrong passwords (64 loops in the bench process, answers per round: ${floods.join(" | ")}): valid user's p99 ${p99("basic+flood")} ms beside ${p99("basic")} ms without`,
     );
     out.push(
-      `goals: basic ≥ 0.90× → ${ratio("basic").toFixed(2)}×; api key ≥ 0.90× → ${ratio("api key").toFixed(2)}×; jwt ≥ 0.90× → ${ratio("jwt").toFixed(2)}×; rate limit ≥ 0.90× → ${ratio("rate limit").toFixed(2)}×${limiterLive ? "" : " (limiter not active)"}; ≤ 1 redis command per request → ${per(scripts)}`,
+      `goals: basic ≥ 0.90× → ${ratio("basic").toFixed(2)}×; ip list → ${ratio("ip list").toFixed(2)}×; api key ≥ 0.90× → ${ratio("api key").toFixed(2)}×; jwt ≥ 0.90× → ${ratio("jwt").toFixed(2)}×; rate limit ≥ 0.90× → ${ratio("rate limit").toFixed(2)}×${limiterLive ? "" : " (limiter not active)"}; ≤ 1 redis command per request → ${per(scripts)}`,
     );
   } finally {
     await gw.stop();
