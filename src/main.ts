@@ -1,7 +1,7 @@
 #!/usr/bin/env bun
 /**
  * Composition root of the `gatehouse` command: `serve` runs the gateway, `translate` prints what a set of
- * manifests becomes. Stop order on SIGTERM/SIGINT: readiness false, sources stop, listeners close after
+ * manifests becomes, `convert` writes Ingresses as Gateway API objects. Stop order on SIGTERM/SIGINT: readiness false, sources stop, listeners close after
  * in-flight requests finish.
  */
 import type { InputSource } from "./cli/input.ts";
@@ -37,6 +37,8 @@ Usage:
                       [--allow-unenforced-annotations] [--enable-ssl-passthrough BOOL]
                       [--global-allowed-response-headers NAME,...]
   gatehouse routes -f FILE [-f FILE...] | --kube [--kubeconfig FILE]  [translate's flags]
+  gatehouse convert -f FILE [-f FILE...] | --kube [--kubeconfig FILE]  [--gateway NS/NAME] [--strict]
+                    [translate's flags; --http-port 80 and --https-port 443 unless given]
   gatehouse version [--json]
 
 Every serve flag can also be set as GATEHOUSE_<FLAG_NAME>, e.g. GATEHOUSE_HTTP_PORT=8080.
@@ -73,6 +75,20 @@ async function main(argv: string[]): Promise<number> {
       ...children.map((c) => c.exited),
     ]);
     return 0;
+  }
+  if (command === "convert") {
+    (await import("zod")).z.config({ jitless: true });
+    const { convertArgs, runConvert } = await import("./cli/convert.ts");
+    const parsed = convertArgs(rest);
+    if (typeof parsed === "string") {
+      process.stderr.write(`gatehouse convert: ${parsed}\n\n${usage}`);
+      return 2;
+    }
+    const args = await translationInput(command, parsed.rest);
+    if (typeof args === "number") return args;
+    const options = translateOptionsOf(args.config, undefined, Date.now());
+    const input = await (await import("./cli/input.ts")).loadInput(args.source, command);
+    return runConvert(input, options, parsed.gateway, args.strict);
   }
   if (command === "translate" || command === "routes") {
     // Before any schema is built (zod reads it then): zod compiles each object schema's parser with

@@ -1,0 +1,104 @@
+/** `gatehouse convert -f` as a user runs it: the real CLI in a child process, on files in a temp folder. */
+import { afterAll, describe, expect, test } from "bun:test";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parseAllDocuments } from "yaml";
+
+const dir = mkdtempSync(join(tmpdir(), "gatehouse-convert-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const service = `apiVersion: v1
+kind: Service
+metadata: { name: web, namespace: shop }
+spec: { ports: [{ port: 80 }] }
+`;
+const plain = `apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata: { name: plain, namespace: shop }
+spec:
+  ingressClassName: gatehouse
+  rules:
+    - host: plain.example
+      http:
+        paths:
+          - { path: /, pathType: Prefix, backend: { service: { name: web, port: { number: 80 } } } }
+`;
+const lossy = `apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata:
+  name: lossy
+  namespace: shop
+  annotations:
+    nginx.ingress.kubernetes.io/limit-rate: "1024"
+spec:
+  ingressClassName: gatehouse
+  rules:
+    - host: lossy.example
+      http:
+        paths:
+          - { path: /, pathType: Prefix, backend: { service: { name: web, port: { number: 80 } } } }
+`;
+writeFileSync(join(dir, "service.yaml"), service);
+writeFileSync(join(dir, "plain.yaml"), plain);
+writeFileSync(join(dir, "lossy.yaml"), lossy);
+
+async function convertCli(...args: string[]) {
+  const argv = args.flatMap((a) => (a.endsWith(".yaml") ? ["-f", join(dir, a)] : [a]));
+  const proc = Bun.spawn(["bun", join(import.meta.dir, "../main.ts"), "convert", ...argv], {
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const [stdout, stderr, code] = await Promise.all([
+    new Response(proc.stdout).text(),
+    new Response(proc.stderr).text(),
+    proc.exited,
+  ]);
+  const objects = parseAllDocuments(stdout)
+    .map((d) => d.toJS() as Record<string, unknown> | null)
+    .filter((o) => o !== null);
+  return { stdout, objects, stderr, code };
+}
+
+const kinds = (objects: Record<string, unknown>[]) => objects.map((o) => o.kind);
+
+describe("gatehouse convert -f", () => {
+  test("a plain Ingress: a Gateway on port 80 and one HTTPRoute, verified, exit 0 even with --strict", async () => {
+    const { objects, stderr, code } = await convertCli("service.yaml", "plain.yaml", "--strict");
+    expect(code).toBe(0);
+    expect(kinds(objects)).toEqual(["Gateway", "HTTPRoute"]);
+    const gateway = objects[0] as { spec: { listeners: { port: number }[] } };
+    expect(gateway.spec.listeners.map((l) => l.port)).toEqual([80]);
+    expect(stderr).toContain(
+      "1 of 1 converted host translate to the routes the Ingresses served; 0 findings",
+    );
+  });
+
+  test("what cannot be kept is a comment, a stderr line, and exit 1 with --strict (0 without)", async () => {
+    const strict = await convertCli("service.yaml", "lossy.yaml", "--strict");
+    expect(strict.code).toBe(1);
+    expect(strict.stderr).toContain("Ingress shop/lossy: the response bandwidth limit of 1048576 bytes/s");
+    expect(strict.stdout).toMatch(/^# gatehouse convert: Ingress shop\/lossy: the response bandwidth limit/m);
+    expect((await convertCli("service.yaml", "lossy.yaml")).code).toBe(0);
+  });
+
+  test("--gateway NS/NAME: no Gateway written, routes attach to its listener by name", async () => {
+    const { objects, code } = await convertCli("service.yaml", "plain.yaml", "--gateway", "infra/edge");
+    expect(code).toBe(0);
+    expect(kinds(objects)).toEqual(["HTTPRoute"]);
+    const route = objects[0] as { spec: { parentRefs: unknown[] } };
+    expect(route.spec.parentRefs).toEqual([{ name: "edge", namespace: "infra", sectionName: "http" }]);
+  });
+
+  test("a --gateway that is not NAMESPACE/NAME is refused with exit 2", async () => {
+    const { stderr, code } = await convertCli("plain.yaml", "--gateway", "edge");
+    expect(code).toBe(2);
+    expect(stderr).toContain('--gateway "edge" is not NAMESPACE/NAME');
+  });
+
+  test("the same input converts to the same text", async () => {
+    const a = await convertCli("service.yaml", "lossy.yaml", "plain.yaml");
+    const b = await convertCli("plain.yaml", "lossy.yaml", "service.yaml");
+    expect(b.stdout).toBe(a.stdout);
+  });
+});

@@ -1,0 +1,178 @@
+/**
+ * Model filters and redirects as HTTPRoute filters, for what Gatehouse's HTTPRoute translation
+ * (translate/gateway/httproute/filters.ts) turns back into the same model filter. Anything else is left
+ * out with the reason pushed to `lost`.
+ */
+import type { Filter, GatewayModel, HeaderEdits, PathModifier, RedirectAction } from "../model/index.ts";
+import { backendRefOf } from "./backend-refs.ts";
+
+type Json = Record<string, unknown>;
+
+/** `filters` as HTTPRoute filters (in order), leaving out (into `lost`) what has no counterpart. */
+export function convertFilters(
+  filters: readonly Filter[],
+  model: GatewayModel,
+  routeNamespace: string,
+  lost: string[],
+): Json[] {
+  const out: Json[] = [];
+  const seen = new Set<string>();
+  for (const f of filters) {
+    const converted = convertFilter(f, model, routeNamespace, lost);
+    if (converted === undefined) continue;
+    const type = converted.type as string;
+    if (type !== "RequestMirror" && seen.has(type)) {
+      lost.push(`a second ${type} filter (Gateway API allows one per rule)`);
+      continue;
+    }
+    seen.add(type);
+    out.push(converted);
+  }
+  return out;
+}
+
+function convertFilter(f: Filter, model: GatewayModel, ns: string, lost: string[]): Json | undefined {
+  switch (f.kind) {
+    case "RequestHeaderModifier":
+      return { type: f.kind, requestHeaderModifier: headerModifier(f.edits) };
+    case "ResponseHeaderModifier":
+      return { type: f.kind, responseHeaderModifier: headerModifier(f.edits) };
+    case "URLRewrite": {
+      if (f.hostname !== undefined && !isHostname(f.hostname)) {
+        lost.push(`the upstream Host ${JSON.stringify(f.hostname)} (a Gateway API hostname has no port)`);
+        if (!f.path) return undefined;
+        return convertFilter({ kind: "URLRewrite", path: f.path }, model, ns, lost);
+      }
+      const path = f.path ? pathModifier(f.path, "the upstream path rewrite", lost) : undefined;
+      if (f.path && path === undefined)
+        return f.hostname ? { type: f.kind, urlRewrite: { hostname: f.hostname } } : undefined;
+      return {
+        type: f.kind,
+        urlRewrite: { ...(f.hostname ? { hostname: f.hostname } : {}), ...(path ? { path } : {}) },
+      };
+    }
+    case "RequestMirror": {
+      if (f.backendId === undefined) {
+        const u = f.url;
+        lost.push(
+          `the request mirror to ${u ? `${u.scheme}://${u.hostname}:${u.port}${u.path}` : "a URL"} (Gateway API mirrors to Services only)`,
+        );
+        return undefined;
+      }
+      if (f.host !== undefined || f.body === false) {
+        lost.push("the request mirror's Host or body setting (mirror-host, mirror-request-body)");
+      }
+      const ref = backendRefOf(f.backendId, model, ns);
+      if (typeof ref === "string") {
+        lost.push(`the request mirror: ${ref}`);
+        return undefined;
+      }
+      return {
+        type: f.kind,
+        requestMirror: { backendRef: ref, ...(f.percent !== 100 ? { percent: f.percent } : {}) },
+      };
+    }
+    case "CORS": {
+      if (f.style === "IngressNginx")
+        lost.push(
+          "ingress-nginx's CORS behaviour (`*` sent with credentials, every OPTIONS answered, CORS headers on every response, `*` in an origin standing for one label): written as Gateway API's CORS filter, which differs in those points",
+        );
+      return {
+        type: "CORS",
+        cors: {
+          allowOrigins: [...f.allowOrigins],
+          ...(f.allowMethods.length > 0 ? { allowMethods: [...f.allowMethods] } : {}),
+          ...(f.allowHeaders.length > 0 ? { allowHeaders: [...f.allowHeaders] } : {}),
+          ...(f.exposeHeaders.length > 0 ? { exposeHeaders: [...f.exposeHeaders] } : {}),
+          ...(f.allowCredentials ? { allowCredentials: true } : {}),
+          maxAge: f.maxAgeSeconds,
+        },
+      };
+    }
+    case "ResponseRewrite":
+      lost.push(
+        "the rewrite of response Location/Refresh and Set-Cookie domains and paths (proxy-redirect-*, proxy-cookie-*)",
+      );
+      return undefined;
+  }
+}
+
+function headerModifier(e: HeaderEdits): Json {
+  return {
+    ...(e.set.length > 0 ? { set: e.set.map((h) => ({ name: h.name, value: h.value })) } : {}),
+    ...(e.add.length > 0 ? { add: e.add.map((h) => ({ name: h.name, value: h.value })) } : {}),
+    ...(e.remove.length > 0 ? { remove: [...e.remove] } : {}),
+  };
+}
+
+/** A path modifier Gateway API has (ReplaceFullPath, ReplacePrefixMatch), else undefined and a reason. */
+function pathModifier(p: PathModifier, what: string, lost: string[]): Json | undefined {
+  if (p.type === "ReplaceFullPath") return { type: p.type, replaceFullPath: p.value };
+  if (p.type === "ReplacePrefixMatch") return { type: p.type, replacePrefixMatch: p.value };
+  lost.push(
+    `${what} by regular expression (${JSON.stringify(p.pattern)} → ${JSON.stringify(p.value)}; Gateway API has no capture-group rewrite)`,
+  );
+  return undefined;
+}
+
+/** A redirect action as a RequestRedirect filter, leaving out (into `lost`) what it cannot say. */
+export function redirectFilter(r: RedirectAction, lost: string[]): Json {
+  if (r.location !== undefined) return locationFilter(r, r.location, lost);
+  if (r.stripTrailingSlash)
+    lost.push(
+      "the redirect dropping a trailing slash (ingress-nginx's ssl-redirect and www redirects do; Gateway API keeps the path)",
+    );
+  if (r.writeDefaultPort) lost.push("naming the default port in redirects (use-port-in-redirects)");
+  const path = r.path ? pathModifier(r.path, "the redirect path", lost) : undefined;
+  return {
+    type: "RequestRedirect",
+    requestRedirect: {
+      ...(r.scheme ? { scheme: r.scheme } : {}),
+      ...(r.hostname ? { hostname: r.hostname } : {}),
+      ...(r.port !== undefined ? { port: r.port } : {}),
+      ...(path ? { path } : {}),
+      statusCode: r.statusCode,
+    },
+  };
+}
+
+/**
+ * A literal Location (permanent-/temporal-redirect, app-root) as a RequestRedirect, where its shape has
+ * one: `<scheme>://<host>[:port]$request_uri` exactly (the request's path and query kept, as Gateway API
+ * does), or with a literal path (written as ReplaceFullPath; Gateway API keeps the query, nginx's `return`
+ * does not). `$scheme://$http_host` stands for the request's own scheme, host and port. Anything else is
+ * lost, and the redirect keeps the request's URL.
+ */
+function locationFilter(r: RedirectAction, location: string, lost: string[]): Json {
+  const m =
+    /^(?:(https?)|\$scheme):\/\/(?:([a-z0-9]([-a-z0-9.]*[a-z0-9])?)(?::([0-9]{1,5}))?|\$http_host)(.*)$/i.exec(
+      location,
+    );
+  const rest = m?.[5] ?? "";
+  const literalPath = /^\/[^$?#]*$/.test(rest);
+  if (!m || (rest !== "$request_uri" && !literalPath)) {
+    lost.push(
+      `the redirect to ${JSON.stringify(location)} (only <scheme>://<host>$request_uri or a literal URL has a Gateway API counterpart): written as a redirect to the request's own URL`,
+    );
+    return { type: "RequestRedirect", requestRedirect: { statusCode: r.statusCode } };
+  }
+  if (literalPath)
+    lost.push(`dropping the query in the redirect to ${JSON.stringify(location)} (Gateway API keeps it)`);
+  return {
+    type: "RequestRedirect",
+    requestRedirect: {
+      ...(m[1] ? { scheme: m[1].toLowerCase() } : {}),
+      ...(m[2] ? { hostname: m[2].toLowerCase() } : {}),
+      ...(m[4] ? { port: Number(m[4]) } : {}),
+      ...(literalPath ? { path: { type: "ReplaceFullPath", replaceFullPath: rest } } : {}),
+      statusCode: r.statusCode,
+    },
+  };
+}
+
+/** A host name URLRewrite takes: DNS labels, no port, no wildcard. */
+function isHostname(host: string): boolean {
+  return (
+    /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/i.test(host) && host.length <= 253
+  );
+}

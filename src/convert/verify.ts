@@ -1,0 +1,250 @@
+/**
+ * The proof convert runs on itself: the input without its Ingresses, plus what convert wrote (policies of
+ * the same name replaced), translated again; every host an Ingress served must then hold the same routes,
+ * in the same order, with the same matches, actions, filters, limits and guards (names and sources aside,
+ * which say where a route came from, not what it does); an `ssl-passthrough` host must reach the same
+ * backends. A host that differs is a finding.
+ */
+import type { GatewayModel, Listener, Route } from "../model/index.ts";
+import type { AuthPolicy } from "../sources/schema/auth-policy.ts";
+import type { Gateway, GatewayClass, HTTPRoute, ReferenceGrant } from "../sources/schema/gateway.ts";
+import type { RateLimitPolicy } from "../sources/schema/policies.ts";
+import type { TLSRoute } from "../sources/schema/tlsroute.ts";
+import type { ResourceSnapshot } from "../sources/snapshot.ts";
+import {
+  DEFAULT_HTTP_LISTENER,
+  DEFAULT_HTTPS_LISTENER,
+  DEFAULT_PASSTHROUGH_LISTENER,
+  gatewayListenerName,
+} from "../translate/common/names.ts";
+import { nameOf, namespaceOf } from "../translate/common/objects.ts";
+import { type TranslateOptions, translate } from "../translate/translate.ts";
+import type { Findings } from "./findings.ts";
+import type { GatewayPlan } from "./gateway.ts";
+import { CONVERTED_GATEWAY_CLASS } from "./names.ts";
+
+type Json = Record<string, unknown>;
+
+const EVERY_ADDRESS = ["0.0.0.0/0", "::/0"];
+
+export function verifyConversion(
+  snapshot: ResourceSnapshot,
+  options: Partial<TranslateOptions>,
+  model: GatewayModel,
+  objects: readonly Json[],
+  plan: GatewayPlan,
+  findings: Findings,
+  passthroughSections: ReadonlyMap<string, string>,
+): { hosts: number; same: number; skipped?: string } {
+  const controller = options.gatewayController ?? "gatehouse.dev/gateway-controller";
+  const after = snapshotAfter(snapshot, objects, controller);
+  if (!after.gateways.some((g) => namespaceOf(g) === plan.ref.namespace && nameOf(g) === plan.ref.name))
+    return {
+      hosts: 0,
+      same: 0,
+      skipped: `Gateway ${plan.ref.namespace}/${plan.ref.name} is not in the input`,
+    };
+  const converted = translate(after, options).model;
+  let hosts = 0;
+  let same = 0;
+  for (const listener of model.listeners) {
+    if (listener.name !== DEFAULT_HTTP_LISTENER && listener.name !== DEFAULT_HTTPS_LISTENER) continue;
+    for (const vh of listener.virtualHosts) {
+      const before = vh.routes.filter((r) => r.source.kind === "Ingress");
+      if (before.length === 0) continue;
+      const section = plan.sectionFor(listener, vh.hostname);
+      if (section === undefined) continue; // reported by httproutes.ts
+      hosts++;
+      const name = gatewayListenerName(plan.ref.namespace, plan.ref.name, section);
+      const target = converted.listeners.find((l) => l.name === name);
+      const now = target?.virtualHosts.find((v) => v.hostname === vh.hostname)?.routes ?? [];
+      const difference = firstDifference(before, now) ?? certificateDifference(listener, target, vh.hostname);
+      if (difference === undefined) {
+        same++;
+        continue;
+      }
+      for (const ingress of uniqueSources(before))
+        findings.add(
+          ingress,
+          `host ${vh.hostname} on ${listener.protocol} port ${listener.port}: the converted objects serve it differently: ${difference}`,
+        );
+    }
+  }
+  for (const listener of model.passthroughListeners ?? []) {
+    if (listener.name !== DEFAULT_PASSTHROUGH_LISTENER) continue;
+    for (const route of listener.routes) {
+      if (route.source.kind !== "Ingress") continue;
+      for (const { hostname } of route.hostnames) {
+        const section = passthroughSections.get(hostname);
+        if (section === undefined) continue; // reported by passthrough.ts
+        hosts++;
+        const name = gatewayListenerName(plan.ref.namespace, plan.ref.name, section);
+        const now = converted.passthroughListeners
+          ?.find((l) => l.name === name)
+          ?.routes.find((r) => r.hostnames.some((h) => h.hostname === hostname));
+        if (JSON.stringify(now?.backends) === JSON.stringify(route.backends)) same++;
+        else
+          findings.add(
+            route.source,
+            `ssl-passthrough host ${hostname}: the converted objects send it to ${shown(now?.backends)}, not ${shown(route.backends)}`,
+          );
+      }
+    }
+  }
+  return { hosts, same };
+}
+
+/** Whether the host is offered another certificate than the Ingress listener offered it; undefined: the same. */
+function certificateDifference(
+  before: Listener,
+  now: Listener | undefined,
+  host: string,
+): string | undefined {
+  if (before.protocol !== "HTTPS") return undefined;
+  const offered = (l: Listener | undefined) => {
+    const certs = l?.tls?.certificates ?? [];
+    const own = certs.find((c) =>
+      c.hostnames.some((h) => h === host || (h.startsWith("*.") && host.endsWith(h.slice(1)))),
+    );
+    const c = own ?? certs[0];
+    return c ? `Secret ${c.source.namespace}/${c.source.name}` : "no certificate";
+  };
+  const [was, is] = [offered(before), offered(now)];
+  return was === is ? undefined : `it is offered the certificate of ${is}, not ${was}`;
+}
+
+function uniqueSources(routes: readonly Route[]) {
+  const seen = new Map<string, Route["source"]>();
+  for (const r of routes) seen.set(`${r.source.namespace}/${r.source.name}`, r.source);
+  return [...seen.values()];
+}
+
+/**
+ * Where two route lists first differ, in words; undefined when they do the same: the same routes, and
+ * the same order between any two routes one request could match (the order of routes that can never
+ * match the same request, such as `/aaa` and `/ccc`, is no behaviour).
+ */
+function firstDifference(before: readonly Route[], now: readonly Route[]): string | undefined {
+  const keys = now.map((r) => JSON.stringify(behaviour(r)));
+  const position: number[] = [];
+  for (const [i, b] of before.entries()) {
+    const k = JSON.stringify(behaviour(b));
+    const j = keys.findIndex((key, n) => key === k && !position.includes(n));
+    if (j >= 0) {
+      position.push(j);
+      continue;
+    }
+    const path = (r: Route) => `${r.match.path.type} ${r.match.path.value}`;
+    const same = now.find((n, x) => !position.includes(x) && path(n) === path(b));
+    if (same === undefined)
+      return `route ${i + 1} (${describe(b)}) is served by no converted route of that path`;
+    const nb = behaviour(b);
+    const nn = behaviour(same);
+    const key = [...new Set([...Object.keys(nb), ...Object.keys(nn)])].find(
+      (f) => JSON.stringify(nb[f]) !== JSON.stringify(nn[f]),
+    );
+    return `route ${i + 1} (${describe(b)}) differs in ${key}: ${shown(nb[key ?? ""])} became ${shown(nn[key ?? ""])}`;
+  }
+  if (now.length > before.length)
+    return `${now.length - before.length} more route(s) are served, e.g. ${describe(now.find((_, x) => !position.includes(x)) as Route)}`;
+  for (let i = 0; i < before.length; i++)
+    for (let j = i + 1; j < before.length; j++)
+      if (
+        (position[i] as number) > (position[j] as number) &&
+        mayOverlap(before[i] as Route, before[j] as Route)
+      )
+        return `${describe(before[j] as Route)} now comes before ${describe(before[i] as Route)}`;
+  return undefined;
+}
+
+function shown(value: unknown): string {
+  const text = JSON.stringify(value) ?? "nothing";
+  return text.length > 160 ? `${text.slice(0, 157)}...` : text;
+}
+
+/** Whether one request could match both routes' paths (regular expressions: assumed so). */
+function mayOverlap(a: Route, b: Route): boolean {
+  const pa = a.match.path;
+  const pb = b.match.path;
+  if (pa.type === "RegularExpression" || pb.type === "RegularExpression") return true;
+  const within = (path: string, prefix: string) =>
+    prefix === "/" || path === prefix || path.startsWith(`${prefix}/`);
+  if (pa.type === "Exact" && pb.type === "Exact") return pa.value === pb.value;
+  if (pa.type === "Prefix" && pb.type === "Prefix")
+    return within(pa.value, pb.value) || within(pb.value, pa.value);
+  return pa.type === "Exact" ? within(pa.value, pb.value) : within(pb.value, pa.value);
+}
+
+function describe(r: Route): string {
+  const m = r.match;
+  const extra = [
+    m.method,
+    ...m.headers.map((h) => `header ${h.name}`),
+    ...m.queryParams.map((q) => `query ${q.name}`),
+  ];
+  return `${m.path.type} ${m.path.value}${extra.filter(Boolean).length > 0 ? ` with ${extra.filter(Boolean).join(", ")}` : ""}`;
+}
+
+/** What a route does, without what names its origin. */
+function behaviour(r: Route): Json {
+  const { name: _n, source: _s, ruleName: _r, auth, ipAccess, rateLimit, filters, ...rest } = r;
+  return {
+    ...rest,
+    // A redirect forwards nothing: a rewrite of what would be forwarded does nothing beside it.
+    filters: r.action.kind === "Redirect" ? filters.filter((f) => f.kind !== "URLRewrite") : filters,
+    // A policy that fails closed answers 401 whatever else it says, and why is not behaviour.
+    ...(auth
+      ? { auth: auth.failClosed !== undefined ? { failClosed: true } : { ...auth, policy: undefined } }
+      : {}),
+    // A list that could not be read refuses every address, as a deny list of every address does.
+    ...(ipAccess
+      ? {
+          ipAccess: ipAccess.map(({ source: _x, ...l }) =>
+            l.invalid !== undefined ? { allow: [], deny: EVERY_ADDRESS } : l,
+          ),
+        }
+      : {}),
+    ...(rateLimit
+      ? { rateLimit: { ...rateLimit, source: undefined, policy: undefined, bucket: undefined } }
+      : {}),
+  };
+}
+
+/** The snapshot as it is once the output is applied and the Ingresses are gone. */
+export function snapshotAfter(
+  snapshot: ResourceSnapshot,
+  objects: readonly Json[],
+  controller: string,
+): ResourceSnapshot {
+  const of = <T>(kind: string) => objects.filter((o) => o.kind === kind) as unknown as T[];
+  const key = (o: { metadata?: { name?: string; namespace?: string } }) => `${namespaceOf(o)}/${nameOf(o)}`;
+  const replaced = <T extends { metadata?: { name?: string; namespace?: string } }>(
+    old: readonly T[],
+    added: T[],
+  ) => {
+    const names = new Set(added.map(key));
+    return [...old.filter((o) => !names.has(key(o))), ...added];
+  };
+  const classes = snapshot.gatewayClasses.some((c) => nameOf(c) === CONVERTED_GATEWAY_CLASS)
+    ? snapshot.gatewayClasses
+    : [
+        ...snapshot.gatewayClasses,
+        {
+          apiVersion: "gateway.networking.k8s.io/v1",
+          kind: "GatewayClass",
+          metadata: { name: CONVERTED_GATEWAY_CLASS },
+          spec: { controllerName: controller },
+        } as GatewayClass,
+      ];
+  return {
+    ...snapshot,
+    ingresses: [],
+    gatewayClasses: classes,
+    gateways: replaced(snapshot.gateways, of<Gateway>("Gateway")),
+    httpRoutes: replaced(snapshot.httpRoutes, of<HTTPRoute>("HTTPRoute")),
+    tlsRoutes: replaced(snapshot.tlsRoutes, of<TLSRoute>("TLSRoute")),
+    referenceGrants: replaced(snapshot.referenceGrants, of<ReferenceGrant>("ReferenceGrant")),
+    authPolicies: replaced(snapshot.authPolicies, of<AuthPolicy>("AuthPolicy")),
+    rateLimitPolicies: replaced(snapshot.rateLimitPolicies, of<RateLimitPolicy>("RateLimitPolicy")),
+  };
+}
