@@ -3,7 +3,8 @@
  * (Redis, through --redis-url) cost, against the same request on a route with neither, in one gateway
  * process, rounds alternating. Every request carries the same Authorization header so the token rows
  * differ only by what the gateway does with it. Basic auth (a bcrypt user, ingress-nginx annotations) and
- * an API key send their own credential instead; an ingress-nginx allow list naming the client is the `ip list` row; basic+flood measures the valid user while wrong passwords
+ * an API key send their own credential instead; an ingress-nginx allow list naming the client is the `ip list` row;
+ * `forward auth` asks a service in this process on every request (`+cache`: once, auth-cache-key); basic+flood measures the valid user while wrong passwords
  * pour in (guards-credentials.ts). Redis commands per limited request come from
  * `INFO commandstats` before and after the limited runs.
  */
@@ -38,6 +39,9 @@ const hosts = {
   /** ingress-nginx allowlist-source-range naming the bench's loopback client, and one that refuses it. */
   listed: "listed.bench.test",
   unlisted: "unlisted.bench.test",
+  /** ingress-nginx auth-url to a service in the bench process; again with auth-cache-key (one check). */
+  forward: "forward.bench.test",
+  forwardCached: "forward-cached.bench.test",
 } as const;
 
 function ingress(name: string, host: string, annotations: Record<string, string> = {}) {
@@ -104,7 +108,18 @@ function authPolicy(name: string, target: string, extra: Record<string, unknown>
  * The folder: five Ingresses on one backend, two AuthPolicies with keys from a Secret, two limits, and the
  * basic-auth and API-key routes of `credentials` (guards-credentials.ts).
  */
-export function guardManifests(upstreamPort: number, jwks: unknown, credentials?: CredentialSetup): string {
+export function guardManifests(
+  upstreamPort: number,
+  jwks: unknown,
+  credentials?: CredentialSetup,
+  /** The forward-auth service's check URL; absent: no forward-auth routes. */
+  forwardAuth?: string,
+): string {
+  const forward = (extra: Record<string, string> = {}) => ({
+    "nginx.ingress.kubernetes.io/auth-url": forwardAuth ?? "",
+    "nginx.ingress.kubernetes.io/auth-response-headers": "X-Auth-Request-User",
+    ...extra,
+  });
   const docs = [
     {
       apiVersion: "networking.k8s.io/v1",
@@ -147,6 +162,19 @@ export function guardManifests(upstreamPort: number, jwks: unknown, credentials?
     }),
     rateLimitPolicy("never-reached", "limited", 1_000_000_000, "1s"),
     rateLimitPolicy("one-per-hour", "probe", 1, "1h"),
+    ...(forwardAuth === undefined
+      ? []
+      : [
+          ingress("forward", hosts.forward, forward()),
+          ingress(
+            "forward-cached",
+            hosts.forwardCached,
+            forward({
+              "nginx.ingress.kubernetes.io/auth-cache-key": "$http_authorization",
+              "nginx.ingress.kubernetes.io/auth-cache-duration": "200 10m",
+            }),
+          ),
+        ]),
     ...(credentials?.docs ?? []),
     ...(credentials?.ingresses ?? []).map(([name, host, annotations]) => ingress(name, host, annotations)),
   ];
@@ -174,9 +202,24 @@ export async function guardsSection(ctx: BenchContext): Promise<string> {
   await mkdir(dir, { recursive: true });
   const key = await testKey("ES256", "bench-1");
   const credentials = await credentialSetup(ns);
+  // The forward-auth service: admits everyone with a user header (the cost measured is the sub-request).
+  let checks = 0;
+  const authService = Bun.serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    fetch: () => {
+      checks++;
+      return new Response(null, { status: 200, headers: { "x-auth-request-user": "bench" } });
+    },
+  });
   await writeFile(
     join(dir, "guards.yaml"),
-    guardManifests(ctx.backendPort, { keys: [key.publicJwk] }, credentials),
+    guardManifests(
+      ctx.backendPort,
+      { keys: [key.publicJwk] },
+      credentials,
+      `http://127.0.0.1:${authService.port}/check`,
+    ),
   );
   const token = await signToken(key, { iss: issuer, aud: "bench", sub: "bench-user" });
   const redis = await procs.redis();
@@ -202,6 +245,9 @@ export async function guardsSection(ctx: BenchContext): Promise<string> {
     if ((await get(hosts.jwt)) !== 401) throw new Error("guards: the JWT route answers without a token");
     if ((await get(hosts.unlisted)) !== 403 || (await get(hosts.listed)) !== 200)
       throw new Error("guards: the client address lists are not checked");
+    const checked = checks;
+    if ((await get(hosts.forward)) !== 200 || checks !== checked + 1)
+      throw new Error("guards: the forward-auth route does not ask its service");
     if ((await get(hosts.jwt, auth)) !== 200) throw new Error("guards: the JWT route refuses a valid token");
     if ((await get(hosts.claims)) !== 401)
       throw new Error("guards: the claims route answers without a token");
@@ -237,6 +283,8 @@ export async function guardsSection(ctx: BenchContext): Promise<string> {
       { name: "basic", host: credentialHosts.basic, headers: credentials.basicHeaders },
       { name: "basic+flood", host: credentialHosts.basic, headers: credentials.basicHeaders, flood: true },
       { name: "api key", host: credentialHosts.apiKey, headers: credentials.keyHeaders },
+      { name: "forward auth", host: hosts.forward },
+      { name: "forward auth+cache", host: hosts.forwardCached },
     ];
     const floods: string[] = [];
     for (let r = 0; r < settings.rounds; r++) {
@@ -280,10 +328,14 @@ export async function guardsSection(ctx: BenchContext): Promise<string> {
       `basic auth under a flood of wrong passwords (64 loops in the bench process, answers per round: ${floods.join(" | ")}): valid user's p99 ${p99("basic+flood")} ms beside ${p99("basic")} ms without`,
     );
     out.push(
+      `forward auth: ${checks} checks answered by the service in the bench process (it shares the machine's cores with the gateway and wrk); cached → ${ratio("forward auth+cache").toFixed(2)}×, uncached → ${ratio("forward auth").toFixed(2)}×`,
+    );
+    out.push(
       `goals: basic ≥ 0.90× → ${ratio("basic").toFixed(2)}×; ip list → ${ratio("ip list").toFixed(2)}×; api key ≥ 0.90× → ${ratio("api key").toFixed(2)}×; jwt ≥ 0.90× → ${ratio("jwt").toFixed(2)}×; rate limit ≥ 0.90× → ${ratio("rate limit").toFixed(2)}×${limiterLive ? "" : " (limiter not active)"}; ≤ 1 redis command per request → ${per(scripts)}`,
     );
   } finally {
     await gw.stop();
+    await authService.stop(true);
   }
   return out.join("\n");
 }

@@ -16,8 +16,16 @@ import {
   credentialRefusal,
   withoutParam,
 } from "./credentials/credential-check.ts";
+import { EXTERNAL_IDENTITY, ForwardAuth } from "./forward-auth.ts";
 import type { Identity } from "./identity.ts";
-import { type KeyLookup, KeySetFetcher, type KeySetOptions, staticKeys } from "./jwks.ts";
+import {
+  fetcherKey,
+  fetcherKeys,
+  type KeyLookup,
+  KeySetFetcher,
+  type KeySetOptions,
+  staticKeys,
+} from "./jwks.ts";
 import { maxTokenLength, pickProvider, verifyJWT } from "./jwt.ts";
 import { cachedSession, handleOIDC, isOIDCPath, type OIDCContext } from "./oidc.ts";
 import type { AuthOutcome, RequestURL } from "./outcome.ts";
@@ -66,10 +74,13 @@ export class AuthEnforcer {
   private keyWatch: ReturnType<typeof setInterval> | undefined;
   /** Basic auth and API keys (credentials/). */
   readonly credentials: CredentialChecks;
+  /** Forward authentication (forward-auth.ts), asked after the route's other methods admit. */
+  readonly forward: ForwardAuth;
 
   constructor(private readonly opts: AuthEnforcerOptions = {}) {
     this.fetchFn = opts.fetch ?? fetch;
     this.credentials = new CredentialChecks(opts);
+    this.forward = new ForwardAuth(opts);
   }
 
   /** Start fetchers for the providers the model uses and stop the others. Caches of unchanged providers stay. */
@@ -215,6 +226,8 @@ export class AuthEnforcer {
         ? c.then((r) => this.afterCredential(auth, r, query))
         : this.afterCredential(auth, c, query);
     }
+    // Forward authentication alone: the service decides (request/guards.ts asks it next).
+    if (auth.external !== undefined) return this.grant(auth, EXTERNAL_IDENTITY, undefined);
     return this.refuse(unauthorized(realm), "missing_token");
   }
 
@@ -376,19 +389,4 @@ function signature(m: ReadonlyMap<string, string>): string {
     .map(([k, v]) => `${k}=${v}`)
     .sort()
     .join("\n");
-}
-
-function fetcherKey(issuer: string, jwksUrl: string | undefined): string {
-  return `${issuer}\n${jwksUrl ?? "discovery"}`;
-}
-
-/** The fetchers a route's auth uses (inline keys need none). */
-function fetcherKeys(auth: RouteAuth): string[] {
-  const keys: string[] = [];
-  for (const p of auth.jwt?.providers ?? []) {
-    if (p.keys.type === "RemoteJWKS") keys.push(fetcherKey(p.issuer, p.keys.url));
-    else if (p.keys.type === "Discovery") keys.push(fetcherKey(p.issuer, undefined));
-  }
-  if (auth.oidc !== undefined) keys.push(fetcherKey(auth.oidc.issuer, undefined));
-  return keys;
 }

@@ -16,9 +16,9 @@ export interface Identity {
   /**
    * How it was verified: a bearer JWT, an OIDC session cookie, a basic-auth user (`sub` is the user name)
    * or an API key (`sub` is the key's name); `address`: no credentials, the client's address was
-   * enough (`satisfy: Any`; `sub` is "").
+   * enough (`satisfy: Any`; `sub` is ""); `external`: only the forward-auth service decided (`sub` is "").
    */
-  readonly via: "jwt" | "oidc" | "basic" | "apiKey" | "address";
+  readonly via: "jwt" | "oidc" | "basic" | "apiKey" | "address" | "external";
   /** Every verified claim, deeply frozen. */
   readonly claims: Readonly<Record<string, unknown>>;
 }

@@ -12,6 +12,7 @@ import {
   type JSONWebKeySet,
   type JWSHeaderParameters,
 } from "jose";
+import type { RouteAuth } from "../model/index.ts";
 import { logger } from "../observability/logger.ts";
 
 const log = logger.child({ component: "auth-jwks" });
@@ -205,4 +206,20 @@ export function staticKeys(jwks: string): KeyLookup | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** One fetcher per issuer and key location, shared by every policy naming them. */
+export function fetcherKey(issuer: string, jwksUrl: string | undefined): string {
+  return `${issuer}\n${jwksUrl ?? "discovery"}`;
+}
+
+/** The fetchers a route's auth uses (inline keys need none). */
+export function fetcherKeys(auth: RouteAuth): string[] {
+  const keys: string[] = [];
+  for (const p of auth.jwt?.providers ?? []) {
+    if (p.keys.type === "RemoteJWKS") keys.push(fetcherKey(p.issuer, p.keys.url));
+    else if (p.keys.type === "Discovery") keys.push(fetcherKey(p.issuer, undefined));
+  }
+  if (auth.oidc !== undefined) keys.push(fetcherKey(auth.oidc.issuer, undefined));
+  return keys;
 }

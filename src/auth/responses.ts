@@ -16,7 +16,9 @@ export type AuthFailureReason =
   | "login_required"
   | "oidc_error"
   | "invalid_credentials"
-  | "verify_busy";
+  | "verify_busy"
+  | "external_denied"
+  | "external_error";
 
 function quoted(value: string): string {
   return `"${value.replace(/[\\"]/g, "\\$&")}"`;

@@ -7,7 +7,7 @@
  * rules by name. Guards that have no such field fail closed: a client certificate requirement becomes a
  * deny-every-address list (403), never an open route.
  */
-import type { IPAccessList, Route, RouteRateLimit, SourceRef } from "../model/index.ts";
+import type { ExternalAuth, IPAccessList, Route, RouteRateLimit, SourceRef } from "../model/index.ts";
 import { AUTH_SECRET, authSecretKey } from "../sources/nginx-references.ts";
 import type { ResourceSnapshot } from "../sources/snapshot.ts";
 import { annotationOf, nameOf, namespaceOf } from "../translate/common/objects.ts";
@@ -206,14 +206,19 @@ function madeAuthSpec(
     const secret = ing
       ? authSecretKey(annotationOf(ing, NGINX_PREFIX + AUTH_SECRET) ?? "", ingress.namespace)
       : undefined;
-    if (auth.failClosed === undefined && auth.basic && secret !== undefined && "key" in secret) {
-      const name = secret.key.slice(secret.key.indexOf("/") + 1);
-      const type = ing ? annotationOf(ing, `${NGINX_PREFIX}auth-secret-type`)?.trim() : undefined;
-      spec.basicAuth = {
-        secretRef: { name },
-        ...(type === "auth-map" ? { format: "Map" } : {}),
-        realm: auth.basic.realm,
-      };
+    const basicSecret = secret !== undefined && "key" in secret ? secret.key : undefined;
+    const usable = auth.basic === undefined || basicSecret !== undefined;
+    if (auth.failClosed === undefined && usable && (auth.basic || auth.external)) {
+      if (auth.basic && basicSecret !== undefined) {
+        const name = basicSecret.slice(basicSecret.indexOf("/") + 1);
+        const type = ing ? annotationOf(ing, `${NGINX_PREFIX}auth-secret-type`)?.trim() : undefined;
+        spec.basicAuth = {
+          secretRef: { name },
+          ...(type === "auth-map" ? { format: "Map" } : {}),
+          realm: auth.basic.realm,
+        };
+      }
+      if (auth.external) spec.externalAuth = externalAuthSpec(auth.external);
     } else {
       // No provider: the policy fails closed (401), as the Ingress's routes did.
       findings.add(
@@ -291,4 +296,31 @@ function keyText(k: RouteRateLimit["rules"][number]["keys"][number]): string {
     case "Route":
       return "route";
   }
+}
+
+/** The model's forward authentication as AuthPolicy `spec.externalAuth` (the same fields, defaults left out). */
+function externalAuthSpec(e: ExternalAuth): Json {
+  const durations = new Map<number, string[]>();
+  for (const [status, seconds] of Object.entries(e.cache?.seconds ?? {}))
+    durations.set(seconds, [...(durations.get(seconds) ?? []), status]);
+  return {
+    url: e.url,
+    ...(e.method !== undefined ? { method: e.method } : {}),
+    ...(e.signinURL !== undefined ? { signinURL: e.signinURL } : {}),
+    ...(e.signinRedirectParam !== "rd" ? { signinRedirectParam: e.signinRedirectParam } : {}),
+    ...(e.responseHeaders.length > 0 ? { responseHeaders: [...e.responseHeaders] } : {}),
+    ...(e.requestRedirect !== undefined ? { requestRedirect: e.requestRedirect } : {}),
+    ...(e.alwaysSetCookie ? { alwaysSetCookie: true } : {}),
+    timeoutMs: e.timeoutMs,
+    ...(e.cache !== undefined
+      ? {
+          cache: {
+            key: e.cache.key,
+            durations: [...durations]
+              .map(([seconds, statuses]) => `${statuses.join(" ")} ${seconds}s`)
+              .join(", "),
+          },
+        }
+      : {}),
+  };
 }

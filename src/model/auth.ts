@@ -22,6 +22,8 @@ export interface RouteAuth {
   readonly basic?: BasicAuth;
   /** API keys from Secrets, read from a header or a query parameter. */
   readonly apiKeys?: APIKeyAuth;
+  /** A sub-request to an authorization service decides (forward auth), after any credential check. */
+  readonly external?: ExternalAuth;
   /**
    * `Any` (ingress-nginx `satisfy: any`, AuthPolicy `satisfy: Any`): a client address that every allow list
    * of the route admits (at least one list has one, and no deny list names it) is served without
@@ -236,4 +238,40 @@ export interface APIKey {
   readonly name: string;
   /** SHA-256 of the key, base64. Redacted by `dumpModel`. */
   readonly keyDigest: string;
+}
+
+/**
+ * Forward authentication (ingress-nginx `auth-url` and friends, AuthPolicy `spec.externalAuth`): before the
+ * backend, a request without body to `url` carrying the client's headers and the original URL, method and
+ * address. 2xx admits (its `responseHeaders` copied onto the upstream request); 401 and 403 go back to the
+ * client (a 401 becomes a 302 to `signinURL` when set); anything else, a redirect included, and a timeout
+ * fail closed. Templates hold nginx variables (model/location-template.ts), filled per request.
+ */
+export interface ExternalAuth {
+  /** Absolute http(s) URL of the service; a template (AUTH_VARIABLES). */
+  readonly url: string;
+  /** The method sent; absent: the client's (ingress-nginx then adds X-Original-URI and X-Scheme too). */
+  readonly method?: string;
+  /** Where a 401 sends the browser (a template); `?<redirectParam>=<original URL>` is added unless present. */
+  readonly signinURL?: string;
+  /** Query parameter of the sign-in URL naming the page to return to (default `rd`). */
+  readonly signinRedirectParam: string;
+  /** Lower-case names copied from the service's 2xx answer onto the upstream request (a client's own removed). */
+  readonly responseHeaders: readonly string[];
+  /** X-Auth-Request-Redirect sent to the service (a template); absent: the request URI. */
+  readonly requestRedirect?: string;
+  /** Pass the service's Set-Cookie to the client on every answer, refusals included (default: admitted only). */
+  readonly alwaysSetCookie: boolean;
+  /** The whole sub-request, connection included. */
+  readonly timeoutMs: number;
+  /** Keep answers by a key for a while (ingress-nginx auth-cache-key / auth-cache-duration). */
+  readonly cache?: ExternalAuthCache;
+}
+
+/** Which of the service's answers are kept, by what key, for how long. */
+export interface ExternalAuthCache {
+  /** A template (AUTH_CACHE_VARIABLES), e.g. `$cookie__oauth2_proxy` or `$http_authorization`. */
+  readonly key: string;
+  /** Statuses kept, each for its own time (nginx `proxy_cache_valid`): status → seconds. */
+  readonly seconds: Readonly<Record<string, number>>;
 }

@@ -29,7 +29,20 @@ export const LOCATION_VARIABLES = [
   "is_args",
 ] as const;
 
-export type LocationVariable = (typeof LOCATION_VARIABLES)[number];
+/**
+ * What forward authentication's templates may use besides (model `ExternalAuth`): `escaped_request_uri`
+ * (the request URI with nginx's `set_escape_uri` escaping), and, in a cache key only, `remote_addr` (the
+ * client's address), `request_method`, and a request header or cookie (`$http_authorization`,
+ * `$cookie_session`: nginx's `http_` and `cookie_` families; `-` in a header name is written `_`).
+ */
+export const AUTH_VARIABLES = [...LOCATION_VARIABLES, "escaped_request_uri"] as const;
+export const AUTH_CACHE_VARIABLES = [...AUTH_VARIABLES, "remote_addr", "request_method"] as const;
+/** Name prefixes a cache key may use for a family of variables. */
+export const AUTH_CACHE_FAMILIES = ["http_", "cookie_"] as const;
+
+export type LocationVariable =
+  | (typeof AUTH_CACHE_VARIABLES)[number]
+  | `${(typeof AUTH_CACHE_FAMILIES)[number]}${string}`;
 
 /**
  * The variables a request mirror's target path may use (MirrorTarget.path): the request's own URI and
@@ -57,6 +70,7 @@ export type LocationParse =
 export function parseLocationTemplate(
   text: string,
   allowed: readonly LocationVariable[] = LOCATION_VARIABLES,
+  families: readonly string[] = [],
 ): LocationParse {
   const known: ReadonlySet<string> = new Set(allowed);
   const parts: LocationPart[] = [];
@@ -79,10 +93,11 @@ export function parseLocationTemplate(
       if (text.charCodeAt(end) !== 125) return { ok: false, message: `"\${${name}" is not closed with "}"` };
       end++;
     }
-    if (!known.has(name))
+    const family = families.find((f) => name.startsWith(f) && name.length > f.length);
+    if (!known.has(name) && family === undefined)
       return {
         ok: false,
-        message: `$${name} is not one of the variables Gatehouse fills (${allowed.map((v) => `$${v}`).join(", ")})`,
+        message: `$${name} is not one of the variables Gatehouse fills (${[...allowed.map((v) => `$${v}`), ...families.map((f) => `$${f}<name>`)].join(", ")})`,
       };
     if (literal !== "") parts.push({ text: literal });
     literal = "";

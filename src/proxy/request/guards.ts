@@ -114,10 +114,36 @@ export async function guarded(
         ? addressGrant(route.auth, url.query)
         : await guards.auth.check(route.auth, req, url);
     if (!outcome.ok) return outcome.response;
+    // Forward authentication last, on the client's own headers (before this request's edits).
+    const external = route.auth.external;
+    const forward =
+      external === undefined || outcome.identity.via === "address" || route.auth.failClosed !== undefined
+        ? undefined
+        : await guards.auth.forward.check(
+            external,
+            {
+              method: req.method,
+              scheme: table.scheme,
+              host: normaliseHost(req.headers.get("host")),
+              port: table.port,
+              path: target.path,
+              query: target.query,
+              clientIp: who().client,
+              headers: req.headers,
+            },
+            `${route.auth.policy.namespace}/${route.auth.policy.name}`,
+          );
+    if (forward?.ok === false) return forward.response;
     for (const name of outcome.removeHeaders) req.headers.delete(name);
     for (const [name, value] of outcome.setHeaders) req.headers.set(name, value);
+    if (forward !== undefined) {
+      for (const name of forward.removeHeaders) req.headers.delete(name);
+      for (const [name, value] of forward.setHeaders) req.headers.set(name, value);
+    }
     identity = outcome.identity;
-    responseHeaders = outcome.responseHeaders;
+    responseHeaders = forward
+      ? [...(outcome.responseHeaders ?? []), ...forward.responseHeaders]
+      : outcome.responseHeaders;
     if (outcome.query !== undefined) upstream = { path: target.path, query: outcome.query };
   }
   let limitHeaders: readonly (readonly [string, string])[] | undefined;

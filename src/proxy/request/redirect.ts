@@ -63,5 +63,8 @@ function variable(v: LocationVariable, i: RedirectInput): string {
       return i.query.slice(1);
     case "is_args":
       return i.query === "" ? "" : "?";
+    default:
+      // Forward authentication's variables: translation never lets a redirect name them.
+      return "";
   }
 }

@@ -1,6 +1,6 @@
 /**
  * Basic-auth user tables and API keys read from Secrets, for AuthPolicies (policies/auth-policy-credentials.ts)
- * and ingress-nginx's `auth-secret` (ingress/access/basic-auth.ts) alike. What makes a Secret unusable
+ * and ingress-nginx's `auth-secret` (ingress/access/authentication.ts) alike. What makes a Secret unusable
  * goes to `errors` (the caller fails closed); a bad line or key that leaves the others usable goes to
  * `warnings` (that user or key is refused, the others get in). Messages never quote a hash or a key.
  */

@@ -2,7 +2,7 @@
  * Never open for Ingress routes that are not served as their own: a canary's routes take the main
  * Ingress's settings, and a passed-through host is piped unopened, so neither can enforce an access
  * control asked for on that Ingress itself. This says which ones an Ingress asks for: the auth-policy
- * annotation, ingress-nginx `auth-type`, `limit-*` and `global-rate-limit*` annotations, the `*-source-range` address lists,
+ * annotation, ingress-nginx `auth-type`, `auth-url`, `limit-*` and `global-rate-limit*` annotations, the `*-source-range` address lists,
  * `auth-tls-secret`, and
  * AuthPolicies or RateLimitPolicies whose targetRefs name it.
  */
@@ -27,6 +27,8 @@ export function ownGuards(ingress: Ingress, snapshot: ResourceSnapshot): string[
   if (annotationOf(ingress, authPolicyAnnotation) !== undefined) out.push(authPolicyAnnotation);
   const basic = annotationOf(ingress, `${NGINX_PREFIX}auth-type`);
   if (basic !== undefined && basic.trim() !== "") out.push(`${NGINX_PREFIX}auth-type`);
+  const forward = annotationOf(ingress, `${NGINX_PREFIX}auth-url`);
+  if (forward !== undefined && forward.trim() !== "") out.push(`${NGINX_PREFIX}auth-url`);
   out.push(...rateLimitAnnotationKinds(ingress));
   out.push(...sourceRangeKeys(ingress));
   // Client certificates are a host's setting, which a canary cannot set (ingress-nginx skips it too).

@@ -13,6 +13,7 @@ import type {
 } from "../../model/index.ts";
 import type { Secret } from "../../sources/schema/core.ts";
 import { credentialMethods } from "./auth-policy-credentials.ts";
+import { policyExternalAuth } from "./auth-policy-external.ts";
 import { onlyIPLists, policyIPAccess } from "./auth-policy-ip.ts";
 import {
   type AuthPolicySpec,
@@ -56,13 +57,15 @@ export function buildRouteAuth(
   const oidc = spec.oidc ? oidcAuth(spec.oidc, policy.namespace, secrets, errors) : undefined;
   const realm = `${policy.namespace}/${policy.name}`;
   const credentials = credentialMethods(spec, policy.namespace, realm, secrets, errors, warnings);
-  const hasCredentials = credentials.basic !== undefined || credentials.apiKeys !== undefined;
+  const external = policyExternalAuth(spec, errors);
+  const hasCredentials =
+    credentials.basic !== undefined || credentials.apiKeys !== undefined || external !== undefined;
   policyIPAccess(policy, spec, errors);
   if (onlyIPLists(spec) && (spec.ipAllowList?.length ?? 0) + (spec.ipDenyList?.length ?? 0) === 0)
     errors.push("spec.ipAllowList and spec.ipDenyList are both empty: the policy asks for nothing");
   else if (providers.length === 0 && oidc === undefined && !hasCredentials && !onlyIPLists(spec))
     errors.push(
-      "the policy names no provider: set spec.jwt.providers, spec.oidc, spec.basicAuth or spec.apiKeyAuth",
+      "the policy names no provider: set spec.jwt.providers, spec.oidc, spec.basicAuth, spec.apiKeyAuth or spec.externalAuth",
     );
   const claimToHeaders: ClaimToHeader[] = [];
   for (const [i, c] of (spec.claimToHeaders ?? []).entries()) {
@@ -81,6 +84,7 @@ export function buildRouteAuth(
       : {}),
     ...(oidc ? { oidc } : {}),
     ...credentials,
+    ...(external !== undefined ? { external } : {}),
     ...(spec.satisfy === "Any" ? { satisfy: "Any" as const } : {}),
     authorization: {
       requiredScopes: spec.authorization?.requiredScopes ?? [],

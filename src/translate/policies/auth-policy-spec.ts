@@ -129,6 +129,24 @@ export const authPolicySpec = z
       })
       .strict()
       .optional(),
+    /** Forward authentication: a service decides (auth-policy-external.ts checks the values). */
+    externalAuth: z
+      .object({
+        url: str,
+        method: z.enum(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]).optional(),
+        signinURL: str.optional(),
+        signinRedirectParam: z
+          .string()
+          .regex(/^[A-Za-z0-9_.~-]+$/, "a query parameter name")
+          .optional(),
+        responseHeaders: z.array(headerName).max(32).optional(),
+        requestRedirect: str.optional(),
+        alwaysSetCookie: z.boolean().optional(),
+        timeoutMs: z.number().int().min(100).max(60_000).optional(),
+        cache: z.object({ key: str, durations: str.optional() }).strict().optional(),
+      })
+      .strict()
+      .optional(),
     /** `Any`: an address the allow lists admit needs no credentials (model `RouteAuth.satisfy`). */
     satisfy: z.enum(["All", "Any"]).optional(),
     /** Client address lists (auth-policy-ip.ts checks each entry, so a bad one names its index). */

@@ -19,7 +19,7 @@ import type { ObjectStatus } from "../../status/types.ts";
 import { arrayOf, creationMillis, nameOf, namespaceOf, sourceRef } from "../common/objects.ts";
 import { internalProblem, problem } from "../common/problems.ts";
 import { compareStrings } from "../common/sort.ts";
-import { ingressBasicAuths } from "../ingress/access/basic-auth.ts";
+import { ingressAuthentications } from "../ingress/access/authentication.ts";
 import { authPolicyAnnotations, missingAuthPolicyMessage } from "../ingress/annotations/auth-policy.ts";
 import type * as AuthPolicyBuild from "./auth-policy-build.ts";
 import { asksIPLists, onlyIPLists, policyIPAccess } from "./auth-policy-ip.ts";
@@ -120,8 +120,8 @@ export function applyAuthPolicies(
   const satisfy = new SatisfyAnyCheck(problems);
   for (const p of built) if (p.ipOnly && p.satisfyAny) satisfy.listsOnly(p.ref);
   const attached = attachPolicies(built, policyTargets(snapshot));
-  // ingress-nginx `auth-type: basic` (ingress/access/basic-auth.ts); an AuthPolicy that wins a route beats it.
-  const annotated = ingressBasicAuths(arrayOf(snapshot?.ingresses), secrets, problems);
+  // ingress-nginx `auth-type: basic`, `auth-url` (ingress/access/authentication.ts); an AuthPolicy that wins a route beats them.
+  const annotated = ingressAuthentications(arrayOf(snapshot?.ingresses), secrets, problems);
   const place = (listener: Parameters<typeof attached.policiesFor>[0], route: Route): Route => {
     const why =
       route.source.kind === "Ingress"

@@ -18,6 +18,15 @@ import { type AnnotationCase, caseManifests, sendCase, startScriptedBackend } fr
 /** Honoured annotations whose live tests live in other suites (the file says which). */
 const LIVE_ELSEWHERE: Readonly<Record<string, string>> = {
   "force-ssl-redirect": "test/integration/tls/tls.test.ts",
+  "auth-url": "test/integration/auth/forward-auth.test.ts",
+  "auth-method": "test/integration/auth/forward-auth.test.ts",
+  "auth-signin": "test/integration/auth/forward-auth.test.ts",
+  "auth-signin-redirect-param": "test/integration/auth/forward-auth.test.ts",
+  "auth-response-headers": "test/integration/auth/forward-auth.test.ts",
+  "auth-request-redirect": "test/integration/auth/forward-auth.test.ts",
+  "auth-cache-key": "test/integration/auth/forward-auth.test.ts",
+  "auth-cache-duration": "test/integration/auth/forward-auth.test.ts",
+  "auth-always-set-cookie": "test/integration/auth/forward-auth.test.ts",
   "auth-tls-secret": "test/integration/tls/ingress-client-certificates.test.ts",
   "auth-tls-verify-client": "test/integration/tls/ingress-client-certificates.test.ts",
   "auth-tls-verify-depth": "test/integration/tls/ingress-client-certificates.test.ts",

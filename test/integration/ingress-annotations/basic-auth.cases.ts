@@ -1,5 +1,5 @@
 /**
- * ingress-nginx's basic authentication (src/translate/ingress/access/basic-auth.ts): `auth-type: basic`
+ * ingress-nginx's basic authentication (src/translate/ingress/access/authentication.ts): `auth-type: basic`
  * with the users of `auth-secret`, as an htpasswd file (`auth-file`, key `auth`) or one entry per user
  * (`auth-map`), and `auth-realm` in the challenge. The Authorization header is not sent upstream (as
  * ingress-nginx clears it). Never open: digest, a missing Secret, a user whose line is bad.

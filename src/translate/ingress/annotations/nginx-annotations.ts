@@ -56,7 +56,7 @@ const guard = (note: string, off?: readonly string[]): AnnotationEntry => ({
 
 const snippet = "nginx configuration text is never run (configuration never becomes code in Gatehouse)";
 const affinity = "no session affinity: every request is balanced round-robin over the endpoints";
-const externalAuth = "external authentication (auth-url) is not enforced";
+const externalAuth = "not sent to the auth service: Gatehouse sets no extra headers on the auth sub-request";
 const buffering =
   "nginx's buffers have no counterpart: bodies stream with backpressure, request bodies up to --request-buffer-bytes are read whole first (docs/http.md)";
 const proxySSL = "the backend is spoken to in plain HTTP: no TLS, client certificate or verification";
@@ -81,28 +81,38 @@ export const NGINX_ANNOTATIONS: Readonly<Record<string, AnnotationEntry>> = {
   "app-root": honoured(
     "a request for exactly / on each of the Ingress's hosts answers 302 to this path on the same host, ahead of every path of the host (the query is not kept, as nginx's return)",
   ),
-  "auth-always-set-cookie": guard(externalAuth),
-  "auth-cache-duration": guard(externalAuth),
-  "auth-cache-key": guard(externalAuth),
-  "auth-keepalive": guard(externalAuth),
-  "auth-keepalive-requests": guard(externalAuth),
-  "auth-keepalive-share-vars": guard(externalAuth),
-  "auth-keepalive-timeout": guard(externalAuth),
-  "auth-method": guard(externalAuth),
+  "auth-always-set-cookie": honoured(
+    "the service's Set-Cookie reaches the client on refusals too (default: on admitted answers and the sign-in redirect only, as nginx's add_header without `always`); not a boolean: reported, false",
+  ),
+  "auth-cache-duration": honoured(
+    "nginx proxy_cache_valid lines, comma-separated (`200 202 401 5m`, the default; a line without statuses keeps 200/301/302); times in s, m, h, d; another form is reported and the default used",
+  ),
+  "auth-cache-key": honoured(
+    "answers of the auth service are kept per key (a template: $http_<name>, $cookie_<name>, $remote_addr, $request_method, $host, $request_uri …) for auth-cache-duration, in each gateway process (at most 10,000 keys); a key that does not parse is reported and nothing is kept",
+  ),
+  "auth-keepalive": tuning("connections to the auth service are kept alive by Gatehouse's HTTP client whatever this says"),
+  "auth-keepalive-requests": tuning("connections to the auth service are kept alive by Gatehouse's HTTP client whatever this says"),
+  "auth-keepalive-share-vars": tuning("nginx variables are not shared with the auth sub-request here; it carries the headers listed in docs/auth.md"),
+  "auth-keepalive-timeout": tuning("connections to the auth service are kept alive by Gatehouse's HTTP client whatever this says"),
+  "auth-method": honoured("the method sent to the auth service (then X-Original-URI and X-Scheme are sent too); absent: the client's; not an HTTP method: every path answers 401"),
   "auth-proxy-set-headers": guard(externalAuth),
   "auth-realm": honoured(
     'the realm of the `WWW-Authenticate: Basic` challenge ("" when absent, as nginx\'s); one with control characters is refused and "" used',
   ),
-  "auth-request-redirect": guard(externalAuth),
-  "auth-response-headers": guard(externalAuth),
+  "auth-request-redirect": honoured("the X-Auth-Request-Redirect header sent to the auth service (a template; default the request URI)"),
+  "auth-response-headers": honouredGuard(
+    "these headers of the service's 2xx answer are set on the upstream request, a client's own copies removed whether the service sent one or not; a name outside [A-Za-z0-9_-] or one that frames the connection (Host, Content-Length, Connection…) makes every path answer 401",
+  ),
   "auth-secret": honoured(
     "the Secret (`name` or `namespace/name`, the Ingress's namespace only, as ingress-nginx without allow-cross-namespace-resources) whose users auth-type basic checks; read again when it changes; missing or with no usable user: every path answers 401",
   ),
   "auth-secret-type": honoured(
     "`auth-file` (default: an htpasswd text under the key `auth`) or `auth-map` (each key a user, each value its hash); hashes bcrypt ($2y$/$2a$/$2b$), $apr1$, {SHA} and {SSHA}; a line of another scheme (crypt, plain) or malformed is reported and that user refused, the others served; another value: every path answers 401",
   ),
-  "auth-signin": guard(externalAuth),
-  "auth-signin-redirect-param": guard(externalAuth),
+  "auth-signin": honoured(
+    "a 401 from the auth service becomes a 302 here, with `rd=<scheme>://<host><escaped request URI>` unless the URL names that parameter already, and the service's Set-Cookie; a URL that does not parse is reported and the 401 passed on",
+  ),
+  "auth-signin-redirect-param": honoured("the query parameter auth-signin names the original URL in (default `rd`)"),
   "auth-snippet": refused(snippet, true),
   "auth-tls-error-page": honouredGuard(
     "a client refused for its certificate (the two 400s) gets a 302 to this URL or path (ingress-nginx's syntax; no @named locations; a path is redirected to, not served internally as nginx's error_page does); a bad value is reported and the 400s stay",
@@ -128,7 +138,9 @@ export const NGINX_ANNOTATIONS: Readonly<Record<string, AnnotationEntry>> = {
     "`basic`: users of auth-secret checked on both fronts (bcrypt verified off the event loop, results cached briefly, on at most half the cores at once with 16 queued, then 503), the Authorization header removed upstream as ingress-nginx does; `digest` and other values are refused and every path answers 401 (never open); an AuthPolicy that wins the route replaces it",
     [""],
   ),
-  "auth-url": guard(externalAuth),
+  "auth-url": honouredGuard(
+    "forward authentication on both fronts (such routes leave the raw front's fast path): a request without body to the service with the client's headers, X-Original-URL/-Method, X-Real-IP, X-Forwarded-For, X-Auth-Request-Redirect; 2xx admits, 401 and 403 go to the client, any other answer, a redirect or no answer within 5 s is 503 (ingress-nginx: 500), never the backend; an AuthPolicy that wins the route replaces it; a URL that does not parse: every path answers 401",
+  ),
   "backend-protocol": notYet(
     "the backend is spoken to in HTTP/1.1 (a Service port's appProtocol selects h2c or WebSocket); HTTPS, GRPC, GRPCS, FCGI and AJP backends are not supported",
     ["http"],

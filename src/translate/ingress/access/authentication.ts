@@ -1,12 +1,17 @@
 /**
- * ingress-nginx's basic authentication (internal/ingress/annotations/auth): `auth-type: basic` with the
- * users of `auth-secret` (`[<namespace>/]<name>`, the Ingress's namespace only), read as
- * `auth-secret-type: auth-file` (default; the htpasswd text under the key `auth`) or `auth-map` (one entry
- * per user, the value its hash), and `auth-realm` as the challenge's realm ("" when absent, as nginx's
- * `auth_basic ""`). Applied with the AuthPolicies (policies/auth-policy.ts), where the Secrets are: the
- * Ingress's routes get a `RouteAuth` whose source is the Ingress. Never open: `digest` (which needs
- * nginx's digest module) and anything that cannot be enforced as written make the routes answer 401,
- * with a problem naming the annotation; a bad htpasswd line refuses that user only (warning).
+ * An Ingress's authentication from ingress-nginx's annotations, applied with the AuthPolicies
+ * (policies/auth-policy.ts, where the Secrets are): the routes get one `RouteAuth` whose source is the
+ * Ingress, holding
+ * - basic authentication (internal/ingress/annotations/auth): `auth-type: basic` with the users of
+ *   `auth-secret` (`[<namespace>/]<name>`, the Ingress's namespace only), read as `auth-secret-type:
+ *   auth-file` (default; the htpasswd text under the key `auth`) or `auth-map` (one entry per user, the
+ *   value its hash), and `auth-realm` as the challenge's realm ("" when absent, as nginx's `auth_basic ""`);
+ * - forward authentication, `auth-url` and friends (external-auth.ts), checked after the password when
+ *   both are set, as nginx's access phase runs them under `satisfy all`;
+ * - `satisfy: any`, the address lists standing in for both.
+ * Never open: `digest` (which needs nginx's digest module) and anything that cannot be enforced as written
+ * make the routes answer 401, with a problem naming the annotation; a bad htpasswd line refuses that user
+ * only (warning).
  */
 import type { Problem, RouteAuth, SourceRef } from "../../../model/index.ts";
 import { AUTH_SECRET, authSecretKey } from "../../../sources/nginx-references.ts";
@@ -15,6 +20,7 @@ import { basicUsers, type SecretIndex, type UserTableFormat } from "../../common
 import { annotationOf } from "../../common/objects.ts";
 import { problem } from "../../common/problems.ts";
 import { NGINX_PREFIX } from "../annotations/nginx-annotations.ts";
+import { EXTERNAL_AUTH_ANNOTATIONS, externalAuthOf } from "./external-auth.ts";
 
 export const BASIC_AUTH_ANNOTATIONS = ["auth-type", "auth-secret", "auth-secret-type", "auth-realm"] as const;
 /** `any`: the Ingress's allow lists stand in for credentials (model `RouteAuth.satisfy`). */
@@ -22,16 +28,18 @@ const SATISFY = "satisfy";
 
 const formats: Readonly<Record<string, UserTableFormat>> = { "auth-file": "File", "auth-map": "Map" };
 
-/** True when the Ingress carries any of the four annotations or `satisfy` (so gets a RouteAuth or a problem). */
-export function asksForBasicAuth(ing: Ingress): boolean {
-  return [...BASIC_AUTH_ANNOTATIONS, SATISFY].some((n) => annotationOf(ing, NGINX_PREFIX + n) !== undefined);
+const ASKING = [...BASIC_AUTH_ANNOTATIONS, ...EXTERNAL_AUTH_ANNOTATIONS, SATISFY];
+
+/** True when the Ingress carries any authentication annotation (so gets a RouteAuth or a problem). */
+export function asksForAuthentication(ing: Ingress): boolean {
+  return ASKING.some((n) => annotationOf(ing, NGINX_PREFIX + n) !== undefined);
 }
 
 /**
  * The RouteAuth the Ingress's annotations ask for (undefined: none; a stray auth-secret without auth-type
  * is reported), its problems pushed to `problems`.
  */
-export function ingressBasicAuth(
+export function ingressAuthentication(
   ing: Ingress,
   ref: SourceRef,
   secrets: SecretIndex,
@@ -46,21 +54,45 @@ export function ingressBasicAuth(
         `annotation ${NGINX_PREFIX}${name} ${JSON.stringify(value.slice(0, 120))}: ${why}`,
       ),
     );
+  const errors: string[] = [];
+  const external = externalAuthOf({
+    raw,
+    bad(name, value, why, closed) {
+      bad(name, value, why);
+      if (closed) errors.push(`${name}: ${why}`);
+    },
+    notApplied(names, why) {
+      const list = names.map((n) => NGINX_PREFIX + n).join(", ");
+      problems.push(
+        problem(ref, "AnnotationNotApplied", `annotation ${list}: ${why}; not applied`, "warning"),
+      );
+    },
+  });
   const type = raw("auth-type");
   if (type === undefined || type.trim() === "") {
-    const stray = [...BASIC_AUTH_ANNOTATIONS.slice(1), SATISFY].filter((n) => raw(n) !== undefined);
+    const stray = [...BASIC_AUTH_ANNOTATIONS.slice(1), ...(external ? [] : [SATISFY])].filter(
+      (n) => raw(n) !== undefined,
+    );
     if (stray.length > 0)
       problems.push(
         problem(
           ref,
           "AnnotationNotApplied",
-          `annotation ${stray.map((n) => NGINX_PREFIX + n).join(", ")}: no ${NGINX_PREFIX}auth-type asks for authentication; not applied`,
+          `annotation ${stray.map((n) => NGINX_PREFIX + n).join(", ")}: no ${NGINX_PREFIX}auth-type asks for ${external ? "basic authentication" : "authentication"}; not applied`,
           "warning",
         ),
       );
-    return undefined;
+    if (external === undefined) return undefined;
+    const satisfy = satisfyOf(raw(SATISFY), bad);
+    return {
+      policy: ref,
+      ...(errors.length > 0 ? { failClosed: errors.join("; ") } : {}),
+      external,
+      ...(satisfy === "Any" ? { satisfy } : {}),
+      authorization: { requiredScopes: [], requiredClaims: [] },
+      claimToHeaders: [],
+    };
   }
-  const errors: string[] = [];
   const warnings: string[] = [];
   const t = type.trim();
   if (t === "digest") {
@@ -105,6 +137,7 @@ export function ingressBasicAuth(
     policy: ref,
     ...(errors.length > 0 ? { failClosed: errors.join("; ") } : {}),
     basic: { realm: realmOk ? realmText : "", users },
+    ...(external !== undefined ? { external } : {}),
     ...(satisfy === "Any" ? { satisfy } : {}),
     authorization: { requiredScopes: [], requiredClaims: [] },
     claimToHeaders: [],
@@ -126,7 +159,7 @@ function satisfyOf(
 }
 
 /** Each asking Ingress's RouteAuth, built when its first route is met (so Ingresses of other classes stay quiet). */
-export interface IngressBasicAuths {
+export interface IngressAuthentications {
   /** The RouteAuth for routes of this Ingress; undefined: it asks for none. */
   authFor(ingress: SourceRef): RouteAuth | undefined;
   /** An AuthPolicy won the Ingress's routes: its annotations are not applied (reported once). */
@@ -134,14 +167,14 @@ export interface IngressBasicAuths {
 }
 
 /** undefined when no Ingress carries the annotations (the common case: routes are not walked for them). */
-export function ingressBasicAuths(
+export function ingressAuthentications(
   ingresses: readonly (Ingress | undefined)[],
   secrets: SecretIndex,
   problems: Problem[],
-): IngressBasicAuths | undefined {
+): IngressAuthentications | undefined {
   const asking = new Map<string, Ingress>();
   for (const ing of ingresses)
-    if (ing?.metadata && asksForBasicAuth(ing))
+    if (ing?.metadata && asksForAuthentication(ing))
       asking.set(`${ing.metadata.namespace ?? "default"}/${ing.metadata.name}`, ing);
   if (asking.size === 0) return undefined;
   const built = new Map<string, RouteAuth | undefined>();
@@ -151,7 +184,7 @@ export function ingressBasicAuths(
       const key = `${ingress.namespace}/${ingress.name}`;
       if (built.has(key)) return built.get(key);
       const ing = asking.get(key);
-      const auth = ing === undefined ? undefined : ingressBasicAuth(ing, ingress, secrets, problems);
+      const auth = ing === undefined ? undefined : ingressAuthentication(ing, ingress, secrets, problems);
       built.set(key, auth);
       return auth;
     },
@@ -160,7 +193,7 @@ export function ingressBasicAuths(
       if (told.has(key) || !asking.has(key)) return;
       told.add(key);
       const ing = asking.get(key);
-      const set = [...BASIC_AUTH_ANNOTATIONS, SATISFY].filter(
+      const set = ASKING.filter(
         (n) => ing !== undefined && annotationOf(ing, NGINX_PREFIX + n) !== undefined,
       );
       const message = `annotation ${set.map((n) => NGINX_PREFIX + n).join(", ")}: AuthPolicy ${policy.namespace}/${policy.name} authenticates this Ingress's routes instead${set.includes(SATISFY) ? " (with its own spec.satisfy)" : ""}; the annotations are not applied`;
