@@ -19,6 +19,9 @@ export const translationFlags = [
   "gateway-address-pool",
   "enable-ssl-passthrough",
   "global-allowed-response-headers",
+  "global-auth-url",
+  "global-auth-signin",
+  "global-auth-response-headers",
 ] as const;
 
 type TranslationConfig = Pick<ServeConfig, (typeof translationFlags)[number]>;
@@ -41,6 +44,9 @@ export const translationDefaults: TranslationConfig = {
   "gateway-address-pool": undefined,
   "enable-ssl-passthrough": false,
   "global-allowed-response-headers": [],
+  "global-auth-url": undefined,
+  "global-auth-signin": undefined,
+  "global-auth-response-headers": undefined,
 };
 
 export function translateOptionsOf(
@@ -63,5 +69,19 @@ export function translateOptionsOf(
     gatewayAddressPool: config["gateway-address-pool"],
     enableSslPassthrough: config["enable-ssl-passthrough"],
     allowedResponseHeaders: config["global-allowed-response-headers"],
+    globalAuth: globalAuthOf(config),
+  };
+}
+
+/** The global-auth flags as the annotations they stand for (undefined: no global authentication). */
+function globalAuthOf(config: TranslationConfig): TranslateOptions["globalAuth"] {
+  const url = config["global-auth-url"];
+  if (url === undefined) return undefined;
+  const signin = config["global-auth-signin"];
+  const headers = config["global-auth-response-headers"];
+  return {
+    "auth-url": url,
+    ...(signin !== undefined ? { "auth-signin": signin } : {}),
+    ...(headers !== undefined ? { "auth-response-headers": headers } : {}),
   };
 }

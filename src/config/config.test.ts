@@ -56,6 +56,30 @@ describe("parseServeConfig", () => {
       /--proxy-protocol-from: "lb" is not a CIDR/,
     );
   });
+  test("--global-auth-*: an absolute http(s) URL template and header names, refused at start otherwise", () => {
+    const c = parseServeConfig(
+      [
+        "--dir",
+        "x",
+        "--global-auth-url",
+        "https://$host/oauth2/auth",
+        "--global-auth-response-headers",
+        "X-User",
+      ],
+      {},
+    );
+    expect([c["global-auth-url"], c["global-auth-response-headers"]]).toEqual([
+      "https://$host/oauth2/auth",
+      "X-User",
+    ]);
+    const flag = (name: string, v: string) => () => parseServeConfig(["--dir", "x", `--${name}`, v], {});
+    expect(flag("global-auth-url", "auth.svc/check")).toThrow(/--global-auth-url: not an absolute URL/);
+    expect(flag("global-auth-signin", "https://$nope/x")).toThrow(/--global-auth-signin: \$nope/);
+    expect(flag("global-auth-response-headers", "X-User, Connection")).toThrow(
+      /"Connection" cannot be copied/,
+    );
+  });
+
   test("--global-allowed-response-headers: a comma-separated list, empty by default; bad names refused", () => {
     expect(parseServeConfig(["--dir", "x"], {})["global-allowed-response-headers"]).toEqual([]);
     const c = parseServeConfig(["--dir", "x", "--global-allowed-response-headers", " X-A, X_B,,"], {});

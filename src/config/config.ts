@@ -1,10 +1,12 @@
 import { parseArgs } from "node:util";
 import { z } from "zod";
 import { customHeaderNameProblem } from "../model/http-syntax.ts";
+import { AUTH_VARIABLES } from "../model/location-template.ts";
 import type { ProxyProtocolListeners } from "../proxy/client/proxy-preamble.ts";
 import { proxyProtocolRefusal } from "../proxy/listeners/front-settings.ts";
 import { parseCidr } from "../ratelimit/cidr.ts";
 import { parseRedisUrl } from "../ratelimit/redis-url.ts";
+import { forbiddenResponseHeader, templateProblem } from "../translate/ingress/access/external-auth.ts";
 
 /**
  * Flags of `gatehouse serve`. Every flag can also come from `GATEHOUSE_<NAME>` in the environment
@@ -98,6 +100,21 @@ const serveFlags = z
           const why = customHeaderNameProblem(n);
           if (why !== undefined) ctx.addIssue({ code: "custom", message: why });
         }
+      }),
+    /**
+     * ingress-nginx's `global-auth-url`, `global-auth-signin` and `global-auth-response-headers`: forward
+     * authentication for every Ingress without an auth-url of its own (`enable-global-auth: "false"` opts
+     * one out; docs/ingress.md). Checked as the annotations are, refused here rather than per Ingress.
+     */
+    "global-auth-url": globalAuthTemplate(true),
+    "global-auth-signin": globalAuthTemplate(true),
+    "global-auth-response-headers": z
+      .string()
+      .optional()
+      .superRefine((v, ctx) => {
+        for (const n of (v ?? "").split(",").map((x) => x.trim()))
+          if (n !== "" && (!/^[A-Za-z0-9_-]+$/.test(n) || forbiddenResponseHeader(n.toLowerCase())))
+            ctx.addIssue({ code: "custom", message: `"${n}" cannot be copied onto a request` });
       }),
     /** GatewayClasses with this `spec.controllerName` are ours. */
     "gateway-controller": z.string().min(1).default("gatehouse.dev/gateway-controller"),
@@ -212,6 +229,18 @@ const booleanFlags = new Set([
   "allow-unenforced-annotations",
   "read-only",
 ]);
+
+/** An absolute http(s) URL that may hold nginx variables (the auth-url annotation's syntax). */
+function globalAuthTemplate(url: boolean) {
+  return z
+    .string()
+    .min(1)
+    .optional()
+    .superRefine((v, ctx) => {
+      const why = v === undefined ? undefined : templateProblem(v, AUTH_VARIABLES, url);
+      if (why !== undefined) ctx.addIssue({ code: "custom", message: why });
+    });
+}
 
 /** The CLI options table derived from the schema, so flags and schema cannot drift apart. */
 function optionsTable() {

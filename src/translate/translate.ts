@@ -45,6 +45,12 @@ export interface TranslateOptions {
   /** Response header names an Ingress's `custom-headers` ConfigMap may set (`--global-allowed-response-headers`,
    * ingress-nginx's `global-allowed-response-headers`); empty: none. */
   readonly allowedResponseHeaders: readonly string[];
+  /**
+   * `--global-auth-*` as the `auth-*` annotations they stand for (`auth-url`, `auth-signin`,
+   * `auth-response-headers`): every Ingress without an auth-url of its own uses them, unless it sets
+   * `enable-global-auth: "false"` (ingress/access/authentication.ts). Undefined: none.
+   */
+  readonly globalAuth: Readonly<Record<string, string>> | undefined;
 }
 
 export const defaultTranslateOptions: TranslateOptions = {
@@ -62,6 +68,7 @@ export const defaultTranslateOptions: TranslateOptions = {
   gatewayAddressPool: undefined,
   enableSslPassthrough: false,
   allowedResponseHeaders: [],
+  globalAuth: undefined,
 };
 
 export interface TranslateResult {
@@ -126,7 +133,7 @@ function translateSnapshot(snapshot: ResourceSnapshot, opts: TranslateOptions): 
       : {}),
   };
   // 5. AuthPolicies
-  const auth = applyAuthPolicies(model, snapshot, opts.gatewayController);
+  const auth = applyAuthPolicies(model, snapshot, opts.gatewayController, opts.globalAuth);
   // 6. RateLimitPolicies
   const limits = applyRateLimitPolicies(auth.model, snapshot, opts.gatewayController);
   // 7. ssl-redirect

@@ -65,6 +65,8 @@ export function applyAuthPolicies(
   model: GatewayModel,
   snapshot: ResourceSnapshot,
   controllerName: string,
+  /** `--global-auth-*` (TranslateOptions.globalAuth). */
+  globalAuth?: Readonly<Record<string, string>>,
 ): AuthPolicyTranslation {
   const problems: Problem[] = [];
   const secrets = new Map<string, Secret>();
@@ -121,7 +123,7 @@ export function applyAuthPolicies(
   for (const p of built) if (p.ipOnly && p.satisfyAny) satisfy.listsOnly(p.ref);
   const attached = attachPolicies(built, policyTargets(snapshot));
   // ingress-nginx `auth-type: basic`, `auth-url` (ingress/access/authentication.ts); an AuthPolicy that wins a route beats them.
-  const annotated = ingressAuthentications(arrayOf(snapshot?.ingresses), secrets, problems);
+  const annotated = ingressAuthentications(arrayOf(snapshot?.ingresses), secrets, problems, globalAuth);
   const place = (listener: Parameters<typeof attached.policiesFor>[0], route: Route): Route => {
     const why =
       route.source.kind === "Ingress"

@@ -73,7 +73,7 @@ ${ingress("app", "/app", {
   "auth-url": `${auth}/check`,
   "auth-cache-key": "$cookie_session",
   "auth-cache-duration": "200 202 1m, 401 1s",
-})}${ingress("slow", "/slow", {})}${policy("slow", { url: `${auth}/slow`, timeoutMs: 300 })}${ingress("cached", "/cached", {})}${policy("cached", { url: `${auth}/check`, responseHeaders: ["X-Auth-Request-User"], cache: { key: "$cookie_session", durations: "200 1m" } })}`;
+})}${ingress("global", "/global", {})}${ingress("public", "/public", { "enable-global-auth": "false" })}${ingress("global", "/global", {})}${ingress("public", "/public", { "enable-global-auth": "false" })}${ingress("slow", "/slow", {})}${policy("slow", { url: `${auth}/slow`, timeoutMs: 300 })}${ingress("cached", "/cached", {})}${policy("cached", { url: `${auth}/check`, responseHeaders: ["X-Auth-Request-User"], cache: { key: "$cookie_session", durations: "200 1m" } })}`;
 }
 
 forEachFront("forward authentication", (front) => {
@@ -90,7 +90,12 @@ forEachFront("forward authentication", (front) => {
     await writeFile(join(dir, "all.yaml"), manifests(echo.port, auth.url, await freePort()));
     const t = await startTestGateway(
       ["--dir", dir],
-      ["--front", front, "--log-level", "error", "--access-log-sample", "0"],
+      ["--front", front, "--log-level", "error", "--access-log-sample", "0"].concat([
+        "--global-auth-url",
+        `${auth.url}/check`,
+        "--global-auth-signin",
+        `${auth.url}/login`,
+      ]),
     );
     gw = t.gw;
     base = `http://127.0.0.1:${t.port}`;
@@ -199,6 +204,15 @@ forEachFront("forward authentication", (front) => {
     }
     // A different cookie is a different key: checked, refused, and not mistaken for the kept one.
     expect((await get("/kept/x", { cookie: "session=forged" })).status).toBe(401);
+  });
+
+  test('--global-auth-url guards an Ingress without auth-url; enable-global-auth "false" opts out', async () => {
+    const guarded = await get("/global/x");
+    expect(guarded.status).toBe(302);
+    expect(guarded.headers.get("location")).toStartWith(`${auth.url}/login?rd=`);
+    const open = await get("/public/x");
+    expect(open.status).toBe(200);
+    await open.arrayBuffer();
   });
 
   test("the failure matrix: refusals pass, everything else is 503, the backend sees nothing", async () => {

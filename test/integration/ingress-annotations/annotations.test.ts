@@ -27,6 +27,7 @@ const LIVE_ELSEWHERE: Readonly<Record<string, string>> = {
   "auth-cache-key": "test/integration/auth/forward-auth.test.ts",
   "auth-cache-duration": "test/integration/auth/forward-auth.test.ts",
   "auth-always-set-cookie": "test/integration/auth/forward-auth.test.ts",
+  "enable-global-auth": "test/integration/auth/forward-auth.test.ts",
   "auth-tls-secret": "test/integration/tls/ingress-client-certificates.test.ts",
   "auth-tls-verify-client": "test/integration/tls/ingress-client-certificates.test.ts",
   "auth-tls-verify-depth": "test/integration/tls/ingress-client-certificates.test.ts",

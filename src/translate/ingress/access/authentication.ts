@@ -29,10 +29,39 @@ const SATISFY = "satisfy";
 const formats: Readonly<Record<string, UserTableFormat>> = { "auth-file": "File", "auth-map": "Map" };
 
 const ASKING = [...BASIC_AUTH_ANNOTATIONS, ...EXTERNAL_AUTH_ANNOTATIONS, SATISFY];
+const EXTERNAL_AUTH_SET: ReadonlySet<string> = new Set(EXTERNAL_AUTH_ANNOTATIONS);
+const ENABLE_GLOBAL_AUTH = "enable-global-auth";
+/** Paths global authentication never guards, as ingress-nginx's `no-auth-locations` default. */
+const NO_AUTH_PREFIX = "/.well-known/acme-challenge";
 
-/** True when the Ingress carries any authentication annotation (so gets a RouteAuth or a problem). */
-export function asksForAuthentication(ing: Ingress): boolean {
-  return ASKING.some((n) => annotationOf(ing, NGINX_PREFIX + n) !== undefined);
+/**
+ * The global settings when they apply to `ing`: it sets no auth-url of its own, does not opt out with
+ * `enable-global-auth: "false"`, and is not an ACME HTTP-01 solver (every path under
+ * /.well-known/acme-challenge, as cert-manager writes them: certificates must still be issuable).
+ */
+function usesGlobalAuth(
+  ing: Ingress,
+  globalAuth: Readonly<Record<string, string>> | undefined,
+): Readonly<Record<string, string>> | undefined {
+  if (globalAuth === undefined) return undefined;
+  if ((annotationOf(ing, `${NGINX_PREFIX}auth-url`)?.trim() ?? "") !== "") return undefined;
+  if (
+    annotationOf(ing, NGINX_PREFIX + ENABLE_GLOBAL_AUTH)
+      ?.trim()
+      .toLowerCase() === "false"
+  )
+    return undefined;
+  const paths = (ing.spec?.rules ?? []).flatMap((r) => r?.http?.paths ?? []).map((p) => p?.path ?? "");
+  if (paths.length > 0 && paths.every((p) => p.startsWith(NO_AUTH_PREFIX))) return undefined;
+  return globalAuth;
+}
+
+/** True when the Ingress carries any authentication annotation or global auth applies (a RouteAuth or a problem). */
+export function asksForAuthentication(ing: Ingress, globalAuth?: Readonly<Record<string, string>>): boolean {
+  return (
+    ASKING.some((n) => annotationOf(ing, NGINX_PREFIX + n) !== undefined) ||
+    usesGlobalAuth(ing, globalAuth) !== undefined
+  );
 }
 
 /**
@@ -44,8 +73,10 @@ export function ingressAuthentication(
   ref: SourceRef,
   secrets: SecretIndex,
   problems: Problem[],
+  globalAuth?: Readonly<Record<string, string>>,
 ): RouteAuth | undefined {
   const raw = (name: string) => annotationOf(ing, NGINX_PREFIX + name);
+  const global = usesGlobalAuth(ing, globalAuth);
   const bad = (name: string, value: string, why: string) =>
     problems.push(
       problem(
@@ -56,7 +87,8 @@ export function ingressAuthentication(
     );
   const errors: string[] = [];
   const external = externalAuthOf({
-    raw,
+    // The global settings stand in for the Ingress's own auth-* (as ingress-nginx's global-auth-* do).
+    raw: global === undefined ? raw : (name) => (EXTERNAL_AUTH_SET.has(name) ? global[name] : raw(name)),
     bad(name, value, why, closed) {
       bad(name, value, why);
       if (closed) errors.push(`${name}: ${why}`);
@@ -171,10 +203,11 @@ export function ingressAuthentications(
   ingresses: readonly (Ingress | undefined)[],
   secrets: SecretIndex,
   problems: Problem[],
+  globalAuth?: Readonly<Record<string, string>>,
 ): IngressAuthentications | undefined {
   const asking = new Map<string, Ingress>();
   for (const ing of ingresses)
-    if (ing?.metadata && asksForAuthentication(ing))
+    if (ing?.metadata && asksForAuthentication(ing, globalAuth))
       asking.set(`${ing.metadata.namespace ?? "default"}/${ing.metadata.name}`, ing);
   if (asking.size === 0) return undefined;
   const built = new Map<string, RouteAuth | undefined>();
@@ -184,7 +217,8 @@ export function ingressAuthentications(
       const key = `${ingress.namespace}/${ingress.name}`;
       if (built.has(key)) return built.get(key);
       const ing = asking.get(key);
-      const auth = ing === undefined ? undefined : ingressAuthentication(ing, ingress, secrets, problems);
+      const auth =
+        ing === undefined ? undefined : ingressAuthentication(ing, ingress, secrets, problems, globalAuth);
       built.set(key, auth);
       return auth;
     },
@@ -196,7 +230,9 @@ export function ingressAuthentications(
       const set = ASKING.filter(
         (n) => ing !== undefined && annotationOf(ing, NGINX_PREFIX + n) !== undefined,
       );
-      const message = `annotation ${set.map((n) => NGINX_PREFIX + n).join(", ")}: AuthPolicy ${policy.namespace}/${policy.name} authenticates this Ingress's routes instead${set.includes(SATISFY) ? " (with its own spec.satisfy)" : ""}; the annotations are not applied`;
+      const what =
+        set.length > 0 ? `annotation ${set.map((n) => NGINX_PREFIX + n).join(", ")}` : "--global-auth-url";
+      const message = `${what}: AuthPolicy ${policy.namespace}/${policy.name} authenticates this Ingress's routes instead${set.includes(SATISFY) ? " (with its own spec.satisfy)" : ""}; not applied`;
       problems.push(problem(ingress, "AnnotationSuperseded", message, "warning"));
     },
   };

@@ -90,16 +90,28 @@ export const NGINX_ANNOTATIONS: Readonly<Record<string, AnnotationEntry>> = {
   "auth-cache-key": honoured(
     "answers of the auth service are kept per key (a template: $http_<name>, $cookie_<name>, $remote_addr, $request_method, $host, $request_uri …) for auth-cache-duration, in each gateway process (at most 10,000 keys); a key that does not parse is reported and nothing is kept",
   ),
-  "auth-keepalive": tuning("connections to the auth service are kept alive by Gatehouse's HTTP client whatever this says"),
-  "auth-keepalive-requests": tuning("connections to the auth service are kept alive by Gatehouse's HTTP client whatever this says"),
-  "auth-keepalive-share-vars": tuning("nginx variables are not shared with the auth sub-request here; it carries the headers listed in docs/auth.md"),
-  "auth-keepalive-timeout": tuning("connections to the auth service are kept alive by Gatehouse's HTTP client whatever this says"),
-  "auth-method": honoured("the method sent to the auth service (then X-Original-URI and X-Scheme are sent too); absent: the client's; not an HTTP method: every path answers 401"),
+  "auth-keepalive": tuning(
+    "connections to the auth service are kept alive by Gatehouse's HTTP client whatever this says",
+  ),
+  "auth-keepalive-requests": tuning(
+    "connections to the auth service are kept alive by Gatehouse's HTTP client whatever this says",
+  ),
+  "auth-keepalive-share-vars": tuning(
+    "nginx variables are not shared with the auth sub-request here; it carries the headers listed in docs/auth.md",
+  ),
+  "auth-keepalive-timeout": tuning(
+    "connections to the auth service are kept alive by Gatehouse's HTTP client whatever this says",
+  ),
+  "auth-method": honoured(
+    "the method sent to the auth service (then X-Original-URI and X-Scheme are sent too); absent: the client's; not an HTTP method: every path answers 401",
+  ),
   "auth-proxy-set-headers": guard(externalAuth),
   "auth-realm": honoured(
     'the realm of the `WWW-Authenticate: Basic` challenge ("" when absent, as nginx\'s); one with control characters is refused and "" used',
   ),
-  "auth-request-redirect": honoured("the X-Auth-Request-Redirect header sent to the auth service (a template; default the request URI)"),
+  "auth-request-redirect": honoured(
+    "the X-Auth-Request-Redirect header sent to the auth service (a template; default the request URI)",
+  ),
   "auth-response-headers": honouredGuard(
     "these headers of the service's 2xx answer are set on the upstream request, a client's own copies removed whether the service sent one or not; a name outside [A-Za-z0-9_-] or one that frames the connection (Host, Content-Length, Connection…) makes every path answer 401",
   ),
@@ -112,7 +124,9 @@ export const NGINX_ANNOTATIONS: Readonly<Record<string, AnnotationEntry>> = {
   "auth-signin": honoured(
     "a 401 from the auth service becomes a 302 here, with `rd=<scheme>://<host><escaped request URI>` unless the URL names that parameter already, and the service's Set-Cookie; a URL that does not parse is reported and the 401 passed on",
   ),
-  "auth-signin-redirect-param": honoured("the query parameter auth-signin names the original URL in (default `rd`)"),
+  "auth-signin-redirect-param": honoured(
+    "the query parameter auth-signin names the original URL in (default `rd`)",
+  ),
   "auth-snippet": refused(snippet, true),
   "auth-tls-error-page": honouredGuard(
     "a client refused for its certificate (the two 400s) gets a 302 to this URL or path (ingress-nginx's syntax; no @named locations; a path is redirected to, not served internally as nginx's error_page does); a bad value is reported and the 400s stay",
@@ -201,7 +215,9 @@ export const NGINX_ANNOTATIONS: Readonly<Record<string, AnnotationEntry>> = {
   "enable-cors": honoured(
     "true: every OPTIONS from an allowed origin is answered 204 by the gateway and responses to it carry the CORS headers; without it the cors-* annotations do nothing",
   ),
-  "enable-global-auth": notYet("not read: Gatehouse has no global external authentication"),
+  "enable-global-auth": honoured(
+    '`"false"`: the Ingress is not guarded by --global-auth-url (ingress-nginx\'s global-auth-url); anything else asks for nothing more (an Ingress with its own auth-url uses that, an ACME HTTP-01 solver Ingress is never guarded)',
+  ),
   "enable-influxdb": notYet(removed(noInflux), ["false"]),
   "enable-modsecurity": guard(waf, ["false"]),
   "enable-opentelemetry": notYet(tracing, ["false"]),
