@@ -1,10 +1,11 @@
 /**
  * Forward authentication (model `ExternalAuth`; ingress-nginx `auth-url`, AuthPolicy `spec.externalAuth`):
  * one request without body to the service per client request (or a kept answer), as ingress-nginx's
- * `auth_request` location sends it: the client's headers (hop-by-hop, framing, Host and X-Forwarded-Proto
- * left out), `X-Original-URL`, `X-Original-Method`, `X-Real-IP`, `X-Forwarded-For` (the client address,
- * never a chain the client wrote), `X-Auth-Request-Redirect`, `X-Sent-From`; with a fixed method also
- * `X-Original-URI` and `X-Scheme`. The answer decides:
+ * `auth_request` location sends it: the client's headers (hop-by-hop, framing, Host and the client's own
+ * forwarding headers left out), `X-Original-URL`, `X-Original-Method`, `X-Real-IP`, `X-Forwarded-For` (the
+ * client address, never a chain the client wrote), `X-Auth-Request-Redirect`, `X-Sent-From`; with a fixed
+ * method also `X-Original-URI` and `X-Scheme`; and, as Traefik's forwardAuth sends them,
+ * `X-Forwarded-Proto`, `-Host`, `-Uri` and `-Method`. The answer decides:
  * - 2xx: admitted; `responseHeaders` are copied onto the upstream request (a client's own copies removed
  *   first, whether the service sent one or not), the service's Set-Cookie goes to the client;
  * - 401: 401 with the service's WWW-Authenticate, or a 302 to the sign-in URL with `rd` (ingress-nginx's
@@ -73,8 +74,14 @@ const notForwarded = new Set([
   "content-length",
   "expect",
   "host",
+  // Set below from what the gateway knows, never passed on from the client: services trust them.
+  "forwarded",
   "x-forwarded-proto",
   "x-forwarded-for",
+  "x-forwarded-host",
+  "x-forwarded-port",
+  "x-forwarded-uri",
+  "x-forwarded-method",
   "x-real-ip",
 ]);
 
@@ -245,6 +252,11 @@ function serviceHeaders(
   out.set("x-real-ip", input.clientIp);
   out.set("x-forwarded-for", input.clientIp);
   out.set("x-auth-request-redirect", c.redirect ? fillLocation(c.redirect, vars) : requestURI);
+  // Traefik's forwardAuth set, which Authelia's and oauth2-proxy's forward-auth endpoints read too.
+  out.set("x-forwarded-proto", input.scheme);
+  out.set("x-forwarded-host", httpHost(input));
+  out.set("x-forwarded-uri", requestURI);
+  out.set("x-forwarded-method", input.method);
   if (ext.method !== undefined) {
     out.set("x-original-uri", requestURI);
     out.set("x-scheme", input.scheme);

@@ -132,6 +132,10 @@ forEachFront("forward authentication", (front) => {
       expect(check?.headers["x-original-method"]).toBe("GET");
       expect(check?.headers["x-forwarded-for"]).toBe("127.0.0.1");
       expect(check?.headers["content-length"]).toBeUndefined();
+      expect([check?.headers["x-forwarded-host"], check?.headers["x-forwarded-uri"]]).toEqual([
+        `${HOST}:${port}`,
+        "/app/page?x=1&y=a%20b",
+      ]);
     });
 
     test("signing in sets the cookie; then the backend is served with the service's identity, not the client's", async () => {
@@ -144,13 +148,18 @@ forEachFront("forward authentication", (front) => {
         cookie,
         "x-auth-request-user": "mallory",
         "x-forwarded-for": "6.6.6.6",
+        "x-forwarded-host": "admin.internal",
+        forwarded: "host=admin.internal",
       });
       expect(res.status).toBe(200);
       const seen = await echoed(res);
       expect(seen.headers["X-Auth-Request-User"]).toEqual(["alice"]);
       expect(seen.headers["X-Auth-Request-Email"]).toEqual(["alice@example.com"]);
-      // The service was told the client's address, never the chain the client wrote.
-      expect(auth.seen.at(-1)?.headers["x-forwarded-for"]).toBe("127.0.0.1");
+      // The service was told the client's address and the host routed, never what the client wrote.
+      const check = auth.seen.at(-1);
+      expect(check?.headers["x-forwarded-for"]).toBe("127.0.0.1");
+      expect(check?.headers["x-forwarded-host"]).toBe(`${HOST}:${new URL(base).port}`);
+      expect(check?.headers.forwarded).toBeUndefined();
     });
 
     test("signed out, and with an expired session: sent to sign in again", async () => {
