@@ -38,6 +38,13 @@ class HeadLookup implements HeaderLookup {
   }
 }
 
+/** The head's fields as Headers (repeated fields appended in order). */
+function headersOf(head: RequestHead): Headers {
+  const out = new Headers();
+  for (let i = 0; i < head.fieldCount; i++) out.append(head.rawName(i), head.value(i));
+  return out;
+}
+
 export function dispatch(conn: ClientSide, head: RequestHead): Exchange | undefined {
   const state = conn.state0;
   const observer = state.settings.observer;
@@ -76,6 +83,9 @@ export function dispatch(conn: ClientSide, head: RequestHead): Exchange | undefi
         method: head.method,
         host,
         headers: lookup,
+        headerList: () => headersOf(head),
+        scheme: state.table.scheme,
+        port: state.table.port,
         clientIp: conn.clientIp,
         peer: conn.origin.peer,
         forwardedForBarred: conn.origin.viaProxyHeader,

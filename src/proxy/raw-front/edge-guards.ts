@@ -35,6 +35,11 @@ export interface GuardInput {
   /** The host routing chose the route by, normalised (an absolute-form target's authority, else Host). */
   readonly host: string;
   readonly headers: HeadReader;
+  /** Every field of the head, for forward authentication (built only when a route asks for it). */
+  readonly headerList: () => Headers;
+  /** The listener's scheme and port (forward authentication's X-Original-URL). */
+  readonly scheme: "http" | "https";
+  readonly port: number;
   /** The client (`--trusted-proxies` applied) and the connection's peer (client-origin.ts). */
   readonly clientIp: string;
   readonly peer: string;
@@ -153,6 +158,50 @@ function authStep(input: GuardInput, byAddress: boolean): GuardResult | Promise<
 function afterAuth(input: GuardInput, outcome: AuthOutcome): GuardResult | Promise<GuardResult> {
   try {
     if (!outcome.ok) return { ok: false, response: outcome.response };
+    const auth = input.route.auth;
+    const forward = input.guards?.auth?.forward;
+    if (auth?.external === undefined || outcome.identity.via === "address" || auth.failClosed !== undefined)
+      return admitted(input, outcome);
+    // The route's other methods admitted: the service decides last, on the client's own headers.
+    if (forward === undefined)
+      return missingEngine(input, "route requires authentication but no enforcer runs");
+    const asked = forward.check(
+      auth.external,
+      {
+        method: input.method,
+        scheme: input.scheme,
+        host: input.host,
+        port: input.port,
+        path: input.target.path,
+        query: input.target.query,
+        clientIp: input.clientIp,
+        headers: input.headerList(),
+      },
+      `${auth.policy.namespace}/${auth.policy.name}`,
+    );
+    return asked.then(
+      (f) =>
+        f.ok
+          ? admitted(input, {
+              ...outcome,
+              removeHeaders: [...outcome.removeHeaders, ...f.removeHeaders],
+              setHeaders: [...outcome.setHeaders, ...f.setHeaders],
+              responseHeaders: [...(outcome.responseHeaders ?? []), ...f.responseHeaders],
+            })
+          : { ok: false, response: f.response },
+      (e) => thrown(input, e),
+    );
+  } catch (err) {
+    return thrown(input, err);
+  }
+}
+
+/** Admitted by authentication: its header edits, then the rate limit. */
+function admitted(
+  input: GuardInput,
+  outcome: AuthOutcome & { ok: true },
+): GuardResult | Promise<GuardResult> {
+  try {
     const claims = claimStepsOf(outcome);
     const next = limitStep(input, outcome, claims.request, claims.edit);
     const query = outcome.query;

@@ -36,8 +36,6 @@ function decide(route: CompiledRoute): boolean {
     if (route.cors) return false;
     const auth = route.auth;
     if (auth !== undefined && auth.oidc !== undefined && auth.failClosed === undefined) return false;
-    // Forward authentication needs the whole request (every header) and a sub-request: the app's path.
-    if (auth?.external !== undefined && auth.failClosed === undefined) return false;
   }
   return a.choices.every(
     (c) =>

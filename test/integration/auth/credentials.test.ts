@@ -77,6 +77,18 @@ const testModel = (port: number) =>
             forwardTo("app"),
             anyOf("denied", ["127.0.0.0/8"], ["127.0.0.1"]),
           ),
+          route("forward", match("/forward"), forwardTo("app"), {
+            auth: {
+              ...base("forward"),
+              external: {
+                url: "http://127.0.0.1:1/check",
+                signinRedirectParam: "rd",
+                responseHeaders: [],
+                alwaysSetCookie: false,
+                timeoutMs: 1000,
+              },
+            },
+          }),
         ]),
       ]),
     ],
@@ -85,7 +97,7 @@ const testModel = (port: number) =>
 
 const basic = (user: string, pw: string) => `Basic ${Buffer.from(`${user}:${pw}`).toString("base64")}`;
 
-test("basic-auth, API-key and satisfy-Any routes stay on the raw front's fast path", () => {
+test("basic-auth, API-key, satisfy-Any and forward-auth routes stay on the raw front's fast path", () => {
   const table = compile(testModel(1));
   const routes = table.listeners[0]?.hosts.exact.get("app.test")?.routes ?? [];
   expect(routes.map((r) => [r.name, isFastRoute(r)])).toEqual([
@@ -94,6 +106,7 @@ test("basic-auth, API-key and satisfy-Any routes stay on the raw front's fast pa
     ["inside", true],
     ["outside", true],
     ["denied", true],
+    ["forward", true],
   ]);
 });
 

@@ -162,6 +162,24 @@ forEachFront("forward authentication", (front) => {
       expect(check?.headers.forwarded).toBeUndefined();
     });
 
+    test("a request body waits for the service's answer and then reaches the backend whole", async () => {
+      const login = await fetch(`${auth.url}/login`, { redirect: "manual" });
+      const fresh = (login.headers.get("set-cookie") ?? "").split(";")[0] ?? "";
+      const body = "x".repeat(200_000);
+      const res = await fetch(`${base}/app/upload`, {
+        method: "POST",
+        headers: { host: HOST, cookie: fresh },
+        body,
+        redirect: "manual",
+      });
+      expect(res.status).toBe(200);
+      const seen = await echoed(res);
+      expect(seen.headers["Content-Length"]).toEqual(["200000"]);
+      // The service got the method, not the body.
+      const check = auth.seen.at(-1);
+      expect([check?.method, check?.headers["content-length"] ?? "0"]).toEqual(["POST", "0"]);
+    });
+
     test("signed out, and with an expired session: sent to sign in again", async () => {
       await fetch(`${auth.url}/logout`, { headers: { cookie } });
       expect((await get("/app/page", { cookie })).status).toBe(302);

@@ -153,7 +153,7 @@ export const NGINX_ANNOTATIONS: Readonly<Record<string, AnnotationEntry>> = {
     [""],
   ),
   "auth-url": honouredGuard(
-    "forward authentication on both fronts (such routes leave the raw front's fast path): a request without body to the service with the client's headers, X-Original-URL/-Method, X-Real-IP, X-Forwarded-For, X-Auth-Request-Redirect; 2xx admits, 401 and 403 go to the client, any other answer, a redirect or no answer within 5 s is 503 (ingress-nginx: 500), never the backend; an AuthPolicy that wins the route replaces it; a URL that does not parse: every path answers 401",
+    "forward authentication on both fronts (such routes stay on the raw front's fast path): a request without body to the service with the client's headers, X-Original-URL/-Method, X-Real-IP, X-Forwarded-For, X-Auth-Request-Redirect; 2xx admits, 401 and 403 go to the client, any other answer, a redirect or no answer within 5 s is 503 (ingress-nginx: 500), never the backend; an AuthPolicy that wins the route replaces it; a URL that does not parse: every path answers 401",
   ),
   "backend-protocol": notYet(
     "the backend is spoken to in HTTP/1.1 (a Service port's appProtocol selects h2c or WebSocket); HTTPS, GRPC, GRPCS, FCGI and AJP backends are not supported",
