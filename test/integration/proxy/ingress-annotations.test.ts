@@ -1,6 +1,6 @@
 /**
  * Never open, on the wire: an Ingress asking for access controls Gatehouse does not enforce
- * (`enable-modsecurity`, `auth-url`) answers 403 with a problem+json body to an
+ * (`enable-modsecurity`, `limit-connections`) answers 403 with a problem+json body to an
  * anonymous client at 127.0.0.1, on every path and on both fronts, and its backend sees nothing; an
  * Ingress beside it is served. `--allow-unenforced-annotations` serves it open, as the operator asked.
  */
@@ -17,7 +17,7 @@ import { startTestGateway } from "../../helpers/test-gateway.ts";
 
 const guarded: Record<string, string> = {
   "nginx.ingress.kubernetes.io/enable-modsecurity": "true",
-  "nginx.ingress.kubernetes.io/auth-url": "http://auth.shop.svc/check",
+  "nginx.ingress.kubernetes.io/limit-connections": "5",
 };
 
 function manifests(port: number): string {
@@ -86,7 +86,7 @@ forEachFront("an Ingress with access controls Gatehouse does not enforce", (fron
       const body = (await res.json()) as { status: number; detail: string };
       expect(body.status).toBe(403);
       expect(body.detail).toContain("nginx.ingress.kubernetes.io/enable-modsecurity");
-      expect(body.detail).toContain("nginx.ingress.kubernetes.io/auth-url");
+      expect(body.detail).toContain("nginx.ingress.kubernetes.io/limit-connections");
     }
     expect(echo.requests).toBe(before);
     const open = await get(port, "open.test");
