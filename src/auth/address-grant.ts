@@ -28,7 +28,12 @@ export function addressGrant(auth: RouteAuth, query: string): Granted {
     outcome = Object.freeze({
       ok: true as const,
       identity: ADDRESS,
-      removeHeaders: Object.freeze([...auth.claimToHeaders.map((c) => c.header), ...extra.remove]),
+      // The names forward authentication would set too: nginx clears them when the service is not asked.
+      removeHeaders: Object.freeze([
+        ...auth.claimToHeaders.map((c) => c.header),
+        ...extra.remove,
+        ...(auth.external?.responseHeaders ?? []),
+      ]),
       setHeaders: Object.freeze([]),
     });
     granted.set(auth, outcome);

@@ -227,7 +227,13 @@ export class AuthEnforcer {
         : this.afterCredential(auth, c, query);
     }
     // Forward authentication alone: the service decides (request/guards.ts asks it next).
-    if (auth.external !== undefined) return this.grant(auth, EXTERNAL_IDENTITY, undefined);
+    if (
+      auth.external !== undefined &&
+      jwt === undefined &&
+      auth.basic === undefined &&
+      auth.apiKeys === undefined
+    )
+      return this.grant(auth, EXTERNAL_IDENTITY, undefined);
     return this.refuse(unauthorized(realm), "missing_token");
   }
 

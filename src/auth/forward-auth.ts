@@ -37,6 +37,8 @@ export const EXTERNAL_IDENTITY: Identity = identityFromClaims({}, "external");
 
 /** What the request path knows of the client's request. */
 export interface ForwardAuthInput {
+  /** The route's name: answers are kept per route, as nginx keeps them per location. */
+  readonly route: string;
   readonly method: string;
   readonly scheme: "http" | "https";
   /** The host routing used, normalised (no port). */
@@ -82,6 +84,11 @@ const notForwarded = new Set([
   "x-forwarded-port",
   "x-forwarded-uri",
   "x-forwarded-method",
+  "x-forwarded-scheme",
+  "x-forwarded-prefix",
+  "x-forwarded-server",
+  "x-original-uri",
+  "x-scheme",
   "x-real-ip",
 ]);
 
@@ -94,12 +101,15 @@ interface Kept {
   readonly untilMs: number;
 }
 
-/** Sub-requests in flight at most; more are answered 503 at once (the service is not queued against). */
-const MAX_IN_FLIGHT = 1024;
+/** Sub-requests in flight per policy at most; more are answered 503 at once (no queue in front of it). */
+const MAX_IN_FLIGHT = 512;
+/** The longest service header value copied onto a request (nginx's default large header buffer). */
+const MAX_COPIED_VALUE = 8192;
 const MAX_KEPT = 10_000;
 
 export class ForwardAuth {
-  private inFlight = 0;
+  /** Sub-requests in flight per policy: one slow service cannot starve the others' routes. */
+  private readonly inFlight = new WeakMap<ExternalAuth, number>();
   /** Kept answers per policy (as nginx keeps them per location): one route's answer never serves another. */
   private readonly kept = new WeakMap<ExternalAuth, Map<string, Kept>>();
   private readonly templates = new WeakMap<ExternalAuth, Compiled>();
@@ -111,12 +121,13 @@ export class ForwardAuth {
   async check(ext: ExternalAuth, input: ForwardAuthInput, realm: string): Promise<ForwardAuthOutcome> {
     const c = this.compiled(ext);
     const vars = (v: LocationVariable) => variable(v, input);
-    const cacheKey = c.cacheKey && `${input.host}\n${fillLocation(c.cacheKey, vars)}`;
+    const cacheKey = c.cacheKey && keptKey(c.cacheKey, vars, input);
     const now = Date.now();
     const hit = cacheKey === undefined ? undefined : this.kept.get(ext)?.get(cacheKey);
     if (hit !== undefined && hit.untilMs > now) return this.decide(ext, c, hit, input);
-    if (this.inFlight >= MAX_IN_FLIGHT) return this.failed("busy", realm, "too many checks in flight");
-    this.inFlight++;
+    const running = this.inFlight.get(ext) ?? 0;
+    if (running >= MAX_IN_FLIGHT) return this.failed("busy", realm, "too many checks in flight");
+    this.inFlight.set(ext, running + 1);
     try {
       const url = fillLocation(c.url, vars);
       const res = await (this.opts.fetch ?? fetch)(url, {
@@ -127,15 +138,23 @@ export class ForwardAuth {
       });
       // The body says nothing we use; a service sending megabytes costs a cancel, not a read.
       res.body?.cancel().catch(() => {});
+      const set = ext.responseHeaders.flatMap((n) => {
+        const v = res.headers.get(n);
+        return v === null ? [] : [[n, v] as const];
+      });
+      // A header that large is not an identity: refuse rather than carry (and keep) it upstream.
+      if (set.some(([, v]) => v.length > MAX_COPIED_VALUE))
+        return this.failed("bad_answer", realm, "a copied header is longer than 8 KiB");
+      const cookies = res.headers.getSetCookie();
+      // Like nginx's proxy_cache: an answer that sets cookies, or says not to, is one client's alone.
+      const keepable =
+        cookies.length === 0 && !/no-store|private/i.test(res.headers.get("cache-control") ?? "");
       const answer: Kept = {
         status: res.status,
-        set: ext.responseHeaders.flatMap((n) => {
-          const v = res.headers.get(n);
-          return v === null ? [] : [[n, v] as const];
-        }),
-        cookies: res.headers.getSetCookie(),
+        set,
+        cookies,
         challenge: res.headers.get("www-authenticate"),
-        untilMs: now + (ext.cache?.seconds[String(res.status)] ?? 0) * 1000,
+        untilMs: keepable ? now + (ext.cache?.seconds[String(res.status)] ?? 0) * 1000 : now,
       };
       if (cacheKey !== undefined && answer.untilMs > now) this.keep(ext, cacheKey, answer);
       return this.decide(ext, c, answer, input);
@@ -143,7 +162,7 @@ export class ForwardAuth {
       const timedOut = err instanceof DOMException && err.name === "TimeoutError";
       return this.failed(timedOut ? "timeout" : "unreachable", realm, String(err));
     } finally {
-      this.inFlight--;
+      this.inFlight.set(ext, (this.inFlight.get(ext) ?? 1) - 1);
     }
   }
 
@@ -234,6 +253,30 @@ function compile(ext: ExternalAuth): Compiled {
     redirect: ext.requestRedirect === undefined ? undefined : parts(ext.requestRedirect),
     cacheKey: ext.cache === undefined ? undefined : parts(ext.cache.key),
   };
+}
+
+/**
+ * The kept answer's key: the route (as nginx keys by location), the host and the filled template, hashed
+ * (bounded memory, no cookie kept in the clear). Undefined when every variable filled to nothing: one
+ * anonymous answer must not serve every anonymous client.
+ */
+function keptKey(
+  parts: readonly LocationPart[],
+  vars: (v: LocationVariable) => string,
+  input: ForwardAuthInput,
+): string | undefined {
+  let filled = "";
+  let any = false;
+  for (const p of parts) {
+    if ("text" in p) filled += p.text;
+    else {
+      const v = vars(p.variable);
+      if (v !== "") any = true;
+      filled += v;
+    }
+  }
+  if (!any) return undefined;
+  return Bun.CryptoHasher.hash("sha256", `${input.route}\n${input.host}\n${filled}`, "base64") as string;
 }
 
 function serviceHeaders(

@@ -168,6 +168,7 @@ function afterAuth(input: GuardInput, outcome: AuthOutcome): GuardResult | Promi
     const asked = forward.check(
       auth.external,
       {
+        route: input.route.name,
         method: input.method,
         scheme: input.scheme,
         host: input.host,

@@ -122,6 +122,7 @@ export async function guarded(
         : await guards.auth.forward.check(
             external,
             {
+              route: route.name,
               method: req.method,
               scheme: table.scheme,
               host: normaliseHost(req.headers.get("host")),

@@ -20,6 +20,7 @@ import { arrayOf, creationMillis, nameOf, namespaceOf, sourceRef } from "../comm
 import { internalProblem, problem } from "../common/problems.ts";
 import { compareStrings } from "../common/sort.ts";
 import { ingressAuthentications } from "../ingress/access/authentication.ts";
+import { variableAuthority } from "../ingress/access/external-auth.ts";
 import { authPolicyAnnotations, missingAuthPolicyMessage } from "../ingress/annotations/auth-policy.ts";
 import type * as AuthPolicyBuild from "./auth-policy-build.ts";
 import { asksIPLists, onlyIPLists, policyIPAccess } from "./auth-policy-ip.ts";
@@ -120,6 +121,7 @@ export function applyAuthPolicies(
     }
   }
   const satisfy = new SatisfyAnyCheck(problems);
+  const told = new Set<string>();
   for (const p of built) if (p.ipOnly && p.satisfyAny) satisfy.listsOnly(p.ref);
   const attached = attachPolicies(built, policyTargets(snapshot));
   // ingress-nginx `auth-type: basic`, `auth-url` (ingress/access/authentication.ts); an AuthPolicy that wins a route beats them.
@@ -148,10 +150,10 @@ export function applyAuthPolicies(
   const next =
     built.length === 0 && missing.size === 0 && annotated === undefined
       ? model
-      : mapPlacedRoutes(model, (listener, route) => {
+      : mapPlacedRoutes(model, (listener, route, vh) => {
           const placed = place(listener, route);
           satisfy.note(placed);
-          return placed;
+          return hostBound(placed, vh.match === "Exact", problems, told);
         });
   const statuses: ObjectStatus[] = [];
   for (const p of [...built].sort(
@@ -197,4 +199,24 @@ function failClosed(namespace: string, name: string, reason: string): RouteAuth 
     authorization: { requiredScopes: [], requiredClaims: [] },
     claimToHeaders: [],
   };
+}
+
+/**
+ * A forward-auth URL or sign-in page whose host comes from a variable (`https://$host/oauth2/auth`) on a
+ * route not served under one exact name: the client's Host would pick the service, so the route fails
+ * closed (reported once per policy or Ingress). Under an exact name `$host` is that name.
+ */
+function hostBound(route: Route, exactHost: boolean, problems: Problem[], told: Set<string>): Route {
+  const auth = route.auth;
+  const e = auth?.external;
+  if (auth === undefined || e === undefined || exactHost || auth.failClosed !== undefined) return route;
+  const field = [e.url, e.signinURL].find((t) => t !== undefined && variableAuthority(t));
+  if (field === undefined) return route;
+  const why = `the forward-auth URL ${JSON.stringify(field)} takes its host from the request, and route ${route.name} is not served under one exact host name (a client would choose the service); every request answers 401`;
+  const key = `${auth.policy.kind}/${auth.policy.namespace}/${auth.policy.name}`;
+  if (!told.has(key)) {
+    told.add(key);
+    problems.push(problem(auth.policy, "ClientChosenAuthService", why));
+  }
+  return { ...route, auth: { ...auth, failClosed: why } };
 }

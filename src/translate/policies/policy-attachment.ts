@@ -7,7 +7,7 @@
  * namespace/name) and the others are Conflicted there. Pure: input is the snapshot's objects and the
  * built model; output is the choice per placed route and one outcome per (policy, target).
  */
-import type { GatewayModel, Listener, Route, SourceRef } from "../../model/index.ts";
+import type { GatewayModel, Listener, Route, SourceRef, VirtualHost } from "../../model/index.ts";
 import type { PolicyTargetRef } from "../../sources/schema/auth-policy.ts";
 import type { ResourceSnapshot } from "../../sources/snapshot.ts";
 import { gatewayGroup } from "../../status/reasons.ts";
@@ -182,7 +182,7 @@ function levelKeys(listener: Listener, route: Route): string[] {
 /** The model with `edit` applied to every placed route; listeners, hosts and routes left alone are shared. */
 export function mapPlacedRoutes(
   model: GatewayModel,
-  edit: (listener: Listener, route: Route) => Route,
+  edit: (listener: Listener, route: Route, virtualHost: VirtualHost) => Route,
 ): GatewayModel {
   let changed = false;
   const listeners = model.listeners.map((l) => {
@@ -190,7 +190,7 @@ export function mapPlacedRoutes(
     const virtualHosts = l.virtualHosts.map((vh) => {
       let vChanged = false;
       const routes = vh.routes.map((r) => {
-        const next = edit(l, r);
+        const next = edit(l, r, vh);
         if (next !== r) vChanged = true;
         return next;
       });

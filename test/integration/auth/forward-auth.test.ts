@@ -73,6 +73,11 @@ ${ingress("app", "/app", {
   "auth-url": `${auth}/check`,
   "auth-cache-key": "$cookie_session",
   "auth-cache-duration": "200 202 1m, 401 1s",
+})}${ingress("office", "/office", {
+  "auth-url": `${auth}/check`,
+  "auth-response-headers": "X-Auth-Request-User",
+  satisfy: "any",
+  "allowlist-source-range": "127.0.0.1/32,::1",
 })}${ingress("global", "/global", {})}${ingress("public", "/public", { "enable-global-auth": "false" })}${ingress("global", "/global", {})}${ingress("public", "/public", { "enable-global-auth": "false" })}${ingress("slow", "/slow", {})}${policy("slow", { url: `${auth}/slow`, timeoutMs: 300 })}${ingress("cached", "/cached", {})}${policy("cached", { url: `${auth}/check`, responseHeaders: ["X-Auth-Request-User"], cache: { key: "$cookie_session", durations: "200 1m" } })}`;
 }
 
@@ -231,6 +236,14 @@ forEachFront("forward authentication", (front) => {
     }
     // A different cookie is a different key: checked, refused, and not mistaken for the kept one.
     expect((await get("/kept/x", { cookie: "session=forged" })).status).toBe(401);
+  });
+
+  test("satisfy any: the allow list lets the client in without the service, and it cannot forge the service's headers", async () => {
+    const before = auth.seen.length;
+    const res = await get("/office/x", { "x-auth-request-user": "admin" });
+    expect(res.status).toBe(200);
+    expect((await echoed(res)).headers["X-Auth-Request-User"]).toBeUndefined();
+    expect(auth.seen.length).toBe(before);
   });
 
   test('--global-auth-url guards an Ingress without auth-url; enable-global-auth "false" opts out', async () => {

@@ -151,6 +151,26 @@ export function templateProblem(
   return undefined;
 }
 
+/**
+ * Whether a variable fills part of the URL's scheme, host or port (before the path): `https://$host/…`.
+ * Where the route's host is not one exact name, the client would choose the service (and the sign-in
+ * page) with its Host header; auth-policy.ts refuses such a route (fails it closed).
+ */
+export function variableAuthority(template: string): boolean {
+  const parsed = parseLocationTemplate(template, AUTH_VARIABLES);
+  if (!parsed.ok) return false;
+  let seen = "";
+  for (const p of parsed.parts) {
+    if ("variable" in p) {
+      const rest = seen.includes("://") ? seen.slice(seen.indexOf("://") + 3) : "";
+      if (!seen.includes("://") || !/[/?#]/.test(rest)) return true;
+      return false;
+    }
+    seen += p.text;
+  }
+  return false;
+}
+
 /** `auth-cache-key` with `auth-cache-duration`; undefined: answers are not kept. */
 function cacheOf(r: Reader): ExternalAuthCache | undefined {
   const key = r.raw("auth-cache-key")?.trim() ?? "";
