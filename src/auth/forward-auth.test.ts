@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Server } from "bun";
 import type { ExternalAuth, RouteAuth } from "../model/index.ts";
 import { AuthEnforcer } from "./enforce.ts";
-import { ForwardAuth, type ForwardAuthInput } from "./forward-auth.ts";
+import { escapeURI, ForwardAuth, type ForwardAuthInput } from "./forward-auth.ts";
 
 /** A real service: `/cookie` admits with a Set-Cookie, `/big` with an oversized header, else 200. */
 let service: Server<undefined>;
@@ -97,4 +97,8 @@ describe("forward authentication beside other methods", () => {
     expect(o.ok ? 200 : o.response.status).toBe(401);
     expect(hits).toBe(before);
   });
+});
+
+test("the sign-in page's rd is escaped as nginx's set_escape_uri escapes", () => {
+  expect(escapeURI("/a b/?x=1&y=$@,|`!*'()~%20")).toBe("%2Fa%20b%2F%3Fx%3D1%26y%3D$@,|`!*'()~%2520");
 });

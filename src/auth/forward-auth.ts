@@ -131,7 +131,8 @@ export class ForwardAuth {
     try {
       const url = fillLocation(c.url, vars);
       const res = await (this.opts.fetch ?? fetch)(url, {
-        method: ext.method ?? input.method,
+        // nginx's auth_request sub-request is a GET whatever the client sent (X-Original-Method says it).
+        method: ext.method ?? "GET",
         headers: serviceHeaders(ext, c, input, vars),
         redirect: "manual",
         signal: AbortSignal.timeout(ext.timeoutMs),
@@ -321,11 +322,13 @@ function httpHost(i: ForwardAuthInput): string {
   return i.port === standard || i.port === 0 ? i.host : `${i.host}:${i.port}`;
 }
 
-/** nginx's `set_escape_uri`: every byte outside unreserved characters percent-encoded. */
+/**
+ * nginx's `set_escape_uri` (set-misc): every byte but `A-Z a-z 0-9 - . _ ~ ! $ ' ( ) * , @ \` |`
+ * percent-encoded in upper-case hex (encodeURIComponent also encodes `$ , @ \` |`).
+ */
 export function escapeURI(text: string): string {
-  return encodeURIComponent(text).replace(
-    /[!'()*]/g,
-    (ch) => `%${ch.charCodeAt(0).toString(16).toUpperCase()}`,
+  return encodeURIComponent(text).replace(/%(24|2C|40|60|7C)/g, (_, hex: string) =>
+    String.fromCharCode(Number.parseInt(hex, 16)),
   );
 }
 

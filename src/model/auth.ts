@@ -250,7 +250,7 @@ export interface APIKey {
 export interface ExternalAuth {
   /** Absolute http(s) URL of the service; a template (AUTH_VARIABLES). */
   readonly url: string;
-  /** The method sent; absent: the client's (ingress-nginx then adds X-Original-URI and X-Scheme too). */
+  /** The method sent; absent: GET, as nginx's auth_request (X-Original-Method names the client's). */
   readonly method?: string;
   /** Where a 401 sends the browser (a template); `?<redirectParam>=<original URL>` is added unless present. */
   readonly signinURL?: string;

@@ -180,9 +180,13 @@ forEachFront("forward authentication", (front) => {
       expect(res.status).toBe(200);
       const seen = await echoed(res);
       expect(seen.headers["Content-Length"]).toEqual(["200000"]);
-      // The service got the method, not the body.
+      // The service got a GET (as nginx's auth_request sends), the method named, no body.
       const check = auth.seen.at(-1);
-      expect([check?.method, check?.headers["content-length"] ?? "0"]).toEqual(["POST", "0"]);
+      expect([
+        check?.method,
+        check?.headers["x-original-method"],
+        check?.headers["content-length"] ?? "0",
+      ]).toEqual(["GET", "POST", "0"]);
     });
 
     test("signed out, and with an expired session: sent to sign in again", async () => {

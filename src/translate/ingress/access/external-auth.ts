@@ -2,7 +2,7 @@
  * ingress-nginx's external authentication (internal/ingress/annotations/authreq, the `auth_request` location
  * of nginx.tmpl) as the model's `ExternalAuth`:
  * - `auth-url`: the service, an absolute http(s) URL (nginx variables allowed: AUTH_VARIABLES);
- * - `auth-method`: the method sent (GET, HEAD, POST, …); absent: the client's;
+ * - `auth-method`: the method sent (GET, HEAD, POST, …); absent: GET, as nginx sends;
  * - `auth-signin` (+ `auth-signin-redirect-param`, default `rd`): a 401 becomes a 302 there;
  * - `auth-response-headers`: the service's headers copied onto the upstream request;
  * - `auth-request-redirect`: X-Auth-Request-Redirect sent to the service;

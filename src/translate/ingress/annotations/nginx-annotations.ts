@@ -103,7 +103,7 @@ export const NGINX_ANNOTATIONS: Readonly<Record<string, AnnotationEntry>> = {
     "connections to the auth service are kept alive by Gatehouse's HTTP client whatever this says",
   ),
   "auth-method": honoured(
-    "the method sent to the auth service (then X-Original-URI and X-Scheme are sent too); absent: the client's; not an HTTP method: every path answers 401",
+    "the method sent to the auth service (then X-Original-URI and X-Scheme are sent too); absent: GET, as nginx's auth_request sends (X-Original-Method names the client's); not an HTTP method: every path answers 401",
   ),
   "auth-proxy-set-headers": guard(externalAuth),
   "auth-realm": honoured(
