@@ -122,7 +122,7 @@ describe("FolderSource", () => {
     // And it keeps following the new folder.
     await writeFile(join(dir, "c.yaml"), svc("c"));
     await until((l) => summary(l) === "b:x,c:x", 10_000);
-  });
+  }, 25_000);
 
   test("start rejects when the folder does not exist; stop ends deliveries", async () => {
     await expect(new FolderSource(join(dir, "nope"), () => {}).start()).rejects.toThrow();
