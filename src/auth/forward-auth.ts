@@ -15,6 +15,7 @@
  *   the backend: fail closed.
  * The answer's body is never read. Fetch keeps connections to the service alive (its own pool).
  */
+import { HOP_BY_HOP } from "../model/http-syntax.ts";
 import type { ExternalAuth } from "../model/index.ts";
 import {
   AUTH_CACHE_FAMILIES,
@@ -66,13 +67,7 @@ export type ForwardAuthOutcome =
 
 /** Client headers never sent to the service: they describe the client's connection, not the request. */
 const notForwarded = new Set([
-  "connection",
-  "keep-alive",
-  "proxy-connection",
-  "te",
-  "trailer",
-  "transfer-encoding",
-  "upgrade",
+  ...HOP_BY_HOP,
   "content-length",
   "expect",
   "host",

@@ -14,6 +14,7 @@
  * setting (a bad auth-signin, cache duration), Gatehouse reports it and drops it too: neither opens
  * anything (a 401 stays a 401; answers are not kept).
  */
+import { HOP_BY_HOP } from "../../../model/http-syntax.ts";
 import type { ExternalAuth, ExternalAuthCache } from "../../../model/index.ts";
 import {
   AUTH_CACHE_FAMILIES,
@@ -41,19 +42,7 @@ export const EXTERNAL_AUTH_TIMEOUT_MS = 5000;
 const methods = /^(GET|HEAD|POST|PUT|PATCH|DELETE|CONNECT|OPTIONS|TRACE)$/;
 const headerName = /^[A-Za-z0-9_-]+$/;
 /** Names a service must not set on the upstream request: they frame or steer the connection. */
-const forbiddenNames = new Set([
-  "host",
-  "connection",
-  "keep-alive",
-  "transfer-encoding",
-  "content-length",
-  "te",
-  "trailer",
-  "upgrade",
-  "proxy-connection",
-  "proxy-authorization",
-  "expect",
-]);
+const forbiddenNames = new Set([...HOP_BY_HOP, "host", "content-length", "proxy-authorization", "expect"]);
 
 /** A name the service may not set on the upstream request (lower-case). */
 export function forbiddenResponseHeader(name: string): boolean {
