@@ -39,7 +39,7 @@ Usage:
                       [--global-allowed-response-headers NAME,...]
                       [--global-auth-url URL] [--global-auth-signin URL] [--global-auth-response-headers NAME,...]
   gatehouse routes -f FILE [-f FILE...] | --kube [--kubeconfig FILE]  [translate's flags]
-  gatehouse convert -f FILE [-f FILE...] | --kube [--kubeconfig FILE]  [--gateway NS/NAME] [--strict]
+  gatehouse convert -f FILE [-f FILE...] | --kube [--kubeconfig FILE]  [--gateway NS/NAME] [--portable] [--strict]
                     [translate's flags; --http-port 80 and --https-port 443 unless given]
   gatehouse version [--json]
 
@@ -90,7 +90,7 @@ async function main(argv: string[]): Promise<number> {
     if (typeof args === "number") return args;
     const options = translateOptionsOf(args.config, undefined, Date.now());
     const input = await (await import("./cli/input.ts")).loadInput(args.source, command);
-    return runConvert(input, options, parsed.gateway, args.strict);
+    return runConvert(input, options, parsed.gateway, parsed.portable, args.strict);
   }
   if (command === "translate" || command === "routes") {
     // Before any schema is built (zod reads it then): zod compiles each object schema's parser with

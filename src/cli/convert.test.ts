@@ -39,7 +39,26 @@ spec:
         paths:
           - { path: /, pathType: Prefix, backend: { service: { name: web, port: { number: 80 } } } }
 `;
+const regex = `apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata:
+  name: regex
+  namespace: shop
+  annotations:
+    nginx.ingress.kubernetes.io/use-regex: "true"
+    nginx.ingress.kubernetes.io/rewrite-target: /$2
+spec:
+  ingressClassName: gatehouse
+  rules:
+    - host: regex.example
+      http:
+        paths:
+          - path: /api(/|$)(.*)
+            pathType: ImplementationSpecific
+            backend: { service: { name: web, port: { number: 80 } } }
+`;
 writeFileSync(join(dir, "service.yaml"), service);
+writeFileSync(join(dir, "regex.yaml"), regex);
 writeFileSync(join(dir, "plain.yaml"), plain);
 writeFileSync(join(dir, "lossy.yaml"), lossy);
 
@@ -94,6 +113,45 @@ describe("gatehouse convert -f", () => {
     const { stderr, code } = await convertCli("plain.yaml", "--gateway", "edge");
     expect(code).toBe(2);
     expect(stderr).toContain('--gateway "edge" is not NAMESPACE/NAME');
+  });
+
+  test("a capture-group rewrite: an HTTPRouteFilter and a (?i) pattern; --portable writes Gateway API only", async () => {
+    const exact = await convertCli("service.yaml", "regex.yaml", "--strict");
+    expect(exact.code).toBe(0);
+    expect(kinds(exact.objects)).toEqual(["Gateway", "HTTPRoute", "HTTPRouteFilter"]);
+    const [, route, filter] = exact.objects as {
+      spec: { rules: { matches: { path: unknown }[]; filters: unknown[] }[]; urlRewrite: unknown };
+    }[];
+    expect(route?.spec.rules[0]?.matches[0]?.path).toEqual({
+      type: "RegularExpression",
+      value: "(?i)(?:/api(/|$)(.*))[\\s\\S]*",
+    });
+    expect(route?.spec.rules[0]?.filters).toEqual([
+      {
+        type: "ExtensionRef",
+        extensionRef: { group: "gatehouse.dev", kind: "HTTPRouteFilter", name: "regex-rewrite" },
+      },
+    ]);
+    expect(filter?.spec.urlRewrite).toEqual({
+      path: {
+        type: "ReplaceRegexMatch",
+        replaceRegexMatch: { pattern: "(?i)(?:/api(/|$)(.*))[\\s\\S]*", substitution: "/$2" },
+      },
+    });
+    expect(exact.stderr).toContain(
+      "1 of 1 converted host translate to the routes the Ingresses served; 0 findings",
+    );
+
+    const portable = await convertCli("service.yaml", "regex.yaml", "--portable", "--strict");
+    expect(portable.code).toBe(1);
+    expect(kinds(portable.objects)).toEqual(["Gateway", "HTTPRoute"]);
+    const rule = (portable.objects[1] as { spec: { rules: { matches: unknown[]; filters: unknown[] }[] } })
+      .spec.rules[0];
+    expect(rule?.matches).toEqual([{ path: { type: "PathPrefix", value: "/api" } }]);
+    expect(rule?.filters).toEqual([
+      { type: "URLRewrite", urlRewrite: { path: { type: "ReplacePrefixMatch", replacePrefixMatch: "/" } } },
+    ]);
+    expect(portable.stderr).toContain("regardless of case");
   });
 
   test("the same input converts to the same text", async () => {

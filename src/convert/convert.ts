@@ -8,6 +8,7 @@
  *   its HTTPS listeners from `spec.tls`, ReferenceGrants for Secrets in other namespaces;
  * - `httproutes.ts`: HTTPRoutes, one per Ingress (more when its hosts differ or past the limits);
  * - `rules.ts`, `filters.ts`, `backend-refs.ts`: one model route as one HTTPRoute rule;
+ * - `route-filters.ts`: HTTPRouteFilters for what Gateway API has no field for (not with `portable`);
  * - `passthrough.ts`: `ssl-passthrough` hosts as TLS listeners and TLSRoutes;
  * - `policies.ts`: AuthPolicy and RateLimitPolicy for the guards Gateway API has no field for;
  * - `verify.ts`: the output translated again, each converted host's routes compared with the Ingress's;
@@ -25,6 +26,7 @@ import { convertHTTPRoutes } from "./httproutes.ts";
 import { SOURCE_ANNOTATION } from "./names.ts";
 import { convertPassthrough } from "./passthrough.ts";
 import { convertPolicies } from "./policies.ts";
+import { RouteFilters } from "./route-filters.ts";
 import { verifyConversion } from "./verify.ts";
 
 type Json = Record<string, unknown>;
@@ -33,10 +35,15 @@ export interface ConvertOptions {
   readonly translate: Partial<TranslateOptions>;
   /** Attach to this Gateway instead of writing one. */
   readonly gateway?: GatewayRef;
+  /**
+   * Write Gateway API only: no HTTPRouteFilter and no `(?i)`; what needs them is a finding instead
+   * (`--portable`, for a Gateway API implementation other than Gatehouse).
+   */
+  readonly portable?: boolean;
 }
 
 export interface ConvertResult {
-  /** Objects to apply, in output order: Gateway, ReferenceGrants, HTTPRoutes, TLSRoutes, then policies. */
+  /** Objects to apply, in output order: Gateway, ReferenceGrants, HTTPRoutes, HTTPRouteFilters, TLSRoutes, then policies. */
   readonly objects: readonly Json[];
   readonly findings: readonly Finding[];
   /** How many converted hosts the verification compared, and how many matched. */
@@ -54,7 +61,15 @@ export function convertIngresses(snapshot: ResourceSnapshot, options: ConvertOpt
   const plan = planGateway(http, https, options.gateway, findings);
   const ingressListeners = [http, https].filter((l) => l !== undefined);
   const ingressNames = snapshot.ingresses.map((i) => `${namespaceOf(i)}/${nameOf(i)}`);
-  const routes = convertHTTPRoutes(result.model, ingressListeners, plan, findings, ingressNames);
+  const routeFilters = options.portable ? undefined : new RouteFilters();
+  const routes = convertHTTPRoutes(
+    result.model,
+    ingressListeners,
+    plan,
+    findings,
+    ingressNames,
+    routeFilters,
+  );
   const policies = convertPolicies(routes, snapshot, findings);
   const passthrough = convertPassthrough(result.model, plan, findings, ingressNames);
   const served = new Set([
@@ -76,7 +91,13 @@ export function convertIngresses(snapshot: ResourceSnapshot, options: ConvertOpt
       "note",
     );
   }
-  const objects = [...plan.objects, ...routes.map((r) => r.object), ...passthrough.routes, ...policies];
+  const objects = [
+    ...plan.objects,
+    ...routes.map((r) => r.object),
+    ...(routeFilters?.objects ?? []),
+    ...passthrough.routes,
+    ...policies,
+  ];
   const verified = verifyConversion(
     snapshot,
     options.translate,

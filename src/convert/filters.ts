@@ -1,10 +1,13 @@
 /**
  * Model filters and redirects as HTTPRoute filters, for what Gatehouse's HTTPRoute translation
- * (translate/gateway/httproute/filters.ts) turns back into the same model filter. Anything else is left
- * out with the reason pushed to `lost`.
+ * (translate/gateway/httproute/filters.ts) turns back into the same model filter. What Gateway API has no
+ * field for goes into an HTTPRouteFilter named by an ExtensionRef (`ext`, route-filters.ts); without
+ * `ext` (`--portable`) it is left out with the reason pushed to `lost`.
  */
 import type { Filter, GatewayModel, HeaderEdits, PathModifier, RedirectAction } from "../model/index.ts";
+import { LEADING_IGNORE_CASE } from "../proxy/match/regex/regex.ts";
 import { backendRefOf } from "./backend-refs.ts";
+import type { IngressRouteFilters } from "./route-filters.ts";
 
 type Json = Record<string, unknown>;
 
@@ -14,13 +17,14 @@ export function convertFilters(
   model: GatewayModel,
   routeNamespace: string,
   lost: string[],
+  ext: IngressRouteFilters | undefined,
 ): Json[] {
   const out: Json[] = [];
   const seen = new Set<string>();
   for (const f of filters) {
-    const converted = convertFilter(f, model, routeNamespace, lost);
+    const converted = convertFilter(f, model, routeNamespace, lost, ext);
     if (converted === undefined) continue;
-    const type = converted.type as string;
+    const type = f.kind; // an ExtensionRef counts as the filter it stands for
     if (type !== "RequestMirror" && seen.has(type)) {
       lost.push(`a second ${type} filter (Gateway API allows one per rule)`);
       continue;
@@ -31,7 +35,13 @@ export function convertFilters(
   return out;
 }
 
-function convertFilter(f: Filter, model: GatewayModel, ns: string, lost: string[]): Json | undefined {
+function convertFilter(
+  f: Filter,
+  model: GatewayModel,
+  ns: string,
+  lost: string[],
+  ext: IngressRouteFilters | undefined,
+): Json | undefined {
   switch (f.kind) {
     case "RequestHeaderModifier":
       return { type: f.kind, requestHeaderModifier: headerModifier(f.edits) };
@@ -41,8 +51,12 @@ function convertFilter(f: Filter, model: GatewayModel, ns: string, lost: string[
       if (f.hostname !== undefined && !isHostname(f.hostname)) {
         lost.push(`the upstream Host ${JSON.stringify(f.hostname)} (a Gateway API hostname has no port)`);
         if (!f.path) return undefined;
-        return convertFilter({ kind: "URLRewrite", path: f.path }, model, ns, lost);
+        return convertFilter({ kind: "URLRewrite", path: f.path }, model, ns, lost, ext);
       }
+      if (f.path?.type === "RegexSubstitute" && ext)
+        return ext.ref("rewrite", {
+          urlRewrite: { ...(f.hostname ? { hostname: f.hostname } : {}), path: regexPath(f.path) },
+        });
       const path = f.path ? pathModifier(f.path, "the upstream path rewrite", lost) : undefined;
       if (f.path && path === undefined)
         return f.hostname ? { type: f.kind, urlRewrite: { hostname: f.hostname } } : undefined;
@@ -73,21 +87,13 @@ function convertFilter(f: Filter, model: GatewayModel, ns: string, lost: string[
       };
     }
     case "CORS": {
+      if (f.style === "IngressNginx" && ext)
+        return ext.ref("cors", { cors: { ...corsBlock(f), behavior: f.style } });
       if (f.style === "IngressNginx")
         lost.push(
           "ingress-nginx's CORS behaviour (`*` sent with credentials, every OPTIONS answered, CORS headers on every response, `*` in an origin standing for one label): written as Gateway API's CORS filter, which differs in those points",
         );
-      return {
-        type: "CORS",
-        cors: {
-          allowOrigins: [...f.allowOrigins],
-          ...(f.allowMethods.length > 0 ? { allowMethods: [...f.allowMethods] } : {}),
-          ...(f.allowHeaders.length > 0 ? { allowHeaders: [...f.allowHeaders] } : {}),
-          ...(f.exposeHeaders.length > 0 ? { exposeHeaders: [...f.exposeHeaders] } : {}),
-          ...(f.allowCredentials ? { allowCredentials: true } : {}),
-          maxAge: f.maxAgeSeconds,
-        },
-      };
+      return { type: "CORS", cors: corsBlock(f) };
     }
     case "ResponseRewrite":
       lost.push(
@@ -95,6 +101,24 @@ function convertFilter(f: Filter, model: GatewayModel, ns: string, lost: string[
       );
       return undefined;
   }
+}
+
+/** A CORS filter's fields as Gateway API writes them (HTTPRouteFilter's `cors` has the same ones). */
+function corsBlock(f: Extract<Filter, { kind: "CORS" }>): Json {
+  return {
+    allowOrigins: [...f.allowOrigins],
+    ...(f.allowMethods.length > 0 ? { allowMethods: [...f.allowMethods] } : {}),
+    ...(f.allowHeaders.length > 0 ? { allowHeaders: [...f.allowHeaders] } : {}),
+    ...(f.exposeHeaders.length > 0 ? { exposeHeaders: [...f.exposeHeaders] } : {}),
+    ...(f.allowCredentials ? { allowCredentials: true } : {}),
+    maxAge: f.maxAgeSeconds,
+  };
+}
+
+/** A RegexSubstitute as HTTPRouteFilter's ReplaceRegexMatch (`(?i)` saying ignoreCase). */
+function regexPath(p: PathModifier): Json {
+  const pattern = `${p.ignoreCase ? LEADING_IGNORE_CASE : ""}${p.pattern ?? ""}`;
+  return { type: "ReplaceRegexMatch", replaceRegexMatch: { pattern, substitution: p.value } };
 }
 
 function headerModifier(e: HeaderEdits): Json {
@@ -105,18 +129,54 @@ function headerModifier(e: HeaderEdits): Json {
   };
 }
 
+/** Whether Gateway API's RequestRedirect says all of `r` (a Location only as `<scheme>://<host>$request_uri`). */
+function plainRedirect(r: RedirectAction): boolean {
+  if (r.location !== undefined) return locationShape(r.location)?.[5] === "$request_uri";
+  return !r.stripTrailingSlash && !r.writeDefaultPort && r.path?.type !== "RegexSubstitute";
+}
+
+function corePath(p: PathModifier): Json {
+  return p.type === "ReplaceFullPath"
+    ? { type: p.type, replaceFullPath: p.value }
+    : { type: p.type, replacePrefixMatch: p.value };
+}
+
 /** A path modifier Gateway API has (ReplaceFullPath, ReplacePrefixMatch), else undefined and a reason. */
 function pathModifier(p: PathModifier, what: string, lost: string[]): Json | undefined {
-  if (p.type === "ReplaceFullPath") return { type: p.type, replaceFullPath: p.value };
-  if (p.type === "ReplacePrefixMatch") return { type: p.type, replacePrefixMatch: p.value };
+  if (p.type !== "RegexSubstitute") return corePath(p);
   lost.push(
     `${what} by regular expression (${JSON.stringify(p.pattern)} → ${JSON.stringify(p.value)}; Gateway API has no capture-group rewrite)`,
   );
   return undefined;
 }
 
-/** A redirect action as a RequestRedirect filter, leaving out (into `lost`) what it cannot say. */
-export function redirectFilter(r: RedirectAction, lost: string[]): Json {
+/**
+ * A redirect action as a RequestRedirect filter; with `ext`, what that cannot say exactly makes it an
+ * HTTPRouteFilter's `requestRedirect`, else it is left out (into `lost`).
+ */
+export function redirectFilter(
+  r: RedirectAction,
+  lost: string[],
+  ext: IngressRouteFilters | undefined,
+): Json {
+  if (ext && !plainRedirect(r)) {
+    const path =
+      r.path?.type === "RegexSubstitute" ? regexPath(r.path) : r.path ? corePath(r.path) : undefined;
+    return ext.ref("redirect", {
+      requestRedirect:
+        r.location !== undefined
+          ? { location: r.location, statusCode: r.statusCode }
+          : {
+              ...(r.scheme ? { scheme: r.scheme } : {}),
+              ...(r.hostname ? { hostname: r.hostname } : {}),
+              ...(r.port !== undefined ? { port: r.port } : {}),
+              ...(path ? { path } : {}),
+              ...(r.stripTrailingSlash ? { stripTrailingSlash: true } : {}),
+              ...(r.writeDefaultPort ? { includeDefaultPort: true } : {}),
+              statusCode: r.statusCode,
+            },
+    });
+  }
   if (r.location !== undefined) return locationFilter(r, r.location, lost);
   if (r.stripTrailingSlash)
     lost.push(
@@ -144,10 +204,7 @@ export function redirectFilter(r: RedirectAction, lost: string[]): Json {
  * lost, and the redirect keeps the request's URL.
  */
 function locationFilter(r: RedirectAction, location: string, lost: string[]): Json {
-  const m =
-    /^(?:(https?)|\$scheme):\/\/(?:([a-z0-9]([-a-z0-9.]*[a-z0-9])?)(?::([0-9]{1,5}))?|\$http_host)(.*)$/i.exec(
-      location,
-    );
+  const m = locationShape(location);
   const rest = m?.[5] ?? "";
   const literalPath = /^\/[^$?#]*$/.test(rest);
   if (!m || (rest !== "$request_uri" && !literalPath)) {
@@ -168,6 +225,13 @@ function locationFilter(r: RedirectAction, location: string, lost: string[]): Js
       statusCode: r.statusCode,
     },
   };
+}
+
+/** `<scheme>://<host>[:port]<rest>` taken apart: scheme, host, port (groups 1, 2, 4) and the rest (5). */
+function locationShape(location: string): RegExpExecArray | null {
+  return /^(?:(https?)|\$scheme):\/\/(?:([a-z0-9]([-a-z0-9.]*[a-z0-9])?)(?::([0-9]{1,5}))?|\$http_host)(.*)$/i.exec(
+    location,
+  );
 }
 
 /** A host name URLRewrite takes: DNS labels, no port, no wildcard. */

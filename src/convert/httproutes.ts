@@ -9,6 +9,7 @@ import { compareStrings } from "../translate/common/sort.ts";
 import type { Findings } from "./findings.ts";
 import type { GatewayPlan } from "./gateway.ts";
 import { NamePicker, SOURCE_ANNOTATION } from "./names.ts";
+import type { RouteFilters } from "./route-filters.ts";
 import { convertRule } from "./rules.ts";
 
 type Json = Record<string, unknown>;
@@ -54,6 +55,7 @@ export function convertHTTPRoutes(
   plan: GatewayPlan,
   findings: Findings,
   ingressNames: readonly string[],
+  routeFilters: RouteFilters | undefined,
 ): ConvertedRoute[] {
   const groups = new Map<string, Group>();
   const lost: Lost = new Map();
@@ -69,7 +71,7 @@ export function convertHTTPRoutes(
       { sections: string[]; kinds: string[]; rules: Json[]; routes: Route[] }
     >();
     for (const [kind, { section, routes }] of byProtocol) {
-      const { rules, kept } = renderRules(routes, model, ingress, vh, lost);
+      const { rules, kept } = renderRules(routes, model, ingress, vh, lost, routeFilters);
       if (rules.length === 0) continue;
       const sig = JSON.stringify([rules, kept.map(guardSignature)]);
       const c = contents.get(sig) ?? { sections: [], kinds: [], rules, routes: kept };
@@ -134,12 +136,14 @@ function renderRules(
   ingress: SourceRef,
   vh: VirtualHost,
   lost: Lost,
+  routeFilters: RouteFilters | undefined,
 ): { rules: Json[]; kept: Route[] } {
   const rules: Json[] = [];
   const kept: Route[] = [];
+  const ext = routeFilters?.of(ingress.namespace, ingress.name);
   for (const r of routes) {
     const reasons: string[] = [];
-    const rule = convertRule(r, model, ingress.namespace, reasons);
+    const rule = convertRule(r, model, ingress.namespace, reasons, ext);
     for (const message of reasons) {
       const k = `${ingress.namespace}/${ingress.name}\n${message}`;
       const e = lost.get(k) ?? { ingress, message, paths: new Set<string>() };

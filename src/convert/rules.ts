@@ -1,17 +1,21 @@
 /**
  * One model route as one HTTPRoute rule (its match, filters, action, timeouts and retry), for what
  * Gatehouse's HTTPRoute translation (translate/gateway/httproute/rule.ts) turns back into the same route.
- * What has no HTTPRoute field is left out, the reason pushed to `lost` (a match that has none leaves the
- * route out: undefined); the guards (address lists, authentication, rate limits, client certificates) are
+ * What has no HTTPRoute field goes into an HTTPRouteFilter (`ext`, route-filters.ts) or, without one
+ * (`--portable`), is left out, the reason pushed to `lost` (a match that has none leaves the route out:
+ * undefined); a case-insensitive path pattern is written with a leading `(?i)` (left as a finding with
+ * `--portable`: not every implementation reads it). The guards (address lists, authentication, rate limits, client certificates) are
  * the policies' business (policies.ts).
  */
 import type { GatewayModel, Route, RouteMatch } from "../model/index.ts";
+import { LEADING_IGNORE_CASE } from "../proxy/match/regex/regex.ts";
 import type { HTTPRouteMatch } from "../sources/schema/gateway.ts";
 import { parseDuration } from "../translate/common/durations.ts";
 import { parseMatch } from "../translate/gateway/httproute/rule.ts";
 import { backendRefOf } from "./backend-refs.ts";
 import { convertFilters, redirectFilter } from "./filters.ts";
 import { prefixStripForm } from "./regex-prefix.ts";
+import type { IngressRouteFilters } from "./route-filters.ts";
 
 type Json = Record<string, unknown>;
 
@@ -21,23 +25,23 @@ export function convertRule(
   model: GatewayModel,
   routeNamespace: string,
   lost: string[],
+  ext: IngressRouteFilters | undefined,
 ): Json | undefined {
-  const stripped = prefixStripForm(route, lost);
-  if (stripped) return convertRule(stripped, model, routeNamespace, lost);
-  const match = convertMatch(route.match, lost);
+  const stripped = ext ? undefined : prefixStripForm(route, lost);
+  if (stripped) return convertRule(stripped, model, routeNamespace, lost, ext);
+  const match = convertMatch(route.match, lost, ext !== undefined);
   const refused = parseMatch(match as HTTPRouteMatch);
   if (typeof refused === "string") {
     lost.push(`the route itself: its match cannot be written in an HTTPRoute (${refused})`);
     return undefined;
   }
-  const filters = convertFilters(route.filters, model, routeNamespace, lost);
-  const rule: Json = { matches: [match] };
   const a = route.action;
+  // A redirect forwards nothing, so a rewrite beside it does nothing; Gateway API refuses the pair.
+  const kept = a.kind === "Redirect" ? route.filters.filter((f) => f.kind !== "URLRewrite") : route.filters;
+  const filters = convertFilters(kept, model, routeNamespace, lost, ext);
+  const rule: Json = { matches: [match] };
   if (a.kind === "Redirect") {
-    // A redirect forwards nothing, so a rewrite beside it does nothing; Gateway API refuses the pair.
-    const rewrite = filters.findIndex((f) => f.type === "URLRewrite");
-    if (rewrite >= 0) filters.splice(rewrite, 1);
-    filters.push(redirectFilter(a, lost));
+    filters.push(redirectFilter(a, lost, ext));
   } else if (a.kind === "DirectResponse") {
     // A rule without backends answers 500 (Gateway API); no other direct answer has a field. The 403 of
     // access annotations Gatehouse does not enforce is the AuthPolicy's deny-every-address (policies.ts).
@@ -62,7 +66,7 @@ export function convertRule(
         lost.push(
           `the 503 for backend ${b.backendId} (${problem}): Gateway API answers 500 for a reference that does not resolve`,
         );
-      const own = convertFilters(b.filters, model, routeNamespace, lost);
+      const own = convertFilters(b.filters, model, routeNamespace, lost, ext);
       refs.push({
         ...ref,
         ...(a.backends.length > 1 || b.weight !== 1 ? { weight: b.weight } : {}),
@@ -110,14 +114,15 @@ export function convertRule(
   return rule;
 }
 
-function convertMatch(m: RouteMatch, lost: string[]): Json {
+function convertMatch(m: RouteMatch, lost: string[], flags: boolean): Json {
   const type = m.path.type === "Prefix" ? "PathPrefix" : m.path.type;
-  if (m.path.ignoreCase)
+  const ignoreCase = m.path.ignoreCase === true;
+  if (ignoreCase && !flags)
     lost.push(
-      `matching the path pattern ${JSON.stringify(m.path.value)} regardless of case (Gateway API patterns are case-sensitive)`,
+      `matching the path pattern ${JSON.stringify(m.path.value)} regardless of case (written without (?i): --portable)`,
     );
   return {
-    path: { type, value: m.path.value },
+    path: { type, value: ignoreCase && flags ? `${LEADING_IGNORE_CASE}${m.path.value}` : m.path.value },
     ...(m.method ? { method: m.method } : {}),
     ...(m.headers.length > 0
       ? { headers: m.headers.map((h) => ({ type: h.type, name: h.name, value: h.value })) }

@@ -9,8 +9,10 @@ import type { GatewayModel, Listener, Route } from "../model/index.ts";
 import type { AuthPolicy } from "../sources/schema/auth-policy.ts";
 import type { Gateway, GatewayClass, HTTPRoute, ReferenceGrant } from "../sources/schema/gateway.ts";
 import type { RateLimitPolicy } from "../sources/schema/policies.ts";
+import type { HTTPRouteFilterObject } from "../sources/schema/route-filter.ts";
 import type { TLSRoute } from "../sources/schema/tlsroute.ts";
 import type { ResourceSnapshot } from "../sources/snapshot.ts";
+import { canonical } from "../status/merge.ts";
 import {
   DEFAULT_HTTP_LISTENER,
   DEFAULT_HTTPS_LISTENER,
@@ -82,7 +84,7 @@ export function verifyConversion(
         const now = converted.passthroughListeners
           ?.find((l) => l.name === name)
           ?.routes.find((r) => r.hostnames.some((h) => h.hostname === hostname));
-        if (JSON.stringify(now?.backends) === JSON.stringify(route.backends)) same++;
+        if (canonical(now?.backends) === canonical(route.backends)) same++;
         else
           findings.add(
             route.source,
@@ -125,10 +127,11 @@ function uniqueSources(routes: readonly Route[]) {
  * match the same request, such as `/aaa` and `/ccc`, is no behaviour).
  */
 function firstDifference(before: readonly Route[], now: readonly Route[]): string | undefined {
-  const keys = now.map((r) => JSON.stringify(behaviour(r)));
+  // Key order is not behaviour: the two APIs' translators build the same values in different orders.
+  const keys = now.map((r) => canonical(behaviour(r)));
   const position: number[] = [];
   for (const [i, b] of before.entries()) {
-    const k = JSON.stringify(behaviour(b));
+    const k = canonical(behaviour(b));
     const j = keys.findIndex((key, n) => key === k && !position.includes(n));
     if (j >= 0) {
       position.push(j);
@@ -141,7 +144,7 @@ function firstDifference(before: readonly Route[], now: readonly Route[]): strin
     const nb = behaviour(b);
     const nn = behaviour(same);
     const key = [...new Set([...Object.keys(nb), ...Object.keys(nn)])].find(
-      (f) => JSON.stringify(nb[f]) !== JSON.stringify(nn[f]),
+      (f) => canonical(nb[f]) !== canonical(nn[f]),
     );
     return `route ${i + 1} (${describe(b)}) differs in ${key}: ${shown(nb[key ?? ""])} became ${shown(nn[key ?? ""])}`;
   }
@@ -246,5 +249,6 @@ export function snapshotAfter(
     referenceGrants: replaced(snapshot.referenceGrants, of<ReferenceGrant>("ReferenceGrant")),
     authPolicies: replaced(snapshot.authPolicies, of<AuthPolicy>("AuthPolicy")),
     rateLimitPolicies: replaced(snapshot.rateLimitPolicies, of<RateLimitPolicy>("RateLimitPolicy")),
+    httpRouteFilters: replaced(snapshot.httpRouteFilters, of<HTTPRouteFilterObject>("HTTPRouteFilter")),
   };
 }

@@ -3,6 +3,7 @@ import type { ConfigMap, EndpointSlice, Secret, Service } from "./schema/core.ts
 import type { Gateway, GatewayClass, HTTPRoute, Namespace, ReferenceGrant } from "./schema/gateway.ts";
 import type { Ingress, IngressClass } from "./schema/networking.ts";
 import type { RateLimitPolicy } from "./schema/policies.ts";
+import type { HTTPRouteFilterObject } from "./schema/route-filter.ts";
 import type { TLSRoute } from "./schema/tlsroute.ts";
 
 /**
@@ -32,6 +33,8 @@ export interface ResourceSnapshot {
   readonly authPolicies: readonly AuthPolicy[];
   /** gatehouse.dev RateLimitPolicies (GEP-713 targetRefs); see docs/ratelimit.md. */
   readonly rateLimitPolicies: readonly RateLimitPolicy[];
+  /** gatehouse.dev HTTPRouteFilters, named by HTTPRoute `ExtensionRef` filters; see docs/gateway-api.md. */
+  readonly httpRouteFilters: readonly HTTPRouteFilterObject[];
   /**
    * Objects something references that the source could not read (a failed GET, RBAC that does not let it
    * list the kind): absent from their field, and listed here so that translation says so instead of
@@ -64,6 +67,7 @@ export const emptySnapshot: ResourceSnapshot = {
   referenceGrants: [],
   authPolicies: [],
   rateLimitPolicies: [],
+  httpRouteFilters: [],
 };
 
 /** A fresh mutable field → array record with every snapshot field, for sources that fill one. */

@@ -68,6 +68,7 @@ export const defaultResources: readonly ResourceDef[] = [
   def("coordination.k8s.io", "v1", "leases", "Lease", true, false),
   def("gatehouse.dev", "v1alpha1", "authpolicies", "AuthPolicy", true, true),
   def("gatehouse.dev", "v1alpha1", "ratelimitpolicies", "RateLimitPolicy", true, true),
+  def("gatehouse.dev", "v1alpha1", "httproutefilters", "HTTPRouteFilter", true, false),
 ];
 
 function def(g: string, v: string, plural: string, kind: string, ns: boolean, status: boolean): ResourceDef {

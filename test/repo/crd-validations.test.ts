@@ -81,6 +81,14 @@ const examples: Record<string, { accept: unknown[]; refuse: unknown[] }> = {
     accept: [{ secretRef: { name: "u", key: "auth" } }, { format: "Map", secretRef: { name: "u" } }],
     refuse: [{ format: "Map", secretRef: { name: "u", key: "auth" } }],
   },
+  "(has(self.urlRewrite) ? 1 : 0) + (has(self.requestRedirect) ? 1 : 0) + (has(self.cors) ? 1 : 0) == 1": {
+    accept: [
+      { urlRewrite: { hostname: "a.example" } },
+      { requestRedirect: {} },
+      { cors: { allowOrigins: [] } },
+    ],
+    refuse: [{}, { urlRewrite: {}, cors: {} }, { urlRewrite: {}, requestRedirect: {}, cors: {} }],
+  },
 };
 
 const cel = new Environment({ unlistedVariablesAreDyn: true });

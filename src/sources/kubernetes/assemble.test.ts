@@ -22,6 +22,7 @@ const empty = {
   ReferenceGrant: [],
   AuthPolicy: [],
   RateLimitPolicy: [],
+  HTTPRouteFilter: [],
 };
 
 test("invalid objects are returned for reporting and left out; valid ones go to their field", () => {

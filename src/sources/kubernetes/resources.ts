@@ -32,6 +32,7 @@ export const watchedResources: Readonly<Record<KnownKind, ApiResource>> = {
   Namespace: res("Namespace", "", "v1", "namespaces", false),
   AuthPolicy: res("AuthPolicy", "gatehouse.dev", "v1alpha1", "authpolicies", true),
   RateLimitPolicy: res("RateLimitPolicy", "gatehouse.dev", "v1alpha1", "ratelimitpolicies", true),
+  HTTPRouteFilter: res("HTTPRouteFilter", "gatehouse.dev", "v1alpha1", "httproutefilters", true),
 };
 
 /**

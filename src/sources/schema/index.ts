@@ -5,6 +5,7 @@ import type * as CoreSchemas from "./core.ts";
 import type * as GatewaySchemas from "./gateway.ts";
 import type * as NetworkingSchemas from "./networking.ts";
 import type * as PolicySchemas from "./policies.ts";
+import type * as RouteFilterSchemas from "./route-filter.ts";
 import type * as TLSRouteSchemas from "./tlsroute.ts";
 import { describeUnknownFields, unknownFields } from "./unknown-fields.ts";
 
@@ -19,6 +20,7 @@ const modules = {
   gateway: () => require("./gateway.ts") as typeof GatewaySchemas,
   networking: () => require("./networking.ts") as typeof NetworkingSchemas,
   policies: () => require("./policies.ts") as typeof PolicySchemas,
+  routeFilter: () => require("./route-filter.ts") as typeof RouteFilterSchemas,
   tlsRoute: () => require("./tlsroute.ts") as typeof TLSRouteSchemas,
 };
 
@@ -108,6 +110,12 @@ export const knownKinds = {
       return modules.policies().rateLimitPolicy;
     },
   },
+  HTTPRouteFilter: {
+    field: "httpRouteFilters",
+    get schema() {
+      return modules.routeFilter().httpRouteFilter;
+    },
+  },
 } as const satisfies Record<string, { readonly schema: z.ZodType; readonly field: keyof ResourceSnapshot }>;
 
 export type KnownKind = keyof typeof knownKinds;
@@ -146,7 +154,7 @@ export function parseObject(
  * Kinds whose schemas let unknown fields through (the Gateway API ones: a field of a newer version or of
  * the experimental channel must not get the whole object refused), so that `unknownFieldsWarning`
  * reports them instead. The other kinds refuse unknown fields (Ingress, core) or their spec is judged by
- * translation, which refuses unknown fields itself (AuthPolicy, RateLimitPolicy).
+ * translation, which refuses unknown fields itself (AuthPolicy, RateLimitPolicy, HTTPRouteFilter).
  */
 export const lenientKinds: ReadonlySet<KnownKind> = new Set<KnownKind>([
   "GatewayClass",

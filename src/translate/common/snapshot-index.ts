@@ -1,4 +1,5 @@
 import type { EndpointSlice, Service } from "../../sources/schema/core.ts";
+import type { HTTPRouteFilterObject } from "../../sources/schema/route-filter.ts";
 import type { ResourceSnapshot } from "../../sources/snapshot.ts";
 import { arrayOf, nameOf, namespaceOf } from "./objects.ts";
 import { compareStrings } from "./sort.ts";
@@ -9,6 +10,8 @@ export interface SnapshotIndex {
   readonly services: ReadonlyMap<string, Service>;
   /** Key `<ns>/<service>` from the `kubernetes.io/service-name` label; slices sorted by name. */
   readonly slicesByService: ReadonlyMap<string, readonly EndpointSlice[]>;
+  /** gatehouse.dev HTTPRouteFilters (HTTPRoute ExtensionRef filters); key `<ns>/<name>`. */
+  readonly routeFilters: ReadonlyMap<string, HTTPRouteFilterObject>;
 }
 
 export const serviceNameLabel = "kubernetes.io/service-name";
@@ -28,5 +31,8 @@ export function indexSnapshot(snapshot: ResourceSnapshot): SnapshotIndex {
     else slicesByService.set(key, [slice]);
   }
   for (const list of slicesByService.values()) list.sort((a, b) => compareStrings(nameOf(a), nameOf(b)));
-  return { services, slicesByService };
+  const routeFilters = new Map<string, HTTPRouteFilterObject>();
+  for (const f of arrayOf(snapshot?.httpRouteFilters))
+    if (f?.metadata) routeFilters.set(`${namespaceOf(f)}/${nameOf(f)}`, f);
+  return { services, slicesByService, routeFilters };
 }

@@ -29,7 +29,7 @@ describe("regexProblem", () => {
       "(?<!x)y": "lookahead",
       "a{1,5000}": "1000",
       "(": "missing )",
-      "(?i)abc": "inline flags",
+      "a(?i)bc": "inline flags",
       "\\bword": "word boundaries",
       "": "empty",
     };

@@ -26,47 +26,19 @@ for (const file of [...new Bun.Glob("*.cases.ts").scanSync(casesDir)].sort()) {
 }
 
 /** Cases whose answers differ after conversion, by name, with what convert cannot express. */
-const CORS =
-  "ingress-nginx's CORS (`*` sent as is with credentials, every OPTIONS answered, CORS headers on every response, one label per `*` in an origin) is written as Gateway API's CORS filter, which differs there";
 /**
  * Listed, and not sent: without the send timeout the converted side waits for the gateway's default (60 s)
  * before it answers, longer than a test; that convert said so is still checked.
  */
 const NOT_SENT = "Gateway API has no send timeout (proxy-send-timeout)";
-const SLASH =
-  "the redirect drops one trailing slash (ingress-nginx); Gateway API's RequestRedirect keeps the path";
 const DIFFERS: Readonly<Record<string, string>> = {
   "proxy-send-timeout: a backend that takes no body gets cut after that many seconds (504)": NOT_SENT,
-  "enable-cors: a preflight is answered 204 with ingress-nginx's defaults, the backend not reached": CORS,
-  "enable-cors: a GET with an Origin reaches the backend and its response carries the CORS headers": CORS,
-  "enable-cors with the origin *: any OPTIONS is answered 204, Origin or not": CORS,
-  "cors-allow-origin: https://*.shop.example admits one label in place of *": CORS,
-  "cors-allow-origin: https://*.shop.example does not admit two labels (as ingress-nginx)": CORS,
-  "cors-allow-origin: a bad entry is left out, the others still allowed": CORS,
-  "cors-allow-credentials: true with a listed origin echoes it and allows credentials": CORS,
-  "cors-allow-methods, cors-allow-headers and cors-max-age are what a preflight answers": CORS,
-  "cors-max-age and cors-allow-methods refused: the defaults apply and the rest is served": CORS,
-  "cors-expose-headers: a response lists them in Access-Control-Expose-Headers": CORS,
-  "permanent-redirect-code: the redirect answers with that code; the query is not added to a plain URL":
-    "a literal redirect URL drops the query (nginx's return); Gateway API's RequestRedirect keeps it",
-  "temporal-redirect-code: the redirect answers with that code, $host and $uri filled in":
-    "a Location built from $host and $uri has no RequestRedirect counterpart",
-  "app-root: exactly / answers 302 to the root on the same host, the query dropped, before https":
-    "app-root drops the query (nginx's return); Gateway API's RequestRedirect keeps it",
-  "from-to-www-redirect: www.<host> answers 308 to the host, port named, one trailing slash dropped": SLASH,
-  "preserve-trailing-slash unset: the https redirect drops one trailing slash, as ingress-nginx": SLASH,
-  "rewrite-target: the path regex is case-insensitive (nginx ~*)":
-    "Gateway API path patterns are case-sensitive",
-  "use-regex: a Prefix path becomes ^/path, so /foobar is taken too (as in ingress-nginx)":
-    "Gateway API path patterns are case-sensitive",
   "proxy-redirect-from/-to: the Location and Refresh URL starting with -from get -to instead":
     "Gateway API has no rewrite of the upstream's Location",
   "proxy-redirect-to a path: the rewritten Location is relative":
     "Gateway API has no rewrite of the upstream's Location",
   "upstream-vhost: $service_name and $namespace are filled in (linkerd's recipe)":
     "a Gateway API URLRewrite hostname cannot carry a port",
-  "x-forwarded-prefix with rewrite-target: the header is sent, replacing the client's":
-    "a capture-group rewrite other than ingress-nginx's prefix strip has no Gateway API counterpart",
 };
 
 forEachFront("convert keeps the annotation cases' behaviour", (front) => {

@@ -119,4 +119,17 @@ describe("ignoreCase patterns agree with RegExp's i flag", () => {
     expect(folded.regex?.test("/ITEMS/ABC")).toBe(true);
     expect(folded.regex?.exec("/items/Abc")).toEqual(["/items/Abc"]);
   });
+
+  test("a leading (?i) is the flag for the whole pattern, groups numbered as without it", () => {
+    const flagged = compileRegex("(?i)/Items/([a-z]+)");
+    if (flagged.error !== undefined) throw new Error(flagged.error);
+    expect(flagged.regex.test("/ITEMS/ABC")).toBe(true);
+    expect(flagged.regex.exec("/items/Abc")).toEqual(["/items/Abc", "Abc"]);
+    expect(flagged.regex.groupCount).toBe(1);
+    expect(flagged.regex.test("/ITEMS/AB1")).toBe(false);
+    for (const s of inputs) {
+      const reference = /^(?:[a-z]s?)$/i.test(s);
+      expect(compileRegex("(?i)[a-z]s?").regex?.test(s)).toBe(reference);
+    }
+  });
 });

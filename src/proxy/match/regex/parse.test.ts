@@ -11,8 +11,10 @@ describe("refusals say why", () => {
       "/foo(?!bar)": "lookahead",
       "(?<=x)y": "lookahead",
       "(?<!x)y": "lookahead",
-      "(?i)abc": "inline flags",
+      "a(?i)bc": "inline flags",
+      "(?i)(?i)abc": "inline flags",
       "(?s:.)": "inline flags",
+      "(?i)": "a pattern after (?i)",
     };
     for (const [pattern, why] of Object.entries(cases)) expect(regexError(pattern)).toContain(why);
   });

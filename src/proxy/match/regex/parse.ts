@@ -43,14 +43,25 @@ export const MAX_PATTERN_LENGTH = 1024;
 export class RegexSyntaxError extends Error {}
 
 /**
- * The pattern's syntax tree, its sets already widened by case folding when `ignoreCase`; throws
- * RegexSyntaxError with a reason phrased to follow `value "…"`.
+ * RE2's and PCRE's flag for a whole case-insensitive pattern, accepted at the very start only: users of
+ * Envoy-based gateways write it in HTTPRoute patterns, and it reads the same everywhere. Anywhere else an
+ * inline flag would change part of a pattern, which RegExp cannot say, so it is refused.
+ */
+export const LEADING_IGNORE_CASE = "(?i)";
+
+/**
+ * The pattern's syntax tree, its sets already widened by case folding when `ignoreCase` (or when the
+ * pattern starts with `(?i)`); throws RegexSyntaxError with a reason phrased to follow `value "…"`.
  */
 export function parseRegex(pattern: string, ignoreCase = false): Parsed {
   if (pattern === "") throw new RegexSyntaxError("must not be empty");
   if (pattern.length > MAX_PATTERN_LENGTH)
     throw new RegexSyntaxError(`must be no more than ${MAX_PATTERN_LENGTH} characters`);
-  const p = new Parser(pattern, ignoreCase);
+  const flagged = pattern.startsWith(LEADING_IGNORE_CASE);
+  if (flagged && pattern.length === LEADING_IGNORE_CASE.length)
+    throw new RegexSyntaxError("must have a pattern after (?i)");
+  const p = new Parser(pattern, ignoreCase || flagged);
+  if (flagged) p.pos = LEADING_IGNORE_CASE.length;
   const ast = p.alternation();
   if (p.pos < pattern.length) p.fail("has an unmatched )");
   return { ast, groupCount: p.groupNames.length - 1, groupNames: p.groupNames };
@@ -161,7 +172,10 @@ class Parser {
       if (/^\?(=|!|<=|<!)/.test(rest)) throw new RegexSyntaxError("must not use lookahead or lookbehind");
       if (rest.startsWith("?P=")) throw new RegexSyntaxError("must not use backreferences");
       const opener = /^\?(:|P?<([A-Za-z_][A-Za-z0-9_]*)>)/.exec(rest);
-      if (!opener) throw new RegexSyntaxError("must not use inline flags or other (? groups, e.g. (?i)");
+      if (!opener)
+        throw new RegexSyntaxError(
+          "must not use inline flags (other than one (?i) at the very start) or other (? groups",
+        );
       this.pos += opener[0].length;
       // Named groups are numbered too, as in JavaScript; so is RE2's and PCRE's (?P<name>…).
       if (opener[2] !== undefined) index = this.groupNames.push(opener[2]) - 1;

@@ -6,12 +6,15 @@
  * high-polynomial cases apart from safe ones.
  *
  * Semantics are those of `new RegExp("^(?:" + pattern + ")$")` (no flags: UTF-16 code units, `.` stops
- * at line terminators, `^`/`$` only at the ends of the value; with `ignoreCase`, the `i` flag) for every
- * pattern we accept, `exec` included. The translator validates with the same function, so what is
+ * at line terminators, `^`/`$` only at the ends of the value; with `ignoreCase` or a leading `(?i)`, the
+ * `i` flag) for every pattern we accept, `exec` included. The translator validates with the same function, so what is
  * Accepted is exactly what runs.
  */
 import { buildNfa, checkCaptureWork } from "./nfa.ts";
 import { type Parsed, parseRegex, RegexSyntaxError } from "./parse.ts";
+
+export { LEADING_IGNORE_CASE } from "./parse.ts";
+
 import { PikeVm } from "./pike.ts";
 import { LazyDfa } from "./run.ts";
 

@@ -2,8 +2,8 @@
  * HTTPRoute translations kept from one translate to the next. A config change usually touches a few
  * objects, yet every apply translated every HTTPRoute again: at 10k routes that was half of translate's
  * time (31 of 60 ms warm, more on the cold code paths a rare apply runs on). A route's translation
- * depends on the route object and on what it read of the snapshot: the Services and EndpointSlices it
- * looked up (recorded by the index handed to it) and the ReferenceGrants. A kept translation is used
+ * depends on the route object and on what it read of the snapshot: the Services, EndpointSlices and
+ * HTTPRouteFilters it looked up (recorded by the index handed to it) and the ReferenceGrants. A kept translation is used
  * again only when the route is the same object (sources keep unchanged objects: the folder source's
  * parse cache, the informers' store) and every one of those reads gives the same objects again.
  *
@@ -13,6 +13,7 @@
  */
 import type { EndpointSlice, Service } from "../../../sources/schema/core.ts";
 import type { HTTPRoute, ReferenceGrant } from "../../../sources/schema/gateway.ts";
+import type { HTTPRouteFilterObject } from "../../../sources/schema/route-filter.ts";
 import { checkingKept, checkKept } from "../../common/kept-check.ts";
 import type { SnapshotIndex } from "../../common/snapshot-index.ts";
 import { type HTTPRouteTranslation, translateHTTPRoute } from "./httproute.ts";
@@ -22,6 +23,7 @@ interface Kept {
   /** Keys looked up and what they gave. */
   readonly services: readonly (readonly [string, Service | undefined])[];
   readonly slices: readonly (readonly [string, readonly EndpointSlice[] | undefined])[];
+  readonly filters: readonly (readonly [string, HTTPRouteFilterObject | undefined])[];
   readonly grants: readonly ReferenceGrant[];
 }
 
@@ -106,7 +108,8 @@ export function translateHTTPRouteKept(
     k !== undefined &&
     k.grants === grants &&
     k.services.every(([key, s]) => index.services.get(key) === s) &&
-    k.slices.every(([key, s]) => sameObjects(index.slicesByService.get(key), s))
+    k.slices.every(([key, s]) => sameObjects(index.slicesByService.get(key), s)) &&
+    k.filters.every(([key, f]) => index.routeFilters.get(key) === f)
   ) {
     if (checkingKept)
       checkKept(
@@ -118,9 +121,20 @@ export function translateHTTPRouteKept(
   }
   const services = new RecordingMap(index.services);
   const slices = new RecordingMap(index.slicesByService);
-  const result = translateHTTPRoute(route, { services, slicesByService: slices }, grants);
-  if (!services.whole && !slices.whole)
-    kept.set(route, { result, services: services.reads, slices: slices.reads, grants });
+  const filters = new RecordingMap(index.routeFilters);
+  const result = translateHTTPRoute(
+    route,
+    { services, slicesByService: slices, routeFilters: filters },
+    grants,
+  );
+  if (!services.whole && !slices.whole && !filters.whole)
+    kept.set(route, {
+      result,
+      services: services.reads,
+      slices: slices.reads,
+      filters: filters.reads,
+      grants,
+    });
   else kept.delete(route);
   return result;
 }

@@ -12,6 +12,7 @@ import type {
   SourceRef,
   WeightedBackend,
 } from "../../../model/index.ts";
+import { LEADING_IGNORE_CASE } from "../../../proxy/match/regex/regex.ts";
 import type { HTTPRouteMatch, HTTPRouteRule } from "../../../sources/schema/gateway.ts";
 import { RouteReason } from "../../../status/reasons.ts";
 import { parseDuration } from "../../common/durations.ts";
@@ -100,13 +101,17 @@ export function translateRule(
     const resolved = resolveBackendRef(ref, where, ctx);
     if (resolved.issue) issues.push(resolved.issue);
     if (resolved.backend) backends.push(resolved.backend);
-    weighted.push(weightedBackend(resolved, weight, own.filters));
+    const entry = weightedBackend(resolved, weight, own.filters);
+    weighted.push(own.unresolved ? { ...entry, failStatus: 500 } : entry);
   }
-  const action: RouteAction = filters.redirect
-    ? filters.redirect
-    : weighted.some((b) => b.weight > 0)
-      ? { kind: "Forward", backends: weighted }
-      : { kind: "DirectResponse", status: 500 };
+  // A filter that did not resolve is never skipped: what it applies to answers 500.
+  const action: RouteAction = filters.unresolved
+    ? { kind: "DirectResponse", status: 500 }
+    : filters.redirect
+      ? filters.redirect
+      : weighted.some((b) => b.weight > 0)
+        ? { kind: "Forward", backends: weighted }
+        : { kind: "DirectResponse", status: 500 };
   const timeouts = parseTimeouts(rule.timeouts);
   if (typeof timeouts === "string") return bad(`timeouts: ${timeouts}`);
   const retry = parseRetry(rule.retry);
@@ -177,7 +182,11 @@ function parsePath(type: string, value: string): PathMatch | string {
   if (value.length > 1024) return "value must be no more than 1024 characters";
   if (type === "RegularExpression") {
     const problem = regexProblem(value);
-    return problem ? `value "${value}" ${problem}` : { type: "RegularExpression", value };
+    if (problem) return `value "${value}" ${problem}`;
+    // One form in the model for a case-insensitive path, whichever API said it (Ingress regex paths are).
+    return value.startsWith(LEADING_IGNORE_CASE)
+      ? { type: "RegularExpression", value: value.slice(LEADING_IGNORE_CASE.length), ignoreCase: true }
+      : { type: "RegularExpression", value };
   }
   if (type !== "Exact" && type !== "PathPrefix")
     return `type "${type}" is not Exact, PathPrefix or RegularExpression`;

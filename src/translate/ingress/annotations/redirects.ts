@@ -22,7 +22,7 @@
  *   does for a code outside its range.
  */
 import type { RedirectAction } from "../../../model/index.ts";
-import { fillLocation, parseLocationTemplate } from "../../../model/location-template.ts";
+import { redirectLocationProblem } from "../../common/redirect-location.ts";
 import {
   type AnnotationFamily,
   type AnnotationReader,
@@ -30,20 +30,6 @@ import {
   type RouteEdit,
 } from "./route-edits.ts";
 
-/** Characters a URL may hold (RFC 3986 reserved and unreserved, `%` for escapes); `$` starts a variable. */
-const URL_CHARS = /^[A-Za-z0-9\-._~:/?#[\]@!&'()*+,;=%]*$/;
-
-/** What the variables become to check the URL's shape (the request's values are not known yet). */
-const SAMPLE: Readonly<Record<string, string>> = {
-  scheme: "http",
-  host: "host.example",
-  http_host: "host.example",
-  server_port: "80",
-  request_uri: "/",
-  uri: "/",
-};
-
-/** Go's strconv.ParseBool, as ingress-nginx reads boolean annotations; undefined when absent or bad. */
 /**
  * An absolute http(s) redirect URL as written (variables kept for the proxy to fill), or undefined
  * (absent, empty, or refused).
@@ -52,21 +38,8 @@ export function redirectURL(r: AnnotationReader, name: string): string | undefin
   const raw = r.raw(name);
   if (raw === undefined || raw.trim() === "") return undefined;
   const v = raw.trim();
-  const parsed = parseLocationTemplate(v);
-  if (!parsed.ok) return r.bad(name, raw, parsed.message);
-  if (!parsed.parts.every((p) => !("text" in p) || URL_CHARS.test(p.text)))
-    return r.bad(name, raw, "holds characters a URL cannot (spaces, quotes, <>, \\, ^, `, {}, |, non-ASCII)");
-  const sample = fillLocation(parsed.parts, (variable) => SAMPLE[variable] ?? "");
-  if (!/^https?:\/\/[^/?#]/.test(sample))
-    return r.bad(name, raw, "must be an absolute http:// or https:// URL");
-  let host = "";
-  try {
-    host = new URL(sample).hostname;
-  } catch {
-    // reported below
-  }
-  if (host === "") return r.bad(name, raw, "is not a URL with a host");
-  return v;
+  const problem = redirectLocationProblem(v);
+  return problem ? r.bad(name, raw, problem) : v;
 }
 
 /** A status code among `allowed`, else the default (refused values reported). */

@@ -171,6 +171,7 @@ describe("service-upstream: the Service's cluster IP", () => {
   const service = (clusterIP?: string) =>
     ({ spec: { ...(clusterIP ? { clusterIP } : {}) } }) as unknown as Service;
   const index: SnapshotIndex = {
+    routeFilters: new Map(),
     services: new Map([
       ["shop/web", service("10.96.0.10")],
       ["shop/idle", service("fd00::10")],
