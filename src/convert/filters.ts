@@ -48,15 +48,23 @@ function convertFilter(
     case "ResponseHeaderModifier":
       return { type: f.kind, responseHeaderModifier: headerModifier(f.edits) };
     case "URLRewrite": {
+      if (
+        ext &&
+        (f.path?.type === "RegexSubstitute" || (f.hostname !== undefined && !isHostname(f.hostname)))
+      )
+        return ext.ref("rewrite", {
+          urlRewrite: {
+            ...(f.hostname ? { hostname: f.hostname } : {}),
+            ...(f.path
+              ? { path: f.path.type === "RegexSubstitute" ? regexPath(f.path) : corePath(f.path) }
+              : {}),
+          },
+        });
       if (f.hostname !== undefined && !isHostname(f.hostname)) {
         lost.push(`the upstream Host ${JSON.stringify(f.hostname)} (a Gateway API hostname has no port)`);
         if (!f.path) return undefined;
         return convertFilter({ kind: "URLRewrite", path: f.path }, model, ns, lost, ext);
       }
-      if (f.path?.type === "RegexSubstitute" && ext)
-        return ext.ref("rewrite", {
-          urlRewrite: { ...(f.hostname ? { hostname: f.hostname } : {}), path: regexPath(f.path) },
-        });
       const path = f.path ? pathModifier(f.path, "the upstream path rewrite", lost) : undefined;
       if (f.path && path === undefined)
         return f.hostname ? { type: f.kind, urlRewrite: { hostname: f.hostname } } : undefined;
@@ -96,6 +104,14 @@ function convertFilter(
       return { type: "CORS", cors: corsBlock(f) };
     }
     case "ResponseRewrite":
+      if (ext)
+        return ext.ref("response-rewrite", {
+          responseRewrite: {
+            ...(f.redirect ? { location: { ...f.redirect } } : {}),
+            ...(f.cookieDomain ? { cookieDomain: { ...f.cookieDomain } } : {}),
+            ...(f.cookiePath ? { cookiePath: { ...f.cookiePath } } : {}),
+          },
+        });
       lost.push(
         "the rewrite of response Location/Refresh and Set-Cookie domains and paths (proxy-redirect-*, proxy-cookie-*)",
       );

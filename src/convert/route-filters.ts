@@ -1,7 +1,8 @@
 /**
  * The HTTPRouteFilters `gatehouse convert` writes (gateway-crds/httproutefilter.yaml) for what an Ingress
- * did that Gateway API has no field for: a capture-group rewrite, a redirect that drops a trailing slash,
- * names the default port or builds its Location from variables, ingress-nginx's CORS. One object per
+ * did that Gateway API has no field for: a capture-group rewrite or an upstream Host with a port, a
+ * redirect that drops a trailing slash, names the default port or builds its Location from variables,
+ * ingress-nginx's CORS, the rewrite of the backend's redirects and cookies. One object per
  * Ingress and distinct spec, named after the Ingress and what it does (`shop-rewrite`, `shop-rewrite-2`),
  * in the Ingress's namespace (an ExtensionRef names a filter of the route's own namespace). With
  * `--portable` none is written and what needs one is a finding.
@@ -13,7 +14,7 @@ import { SOURCE_ANNOTATION } from "./names.ts";
 type Json = Record<string, unknown>;
 
 /** What a filter does: the last part of its name. */
-export type RouteFilterPurpose = "rewrite" | "redirect" | "cors";
+export type RouteFilterPurpose = "rewrite" | "redirect" | "cors" | "response-rewrite";
 
 /** The filters of one Ingress: `ref` gives the ExtensionRef filter naming an HTTPRouteFilter with `spec`. */
 export interface IngressRouteFilters {

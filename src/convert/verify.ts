@@ -5,7 +5,7 @@
  * which say where a route came from, not what it does); an `ssl-passthrough` host must reach the same
  * backends. A host that differs is a finding.
  */
-import type { GatewayModel, Listener, Route } from "../model/index.ts";
+import type { GatewayModel, Listener, RedirectAction, Route } from "../model/index.ts";
 import type { AuthPolicy } from "../sources/schema/auth-policy.ts";
 import type { Gateway, GatewayClass, HTTPRoute, ReferenceGrant } from "../sources/schema/gateway.ts";
 import type { RateLimitPolicy } from "../sources/schema/policies.ts";
@@ -193,6 +193,7 @@ function behaviour(r: Route): Json {
   const { name: _n, source: _s, ruleName: _r, auth, ipAccess, rateLimit, filters, ...rest } = r;
   return {
     ...rest,
+    action: r.action.kind === "Redirect" ? literalLocation(r.action) : r.action,
     // A redirect forwards nothing: a rewrite of what would be forwarded does nothing beside it.
     filters: r.action.kind === "Redirect" ? filters.filter((f) => f.kind !== "URLRewrite") : filters,
     // A policy that fails closed answers 401 whatever else it says, and why is not behaviour.
@@ -210,6 +211,28 @@ function behaviour(r: Route): Json {
     ...(rateLimit
       ? { rateLimit: { ...rateLimit, source: undefined, policy: undefined, bucket: undefined } }
       : {}),
+  };
+}
+
+/**
+ * A Location `<scheme>://<host>[:port]$request_uri` with a literal scheme and host says what a redirect of
+ * that scheme, host and port says (the request's path and query after them, the port left out when it is
+ * the scheme's own): compared in that form, so the RequestRedirect convert writes for it is the same.
+ */
+function literalLocation(a: RedirectAction): RedirectAction {
+  const m =
+    a.location === undefined
+      ? null
+      : /^(https?):\/\/([a-z0-9.-]+)(?::([0-9]{1,5}))?\$request_uri$/i.exec(a.location);
+  if (m === null) return a;
+  const scheme = (m[1] as string).toLowerCase() as "http" | "https";
+  const port = m[3] !== undefined ? Number(m[3]) : undefined;
+  return {
+    kind: "Redirect",
+    scheme,
+    hostname: (m[2] as string).toLowerCase(),
+    ...(port !== undefined && port !== (scheme === "https" ? 443 : 80) ? { port } : {}),
+    statusCode: a.statusCode,
   };
 }
 

@@ -81,14 +81,16 @@ const examples: Record<string, { accept: unknown[]; refuse: unknown[] }> = {
     accept: [{ secretRef: { name: "u", key: "auth" } }, { format: "Map", secretRef: { name: "u" } }],
     refuse: [{ format: "Map", secretRef: { name: "u", key: "auth" } }],
   },
-  "(has(self.urlRewrite) ? 1 : 0) + (has(self.requestRedirect) ? 1 : 0) + (has(self.cors) ? 1 : 0) == 1": {
-    accept: [
-      { urlRewrite: { hostname: "a.example" } },
-      { requestRedirect: {} },
-      { cors: { allowOrigins: [] } },
-    ],
-    refuse: [{}, { urlRewrite: {}, cors: {} }, { urlRewrite: {}, requestRedirect: {}, cors: {} }],
-  },
+  "(has(self.urlRewrite) ? 1 : 0) + (has(self.requestRedirect) ? 1 : 0) + (has(self.cors) ? 1 : 0) + (has(self.responseRewrite) ? 1 : 0) == 1":
+    {
+      accept: [
+        { urlRewrite: { hostname: "a.example" } },
+        { requestRedirect: {} },
+        { cors: { allowOrigins: [] } },
+        { responseRewrite: { cookiePath: { from: "/a", to: "/" } } },
+      ],
+      refuse: [{}, { urlRewrite: {}, cors: {} }, { requestRedirect: {}, responseRewrite: {} }],
+    },
 };
 
 const cel = new Environment({ unlistedVariablesAreDyn: true });

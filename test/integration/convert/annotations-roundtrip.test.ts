@@ -33,12 +33,6 @@ for (const file of [...new Bun.Glob("*.cases.ts").scanSync(casesDir)].sort()) {
 const NOT_SENT = "Gateway API has no send timeout (proxy-send-timeout)";
 const DIFFERS: Readonly<Record<string, string>> = {
   "proxy-send-timeout: a backend that takes no body gets cut after that many seconds (504)": NOT_SENT,
-  "proxy-redirect-from/-to: the Location and Refresh URL starting with -from get -to instead":
-    "Gateway API has no rewrite of the upstream's Location",
-  "proxy-redirect-to a path: the rewritten Location is relative":
-    "Gateway API has no rewrite of the upstream's Location",
-  "upstream-vhost: $service_name and $namespace are filled in (linkerd's recipe)":
-    "a Gateway API URLRewrite hostname cannot carry a port",
 };
 
 forEachFront("convert keeps the annotation cases' behaviour", (front) => {

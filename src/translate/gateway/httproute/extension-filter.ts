@@ -6,7 +6,10 @@
  *   groups put in `substitution` as `$1`…`$9`: ingress-nginx's capture-group `rewrite-target`);
  * - `requestRedirect` with `stripTrailingSlash`, `includeDefaultPort`, a `ReplaceRegexMatch` path, or a
  *   whole `location` with nginx variables (`https://$host$request_uri`);
- * - `cors` with `behavior: IngressNginx` (ingress-nginx's `enable-cors`, model CORSFilter `style`).
+ * - `cors` with `behavior: IngressNginx` (ingress-nginx's `enable-cors`, model CORSFilter `style`);
+ * - `responseRewrite`: the backend's Location/Refresh URLs and Set-Cookie domains and paths
+ *   (ingress-nginx's `proxy-redirect-*`, `proxy-cookie-*`; model ResponseRewriteFilter);
+ * - `urlRewrite.hostname` with a port (ingress-nginx's `upstream-vhost`).
  * The spec is judged here, not by the source, so a wrong field is reported on the route that uses the
  * filter (its rule is refused, UnsupportedValue) instead of the filter vanishing. A reference to another
  * kind or to a filter that does not exist resolves nothing: the rule answers 500 (never served without
@@ -14,7 +17,13 @@
  * BackendNotFound, as Envoy Gateway reports its own missing filters).
  */
 import { z } from "zod";
-import type { Filter, RedirectAction } from "../../../model/index.ts";
+import { fieldValueProblem } from "../../../model/http-syntax.ts";
+import type {
+  Filter,
+  RedirectAction,
+  ResponseRewriteFilter,
+  ValueReplacement,
+} from "../../../model/index.ts";
 import { policyGroup } from "../../../sources/schema/groups.ts";
 import { RouteReason } from "../../../status/reasons.ts";
 import { redirectLocationProblem } from "../../common/redirect-location.ts";
@@ -37,6 +46,7 @@ const pathModifier = z.strictObject({
   replacePrefixMatch: text.optional(),
   replaceRegexMatch: z.strictObject({ pattern: text, substitution: text }).optional(),
 });
+const replacement = z.strictObject({ from: text, to: text });
 const spec = z.strictObject({
   urlRewrite: z.strictObject({ hostname: text.optional(), path: pathModifier.optional() }).optional(),
   requestRedirect: z
@@ -60,6 +70,13 @@ const spec = z.strictObject({
       allowCredentials: z.boolean().optional(),
       maxAge: z.int().min(0).optional(),
       behavior: z.enum(["GatewayAPI", "IngressNginx"]).optional(),
+    })
+    .optional(),
+  responseRewrite: z
+    .strictObject({
+      location: replacement.optional(),
+      cookieDomain: replacement.optional(),
+      cookiePath: replacement.optional(),
     })
     .optional(),
 });
@@ -113,10 +130,18 @@ export function extensionFilter(
     return invalid(`${path.slice(1) || "(spec)"}: ${why}`.replace(/^spec\./, ""));
   }
   const s: Spec = parsed.data;
-  const set = (["urlRewrite", "requestRedirect", "cors"] as const).filter((k) => s[k] !== undefined);
+  const set = (["urlRewrite", "requestRedirect", "cors", "responseRewrite"] as const).filter(
+    (k) => s[k] !== undefined,
+  );
   if (set.length !== 1)
-    return invalid(`must set exactly one of urlRewrite, requestRedirect and cors (it sets ${set.length})`);
-  const here: PathContext = { ...at, regexPaths: true };
+    return invalid(
+      `must set exactly one of urlRewrite, requestRedirect, cors and responseRewrite (it sets ${set.length})`,
+    );
+  const here: PathContext = { ...at, extended: true };
+  if (s.responseRewrite) {
+    const f = responseRewrite(s.responseRewrite);
+    return typeof f === "string" ? invalid(`responseRewrite.${f}`) : { name, filter: f };
+  }
   if (s.urlRewrite) {
     const f = urlRewrite(s.urlRewrite, here);
     return typeof f === "string" ? invalid(`urlRewrite.${f}`) : { name, filter: f };
@@ -145,4 +170,35 @@ export function extensionFilter(
       ...(includeDefaultPort ? { writeDefaultPort: true } : {}),
     },
   };
+}
+
+/**
+ * The values are sent in response headers, so each must be a field value; `from` must not be empty (it
+ * would match every value). A cookie domain is compared without one leading dot, as nginx does.
+ */
+function responseRewrite(r: NonNullable<Spec["responseRewrite"]>): ResponseRewriteFilter | string {
+  const out: { redirect?: ValueReplacement; cookieDomain?: ValueReplacement; cookiePath?: ValueReplacement } =
+    {};
+  for (const [key, field] of [
+    ["location", "redirect"],
+    ["cookieDomain", "cookieDomain"],
+    ["cookiePath", "cookiePath"],
+  ] as const) {
+    const v = r[key];
+    if (v === undefined) continue;
+    const undot = (x: string) => (key === "cookieDomain" && x.startsWith(".") ? x.slice(1) : x);
+    const from = undot(v.from);
+    const to = undot(v.to);
+    if (from === "") return `${key}.from must not be empty`;
+    for (const [which, x] of [
+      ["from", from],
+      ["to", to],
+    ] as const) {
+      const problem = x === "" ? undefined : fieldValueProblem(x);
+      if (problem) return `${key}.${which} ${shown(x)} ${problem}`;
+    }
+    out[field] = { from, to };
+  }
+  if (Object.keys(out).length === 0) return "sets none of location, cookieDomain and cookiePath";
+  return { kind: "ResponseRewrite", ...out };
 }

@@ -2,7 +2,7 @@
  * The values of HTTPRoute filters as model filters and actions, checked: the one place that reads a
  * redirect, a URL rewrite, a CORS block or header edits, for the Gateway API filters (filters.ts) and
  * for the same blocks in Gatehouse's HTTPRouteFilter (extension-filter.ts), which may also say what
- * Gateway API cannot (`regexPaths`: a path replaced by a regular expression's substitution).
+ * Gateway API cannot (`extended`: a path replaced by a regular expression's substitution, a Host with a port).
  * Each builder returns the model value, or a message naming the field that is wrong.
  */
 import { fieldValueProblem, isToken } from "../../../model/http-syntax.ts";
@@ -23,8 +23,11 @@ export interface RuleInvalid {
 export interface PathContext {
   /** The rule has exactly one PathPrefix match, which ReplacePrefixMatch needs. */
   readonly prefixMatch: boolean;
-  /** `ReplaceRegexMatch` is allowed (HTTPRouteFilter only). */
-  readonly regexPaths?: boolean;
+  /**
+   * HTTPRouteFilter only: `ReplaceRegexMatch` paths, and a URLRewrite hostname with a port (the Host
+   * header sent upstream, as ingress-nginx's `upstream-vhost` may set it).
+   */
+  readonly extended?: boolean;
 }
 
 /** A path modifier as the Gateway API and HTTPRouteFilter write it. */
@@ -68,8 +71,8 @@ export function urlRewrite(
   r: { readonly hostname?: string; readonly path?: PathModifierInput },
   at: PathContext,
 ): { kind: "URLRewrite"; hostname?: string; path?: PathModifier } | string {
-  if (r.hostname !== undefined && !preciseHostname(r.hostname))
-    return `hostname "${r.hostname}" is not a valid hostname`;
+  if (r.hostname !== undefined && !preciseHostname(at.extended ? withoutPort(r.hostname) : r.hostname))
+    return `hostname "${r.hostname}" is not a valid hostname${at.extended ? " (with an optional :port)" : ""}`;
   const path = r.path ? pathModifier(r.path, at) : undefined;
   if (typeof path === "string") return `path: ${path}`;
   return { kind: "URLRewrite", ...(r.hostname ? { hostname: r.hostname } : {}), ...(path ? { path } : {}) };
@@ -160,6 +163,12 @@ export function shown(s: string): string {
   return JSON.stringify(s).replaceAll("\u007f", "\\u007f");
 }
 
+/** `host:port` without the port (1–65535); anything else as it is, for preciseHostname to refuse. */
+function withoutPort(host: string): string {
+  const m = /^(.*):([0-9]{1,5})$/.exec(host);
+  return m !== null && Number(m[2]) >= 1 && Number(m[2]) <= 65535 ? (m[1] as string) : host;
+}
+
 function preciseHostname(host: string): boolean {
   const parsed = parseGatewayHostname(host);
   return parsed.ok && parsed.host.match === "Exact";
@@ -179,7 +188,7 @@ function pathModifier(p: PathModifierInput, at: PathContext): PathModifier | str
     if (!at.prefixMatch) return "ReplacePrefixMatch needs the rule to have exactly one PathPrefix match";
     return { type: "ReplacePrefixMatch", value: p.replacePrefixMatch };
   }
-  if (p.type === "ReplaceRegexMatch" && at.regexPaths) {
+  if (p.type === "ReplaceRegexMatch" && at.extended) {
     const r = p.replaceRegexMatch;
     if (r === undefined) return "replaceRegexMatch is required for type ReplaceRegexMatch";
     const compiled = compileRegex(r.pattern);
@@ -199,5 +208,5 @@ function pathModifier(p: PathModifierInput, at: PathContext): PathModifier | str
       ...(flagged ? { ignoreCase: true } : {}),
     };
   }
-  return `type "${p.type}" is not ${at.regexPaths ? "ReplaceFullPath, ReplacePrefixMatch or ReplaceRegexMatch" : "ReplaceFullPath or ReplacePrefixMatch"}`;
+  return `type "${p.type}" is not ${at.extended ? "ReplaceFullPath, ReplacePrefixMatch or ReplaceRegexMatch" : "ReplaceFullPath or ReplacePrefixMatch"}`;
 }

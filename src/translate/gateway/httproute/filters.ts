@@ -37,6 +37,7 @@ const once = new Set([
   "RequestRedirect",
   "URLRewrite",
   "CORS",
+  "ResponseRewrite",
 ]);
 /**
  * An HTTPRoute filter list as model filters. `prefixMatch` says whether the rule has exactly one
