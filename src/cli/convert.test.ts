@@ -4,11 +4,13 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseAllDocuments } from "yaml";
+import { KubeApiServer } from "../../test/helpers/kube-api-server.ts";
+import { gateway, gatewayClass, ingress, service, slice } from "../../test/helpers/kube-fixtures.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "gatehouse-convert-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-const service = `apiVersion: v1
+const serviceYaml = `apiVersion: v1
 kind: Service
 metadata: { name: web, namespace: shop }
 spec: { ports: [{ port: 80 }] }
@@ -57,14 +59,18 @@ spec:
             pathType: ImplementationSpecific
             backend: { service: { name: web, port: { number: 80 } } }
 `;
-writeFileSync(join(dir, "service.yaml"), service);
+writeFileSync(join(dir, "service.yaml"), serviceYaml);
 writeFileSync(join(dir, "regex.yaml"), regex);
 writeFileSync(join(dir, "plain.yaml"), plain);
 writeFileSync(join(dir, "lossy.yaml"), lossy);
 
 async function convertCli(...args: string[]) {
+  return gatehouse("convert", ...args);
+}
+
+async function gatehouse(command: string, ...args: string[]) {
   const argv = args.flatMap((a) => (a.endsWith(".yaml") ? ["-f", join(dir, a)] : [a]));
-  const proc = Bun.spawn(["bun", join(import.meta.dir, "../main.ts"), "convert", ...argv], {
+  const proc = Bun.spawn(["bun", join(import.meta.dir, "../main.ts"), command, ...argv], {
     stdout: "pipe",
     stderr: "pipe",
   });
@@ -152,6 +158,50 @@ describe("gatehouse convert -f", () => {
       { type: "URLRewrite", urlRewrite: { path: { type: "ReplacePrefixMatch", replacePrefixMatch: "/" } } },
     ]);
     expect(portable.stderr).toContain("regardless of case");
+  });
+
+  test("--kube --gateway: the cluster's Ingress converted onto its Gateway, applied, served from the HTTPRoute", async () => {
+    const api = await KubeApiServer.start();
+    try {
+      api.apply(service("web"));
+      api.apply(slice("web", [8080]));
+      api.apply(gatewayClass());
+      api.apply(gateway("edge", 8080));
+      const shop = ingress("shop", "shop.example", "/cart(/|$)(.*)", "web") as {
+        metadata: Record<string, unknown>;
+      };
+      shop.metadata.annotations = {
+        "nginx.ingress.kubernetes.io/use-regex": "true",
+        "nginx.ingress.kubernetes.io/rewrite-target": "/$2",
+      };
+      api.apply(shop);
+      const kubeconfig = await api.writeKubeconfig(join(dir, "kubeconfig"));
+      const converted = await convertCli(
+        "--kube",
+        "--kubeconfig",
+        kubeconfig,
+        "--gateway",
+        "demo/edge",
+        "--strict",
+      );
+      expect(converted.code).toBe(0);
+      expect(kinds(converted.objects)).toEqual(["HTTPRoute", "HTTPRouteFilter"]);
+      const route = converted.objects[0] as { spec: { parentRefs: unknown[] } };
+      expect(route.spec.parentRefs).toEqual([{ name: "edge", sectionName: "http" }]);
+      const before = await gatehouse("routes", "--kube", "--kubeconfig", kubeconfig);
+      for (const o of converted.objects) api.apply(o as never);
+      api.remove("Ingress", "demo", "shop");
+      const after = await gatehouse("routes", "--kube", "--kubeconfig", kubeconfig);
+      expect([after.code, after.stderr]).toEqual([0, ""]);
+      const line = (out: string) =>
+        (out.split("\n").find((l) => l.includes("shop.example")) ?? "(none)").replace(/\s+/g, " ").trim();
+      // The same route (case-insensitive, as nginx's ~*), now from the HTTPRoute on the Gateway's listener.
+      const match = "shop.example ~* (?:/cart(/|$)(.*))[\\s\\S]* → demo/web:80";
+      expect(line(before.stdout)).toBe(`default/http (http :8080) ${match} Ingress demo/shop`);
+      expect(line(after.stdout)).toBe(`gateway/demo/edge/http (http :8080) ${match} HTTPRoute demo/shop`);
+    } finally {
+      await api.stop();
+    }
   });
 
   test("the same input converts to the same text", async () => {
