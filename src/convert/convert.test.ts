@@ -44,6 +44,8 @@ const INEXACT: Readonly<Record<string, string>> = {
     "a canary with access controls of its own answers 403 (a deny-all policy)",
   "annotations-upstream-request.in.yaml": "service-upstream, connect timeouts, enable-access-log: false",
   "ingress-ssl-ciphers.in.yaml": "ssl-ciphers per host: Gateway API has no cipher setting",
+  "load-balancing.in.yaml":
+    "load-balance ewma, upstream-hash-by, session cookie attributes: no HTTPRoute fields",
   "backend-app-protocol.in.yaml":
     "appProtocol kubernetes.io/wss: an Ingress backend, refused in an HTTPRoute (500)",
   "path-implementation-specific.in.yaml": "a Prefix path with characters an HTTPRoute path may not hold",

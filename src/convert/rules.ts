@@ -13,6 +13,7 @@ import type { HTTPRouteMatch } from "../sources/schema/gateway.ts";
 import { parseDuration } from "../translate/common/durations.ts";
 import { parseMatch } from "../translate/gateway/httproute/rule.ts";
 import { backendRefOf } from "./backend-refs.ts";
+import { convertBalancing } from "./balancing.ts";
 import { convertFilters, redirectFilter } from "./filters.ts";
 import { prefixStripForm } from "./regex-prefix.ts";
 import type { IngressRouteFilters } from "./route-filters.ts";
@@ -74,6 +75,8 @@ export function convertRule(
       });
     }
     if (refs.length > 0) rule.backendRefs = refs;
+    const session = a.balancing === undefined ? undefined : convertBalancing(a.balancing, lost, durationOf);
+    if (session !== undefined) rule.sessionPersistence = session;
   }
   if (filters.length > 0) rule.filters = filters;
   const t = route.timeouts;

@@ -3,6 +3,7 @@
  * and the backends (Service ports resolved to pod endpoints) that forwards and passthrough routes use.
  */
 import type { IPAccessList, RouteAuth } from "./auth.ts";
+import type { Balancing } from "./balancing.ts";
 import type { RouteClientCertificate } from "./client-certificates.ts";
 import type { Filter, PathModifier } from "./filters.ts";
 import type { RouteRateLimit } from "./rate-limits.ts";
@@ -223,6 +224,8 @@ export interface ForwardAction {
   readonly kind: "Forward";
   /** Candidates; one is picked per request by weight. A backend with weight 0 is never picked. */
   readonly backends: readonly WeightedBackend[];
+  /** How an endpoint of the picked backend is chosen, and sessions pinned (balancing.ts); absent: round robin. */
+  readonly balancing?: Balancing;
 }
 
 /**

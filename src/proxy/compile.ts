@@ -7,6 +7,7 @@ import { compileClientCertificate } from "../auth/client-certificate.ts";
 import { compileIPAccess, hasAllowList } from "../auth/ip-access.ts";
 import type { Backend, GatewayModel, Listener, Route, VirtualHost } from "../model/index.ts";
 import { parseLocationTemplate } from "../model/location-template.ts";
+import { RouteBalancer } from "./balancing/route-balancer.ts";
 import { compileFilterChain, joinChains } from "./filters/chain.ts";
 import type { FilterChain } from "./filters/filter-types.ts";
 import { buildPathIndex } from "./match/path-index.ts";
@@ -196,7 +197,19 @@ function compileAction(r: Route, routeFilters: FilterChain, ctx: CompileContext)
         };
         return { weight: wb.weight, value };
       });
-      return { kind: "Forward", pick: weightedPicker(choices), choices: choices.map((c) => c.value) };
+      const pick = weightedPicker(choices);
+      const values = choices.map((c) => c.value);
+      const b = a.balancing;
+      // Round robin without a session keeps today's path: no balancer, nothing added per request.
+      if (b === undefined || (b.algorithm === "RoundRobin" && b.session === undefined))
+        return { kind: "Forward", pick, choices: values };
+      const weights = choices.map((c) => c.weight);
+      return {
+        kind: "Forward",
+        pick,
+        choices: values,
+        balancer: new RouteBalancer(b, values, pick, weights),
+      };
     }
     case "Redirect": {
       const location = a.location === undefined ? undefined : parseLocationTemplate(a.location);

@@ -16,6 +16,7 @@ import type {
   SourceRef,
 } from "../model/index.ts";
 import type { LocationPart } from "../model/location-template.ts";
+import type { BalanceInput } from "./balancing/request-input.ts";
 import type { FilterChain } from "./filters/filter-types.ts";
 import type { CaptureRegex, ValueRegex } from "./match/regex/regex.ts";
 import type { ValueMatcher } from "./match/values.ts";
@@ -146,6 +147,26 @@ export interface CompiledForward {
   readonly pick: () => BackendChoice | undefined;
   /** Every choice `pick` may return (the raw-socket front checks them all once per route). */
   readonly choices: readonly BackendChoice[];
+  /** Set when the route balances other than round robin or pins sessions (balancing/); absent: `pick`
+   * and `nextEndpoint`, untouched. */
+  readonly balancer?: ForwardBalancer;
+}
+
+/** A route's balancing (balancing/route-balancer.ts): the choice and endpoints of one request. */
+export interface ForwardBalancer {
+  /** Undefined when no choice has a positive weight. */
+  lease(input: BalanceInput): ChoiceLease | undefined;
+}
+
+/** One request's backend choice and, attempt by attempt, its endpoints. */
+export interface ChoiceLease {
+  readonly choice: BackendChoice;
+  /** The session token field (Set-Cookie or the session header) for the response, once (re)pinned. */
+  readonly responseField: readonly [string, string] | undefined;
+  /** The next attempt's endpoint base; only when the choice's backend has endpoints. */
+  next(): string;
+  /** The attempt ended: response headers arrived, or (`failed`) it did not. Idempotent. */
+  end(failed: boolean): void;
 }
 
 /** One weighted backend of a route, with the route's and the backend's filters already concatenated. */

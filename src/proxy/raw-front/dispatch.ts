@@ -5,6 +5,7 @@
  * answered here directly, with the bodies handler.ts uses.
  */
 
+import { balanceInput } from "../balancing/request-input.ts";
 import { findVirtualHost, normaliseHost } from "../match/host.ts";
 import { findRoute, type HeaderLookup } from "../match/routes.ts";
 import { needsGuards } from "../request/guards.ts";
@@ -74,9 +75,15 @@ export function dispatch(conn: ClientSide, head: RequestHead): Exchange | undefi
   }
   // Upgrades go the slow way: the app proxies WebSockets (and closes them on drain) as it always has.
   if (head.upgrade === null && route.action.kind === "Forward" && isFastRoute(route)) {
-    const choice = route.action.pick();
+    const a = route.action;
+    // Only balanced routes (balancing/) build an input and a lease; round robin stays as it was.
+    const lease =
+      a.balancer === undefined
+        ? undefined
+        : a.balancer.lease(balanceInput(lookup, target.path, target.query, conn.clientIp, https(state)));
+    const choice = a.balancer === undefined ? a.pick() : lease?.choice;
     if (choice !== undefined) {
-      if (!needsGuards(route)) return new FastExchange(conn, head, target, route, choice, info);
+      if (!needsGuards(route)) return new FastExchange(conn, head, target, route, choice, info, lease);
       const result = runGuards({
         route,
         target,
@@ -95,12 +102,16 @@ export function dispatch(conn: ClientSide, head: RequestHead): Exchange | undefi
       });
       // Admitted at once (a cached token, no limit): no deferral at all.
       if (!(result instanceof Promise) && result.ok)
-        return startFast(conn, head, target, route, choice, info, result);
-      return new GuardedExchange(conn, head, target, route, choice, info, result);
+        return startFast(conn, head, target, route, choice, info, result, lease);
+      return new GuardedExchange(conn, head, target, route, choice, info, result, lease);
     }
   }
   const relayTls = route.clientCertificate !== undefined;
   return new RelayedExchange(conn, head, conn.internalEndpoint, route.timeouts, relayTls);
+}
+
+function https(state: ClientSide["state0"]): boolean {
+  return state.table.scheme === "https";
 }
 
 function answer(

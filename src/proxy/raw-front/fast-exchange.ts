@@ -12,6 +12,7 @@ import type { RequestInfo } from "../request/observer.ts";
 import type { RequestTarget } from "../request/request-target.ts";
 import {
   type BackendChoice,
+  type ChoiceLease,
   type CompiledBackend,
   type CompiledRoute,
   nextEndpoint,
@@ -36,6 +37,8 @@ export class FastExchange extends UpstreamExchange {
     private readonly route: CompiledRoute,
     private readonly choice: BackendChoice,
     private readonly info: RequestInfo | undefined,
+    /** The route's balancing for this request (balancing/); undefined: round robin. */
+    private readonly lease: ChoiceLease | undefined,
     /** The edge guards' request edit (claim headers), run before the route's request filters. */
     private readonly guardRequest?: (ctx: RequestContext) => undefined,
     /** The edge guards' response edit (limit headers), run after the route's response filters. */
@@ -48,7 +51,7 @@ export class FastExchange extends UpstreamExchange {
       head,
       routeLimits(route, head, conn),
       choice.filters.response,
-      guardResponse,
+      lease === undefined ? guardResponse : new LeaseEdit(lease, guardResponse),
       route.responseBandwidth,
     );
     this.backend = choice.backend as CompiledBackend;
@@ -57,7 +60,7 @@ export class FastExchange extends UpstreamExchange {
   }
 
   protected pickEndpoint(): string {
-    const endpoint = nextEndpoint(this.backend);
+    const endpoint = this.lease === undefined ? nextEndpoint(this.backend) : this.lease.next();
     this.endpoint = endpoint;
     if (this.info !== undefined) this.info.upstream = endpoint;
     return endpoint;
@@ -81,11 +84,18 @@ export class FastExchange extends UpstreamExchange {
     return filteredUpstreamHead(this.head, this.target, hop, endpointHost, prefix, filters);
   }
 
+  override abort(): void {
+    super.abort();
+    this.lease?.end(false);
+  }
+
   protected headersArrived(): void {
+    this.lease?.end(false);
     if (this.info !== undefined) this.info.upstreamMs = performance.now() - this.sentAt;
   }
 
   protected attemptFailed(timedOut: boolean, attempt: number, error: string): void {
+    this.lease?.end(true);
     const route = this.route.name;
     limitedLog("warn", route, timedOut ? "upstream timed out" : "upstream unreachable", {
       route,
@@ -108,6 +118,27 @@ export class FastExchange extends UpstreamExchange {
       status,
       bytes,
     });
+  }
+}
+
+const NO_FIELDS: readonly (readonly [string, string])[] = [];
+
+/**
+ * The guards' response fields plus the session token the lease issued, read when the head is built
+ * (the token is known only once an endpoint was picked; a retry may change it).
+ */
+class LeaseEdit implements ResponseHeaderEdit {
+  constructor(
+    private readonly lease: ChoiceLease,
+    private readonly guard: ResponseHeaderEdit | undefined,
+  ) {}
+  get append(): readonly (readonly [string, string])[] {
+    const own = this.guard?.append ?? NO_FIELDS;
+    const field = this.lease.responseField;
+    return field === undefined ? own : [...own, field];
+  }
+  get set(): readonly (readonly [string, string])[] {
+    return this.guard?.set ?? NO_FIELDS;
   }
 }
 

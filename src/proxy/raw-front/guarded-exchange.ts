@@ -8,7 +8,7 @@
  */
 import type { RequestInfo } from "../request/observer.ts";
 import type { RequestTarget } from "../request/request-target.ts";
-import type { BackendChoice, CompiledRoute } from "../table.ts";
+import type { BackendChoice, ChoiceLease, CompiledRoute } from "../table.ts";
 import type { ClientSide, Exchange } from "./client-side.ts";
 import type { GuardPass, GuardResult } from "./edge-guards.ts";
 import { FastExchange } from "./fast-exchange.ts";
@@ -37,6 +37,8 @@ export class GuardedExchange implements Exchange {
     private readonly choice: BackendChoice,
     private readonly info: RequestInfo | undefined,
     result: GuardResult | Promise<GuardResult>,
+    /** The route's balancing for this request (balancing/); absent: round robin. */
+    private readonly lease?: ChoiceLease,
   ) {
     Promise.resolve(result)
       .then((r) => this.settle(r))
@@ -81,7 +83,16 @@ export class GuardedExchange implements Exchange {
       return;
     }
     this.done = true;
-    const inner = startFast(this.conn, this.head, this.target, this.route, this.choice, this.info, r);
+    const inner = startFast(
+      this.conn,
+      this.head,
+      this.target,
+      this.route,
+      this.choice,
+      this.info,
+      r,
+      this.lease,
+    );
     this.inner = inner;
     const held = this.held;
     this.held = [];
@@ -139,6 +150,7 @@ export function startFast(
   choice: BackendChoice,
   info: RequestInfo | undefined,
   pass: GuardPass,
+  lease?: ChoiceLease,
 ): FastExchange {
   return new FastExchange(
     conn,
@@ -148,6 +160,7 @@ export function startFast(
     route,
     choice,
     info,
+    lease,
     pass.request,
     pass.response,
     pass.requestEdit,

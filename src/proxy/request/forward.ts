@@ -18,7 +18,7 @@
 import { MAX_RESPONSE_HEAD_BYTES } from "../../model/http-syntax.ts";
 import type { LimitedLog } from "../../observability/log-limit.ts";
 import type { RequestContext } from "../filters/filter-types.ts";
-import { type CompiledBackend, type CompiledRoute, nextEndpoint } from "../table.ts";
+import { type ChoiceLease, type CompiledBackend, type CompiledRoute, nextEndpoint } from "../table.ts";
 import { watchConnect } from "./connect-watch.ts";
 import { stripHopByHop } from "./hop-by-hop.ts";
 import type { RequestObserver } from "./observer.ts";
@@ -52,6 +52,8 @@ export async function forward(
   /** Told of each failed attempt (`upstreamFailed`), for the upstream error metric. */
   observer?: RequestObserver,
   buffering: BodyLimits = { bytes: 0, gapMs: 60_000, sendGapMs: Number.POSITIVE_INFINITY },
+  /** The route's balancing picks each attempt's endpoint and hears how it ended; absent: round robin. */
+  lease?: ChoiceLease,
 ): Promise<Response | 408 | 499 | 502 | 504> {
   const req = ctx.req;
   if (ctx.host !== null) ctx.headers.set("host", ctx.host);
@@ -74,7 +76,7 @@ export async function forward(
   for (let attempt = 1; ; attempt++) {
     const ms = Math.min(attemptMs, deadline - performance.now());
     if (ms <= 0) return UPSTREAM_TIMEOUT;
-    const base = nextEndpoint(backend);
+    const base = lease === undefined ? nextEndpoint(backend) : lease.next();
     ctx.upstream = base;
     const ctrl = new AbortController();
     let timedOut = false;
@@ -126,6 +128,7 @@ export async function forward(
             signal: ctrl.signal,
           });
     } catch (err) {
+      lease?.end(true);
       if (req.signal.aborted && !timedOut) return CLIENT_GONE;
       const status = timedOut ? UPSTREAM_TIMEOUT : UPSTREAM_UNREACHABLE;
       log("warn", route.name, timedOut ? "upstream timed out" : "upstream unreachable", {
@@ -153,6 +156,7 @@ export async function forward(
       stopWatch?.();
       req.signal.removeEventListener("abort", onClientGone);
     }
+    lease?.end(false);
     if (headBytes(res) > MAX_RESPONSE_HEAD_BYTES) {
       // The raw front refuses such a head while parsing it; fetch takes any size, so it is measured here.
       res.body?.cancel().catch(() => {});

@@ -6,6 +6,7 @@
 
 import { limitedLog } from "../../observability/log-limit.ts";
 import { logger } from "../../observability/logger.ts";
+import { balanceInput } from "../balancing/request-input.ts";
 import { pacedResponse } from "../bandwidth/paced-stream.ts";
 import { runResponseFilters } from "../filters/chain.ts";
 import type { RequestContext } from "../filters/filter-types.ts";
@@ -138,7 +139,13 @@ async function forwardRoute(
 ): Promise<Response> {
   const { serverHeader, defaultUpstreamTimeoutMs } = state.settings;
   try {
-    const choice = action.pick();
+    const who = requestClient(req, srv, forwardedForTrust(state), listenerReadsProxyHeader(state));
+    // A balanced route (balancing/) may pick the choice itself: a session token names its endpoint.
+    const https = table.scheme === "https";
+    const lease = action.balancer?.lease(
+      balanceInput(req.headers, target.path, target.query, who.client, https),
+    );
+    const choice = action.balancer === undefined ? action.pick() : lease?.choice;
     if (choice === undefined) {
       log.debug("no backend with a positive weight", { route: route.name });
       return errorResponse(500, serverHeader);
@@ -183,7 +190,6 @@ async function forwardRoute(
       body,
       observer: state.settings.observer,
     };
-    const who = requestClient(req, srv, forwardedForTrust(state), listenerReadsProxyHeader(state));
     if (info !== undefined) info.client = who.client;
     prepareUpstreamHeaders(ctx.headers, {
       peer: who.peer,
@@ -209,7 +215,7 @@ async function forwardRoute(
         });
         res = errorResponse(503, serverHeader);
       } else if (ws) {
-        return await forwardWebSocket(ctx, srv, backend, route, chain, state.settings);
+        return await forwardWebSocket(ctx, srv, backend, route, chain, state.settings, lease);
       } else {
         const idleS = state.settings.idleTimeoutSeconds;
         const lift = outlastsIdle(route, defaultUpstreamTimeoutMs, idleS * 1000);
@@ -223,6 +229,7 @@ async function forwardRoute(
           limitedLog,
           state.settings.observer,
           limits,
+          lease,
         );
         if (info !== undefined) {
           info.upstream = ctx.upstream;
@@ -240,6 +247,8 @@ async function forwardRoute(
       }
     }
     runResponseFilters(chain, req, res.headers);
+    // After the filters, as the raw front adds it (fast-exchange.ts): the session token the lease issued.
+    if (lease?.responseField !== undefined) res.headers.append(...lease.responseField);
     return res;
   } catch (err) {
     return internalError(route, err, serverHeader);

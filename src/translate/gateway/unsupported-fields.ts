@@ -9,6 +9,7 @@ import type { Gateway, GatewayClass, HTTPRoute } from "../../sources/schema/gate
 import type { TLSRoute } from "../../sources/schema/tlsroute.ts";
 import { sourceRef } from "../common/objects.ts";
 import { problem } from "../common/problems.ts";
+import { unenforcedSessionTimeouts } from "./httproute/session-persistence.ts";
 
 /** A parametersRef as the status names it: `group/kind name` (core kinds without the group). */
 function describeRef(ref: unknown): string {
@@ -91,6 +92,33 @@ export function unsupportedFieldWarnings(
           "warning",
         ),
       );
+  }
+  out.push(...sessionTimeoutWarnings(gateways, routes));
+  return out;
+}
+
+/**
+ * HTTPRoute rules whose `sessionPersistence` sets `idleTimeout` or `absoluteTimeout`, on routes naming a
+ * Gateway of ours: served with sticky sessions, and warned that the gateway does not enforce those
+ * (httproute/session-persistence.ts).
+ */
+function sessionTimeoutWarnings(
+  gateways: readonly Gateway[],
+  routes: readonly (HTTPRoute | TLSRoute)[],
+): Problem[] {
+  const ours = new Set(gateways.map((g) => `${g.metadata.namespace ?? "default"}/${g.metadata.name}`));
+  const out: Problem[] = [];
+  for (const r of routes) {
+    if (r.kind !== "HTTPRoute") continue;
+    const ns = r.metadata.namespace ?? "default";
+    const named = (r.spec?.parentRefs ?? []).some(
+      (p) => (p.kind ?? "Gateway") === "Gateway" && ours.has(`${p.namespace ?? ns}/${p.name}`),
+    );
+    if (!named) continue;
+    for (const [i, rule] of (r.spec?.rules ?? []).entries()) {
+      const why = unenforcedSessionTimeouts(rule, i);
+      if (why !== undefined) out.push(problem(sourceRef("HTTPRoute", r), "UnsupportedValue", why, "warning"));
+    }
   }
   return out;
 }

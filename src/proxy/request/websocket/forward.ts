@@ -8,7 +8,7 @@ import { limitedLog } from "../../../observability/log-limit.ts";
 import { runResponseFilters } from "../../filters/chain.ts";
 import type { FilterChain, RequestContext } from "../../filters/filter-types.ts";
 import type { ProxySettings } from "../../settings.ts";
-import { type CompiledBackend, type CompiledRoute, nextEndpoint } from "../../table.ts";
+import { type ChoiceLease, type CompiledBackend, type CompiledRoute, nextEndpoint } from "../../table.ts";
 import { limit } from "../forward.ts";
 import { errorResponse } from "../responses.ts";
 import { openUpstream, type ProxyServer, upgradeClient } from "./relay.ts";
@@ -20,6 +20,8 @@ export async function forwardWebSocket(
   route: CompiledRoute,
   chain: FilterChain,
   settings: ProxySettings,
+  /** The route's balancing (a session, a hash key); absent: round robin. */
+  lease?: ChoiceLease,
 ): Promise<Response> {
   const req = ctx.req;
   const serverHeader = settings.serverHeader;
@@ -28,8 +30,9 @@ export async function forwardWebSocket(
     return errorResponse(400, serverHeader);
   const t = route.timeouts;
   const ms = limit(t?.backendRequestMs ?? t?.requestMs ?? settings.defaultUpstreamTimeoutMs);
-  const base = nextEndpoint(backend);
+  const base = lease === undefined ? nextEndpoint(backend) : lease.next();
   const up = await openUpstream(ctx, base, ms);
+  lease?.end(!up.ok);
   if (!up.ok) {
     if (up.status !== 499) {
       const msg = up.status === 504 ? "upstream websocket timed out" : "upstream websocket refused";
@@ -39,6 +42,7 @@ export async function forwardWebSocket(
   }
   const headers = new Headers({ server: serverHeader });
   runResponseFilters(chain, req, headers);
+  if (lease?.responseField !== undefined) headers.append(...lease.responseField);
   if (!upgradeClient(req, srv, up.socket, headers)) return errorResponse(400, serverHeader);
   // Bun ignores what the handler returns once the request is upgraded (measured); Hono wants a Response.
   return new Response(null, { status: 200 });

@@ -1,5 +1,5 @@
 import type { Backend, SourceRef } from "../../../model/index.ts";
-import type { HTTPRoute, HTTPRouteRule, ReferenceGrant } from "../../../sources/schema/gateway.ts";
+import type { HTTPRoute, ReferenceGrant } from "../../../sources/schema/gateway.ts";
 import { RouteReason } from "../../../status/reasons.ts";
 import type { HostPattern } from "../../common/host-patterns.ts";
 import { httpRouteName } from "../../common/names.ts";
@@ -10,6 +10,7 @@ import { parseGatewayHostname } from "../gateway-hostnames.ts";
 import type { RefIssue } from "./backend-refs.ts";
 import type { RuleInvalid } from "./filters.ts";
 import { type RuleEntry, translateRule } from "./rule.ts";
+import { ruleSession, withSession } from "./session-persistence.ts";
 
 /** Route-wide limits of HTTPRoute v1.6.1 (CRD MaxItems and the CEL total-matches rule). */
 export const routeLimits = { hostnames: 16, parentRefs: 32, rules: 16, totalMatches: 128 } as const;
@@ -87,9 +88,9 @@ export function translateHTTPRoute(
   const effectiveRules = rules.length > 0 ? rules : [{}];
   const routeName = httpRouteName(ref.namespace, ref.name);
   for (const [i, rule] of effectiveRules.entries()) {
-    const unsupported = unsupportedRuleField(rule, i);
-    if (unsupported) {
-      dropped.push(unsupported);
+    const session = ruleSession(rule, i);
+    if (session !== undefined && "reason" in session) {
+      dropped.push(session);
       continue;
     }
     const t = translateRule(rule, i, routeName, ctx);
@@ -97,7 +98,7 @@ export function translateHTTPRoute(
       dropped.push(t);
       continue;
     }
-    entries.push(...t.entries);
+    entries.push(...(session === undefined ? t.entries : withSession(t.entries, session)));
     backends.push(...t.backends);
     refIssues.push(...t.issues);
   }
@@ -111,18 +112,4 @@ export function translateHTTPRoute(
     };
   }
   return { ...base, hostnames, entries, backends, dropped, refIssues };
-}
-
-/**
- * A rule field Gatehouse does not implement, so the rule is dropped (PartiallyInvalid, or Accepted False
- * when no rule is left) rather than served without it. `sessionPersistence` (experimental in v1.6.1,
- * GEP-1619) names no condition of its own: the rule is refused with `UnsupportedValue`, the reason the
- * spec gives for a rule a controller does not take.
- */
-function unsupportedRuleField(rule: HTTPRouteRule, i: number): RuleInvalid | undefined {
-  if (rule.sessionPersistence === undefined || rule.sessionPersistence === null) return undefined;
-  return {
-    reason: RouteReason.UnsupportedValue,
-    message: `spec.rules[${i}].sessionPersistence: session persistence is not supported; the rule is not served rather than served without it`,
-  };
 }

@@ -48,12 +48,12 @@ describe("auditAnnotations", () => {
   });
 
   test("not honoured: a warning naming the annotation and what differs from ingress-nginx", () => {
-    const [p] = audit({ [nginx("affinity")]: "cookie" }).problems;
+    const [p] = audit({ [nginx("fastcgi-index")]: "index.php" }).problems;
     expect(p).toEqual({
       object: ref,
       reason: "AnnotationNotHonoured",
       severity: "warning",
-      message: `annotation ${nginx("affinity")}: not honoured; no session affinity: every request is balanced round-robin over the endpoints`,
+      message: `annotation ${nginx("fastcgi-index")}: not honoured; FastCGI backends are not supported`,
     });
   });
 
@@ -123,8 +123,8 @@ describe("auditAnnotations", () => {
   test("bad input is bounded: empty, huge and binary values, a thousand keys, a huge key", () => {
     const many: Record<string, string> = {};
     for (let i = 0; i < 1000; i++) many[nginx(`made-up-${i}`)] = "\u0000\uffff".repeat(i);
-    many[nginx("affinity")] = "x".repeat(1 << 20);
-    many[nginx("load-balance")] = "";
+    many[nginx("fastcgi-index")] = "x".repeat(1 << 20);
+    many[nginx("fastcgi-params-configmap")] = "";
     many[nginx(`k${"y".repeat(5000)}`)] = "1";
     const a = audit(many);
     expect(a.problems).toHaveLength(MAX_ANNOTATION_PROBLEMS + 1);

@@ -7,6 +7,7 @@ import type { SourceRef } from "../../../model/index.ts";
 import type { Ingress } from "../../../sources/schema/networking.ts";
 import { keptPerObject } from "../../common/kept-check.ts";
 import { sourceRangeFamily } from "../access/source-ranges.ts";
+import { balancingFamily } from "../balancing/balancing-annotations.ts";
 import { corsFamily } from "./cors.ts";
 import { mirrorFamily } from "./mirror.ts";
 import { proxyTimeouts } from "./proxy-timeouts.ts";
@@ -25,6 +26,7 @@ export const ANNOTATION_FAMILIES: readonly AnnotationFamily[] = [
   responseBandwidthFamily,
   responseRewriteFamily,
   sourceRangeFamily,
+  balancingFamily,
 ];
 
 export const ingressRouteEdits: (ingress: Ingress, ref: SourceRef) => IngressEdits = keptPerObject(

@@ -55,13 +55,13 @@ const guard = (note: string, off?: readonly string[]): AnnotationEntry => ({
 });
 
 const snippet = "nginx configuration text is never run (configuration never becomes code in Gatehouse)";
-const affinity = "no session affinity: every request is balanced round-robin over the endpoints";
+const sticky = (what: string) => honoured(`session affinity (docs/load-balancing.md): ${what}`);
 const externalAuth = "not sent to the auth service: Gatehouse sets no extra headers on the auth sub-request";
 const buffering =
   "nginx's buffers have no counterpart: bodies stream with backpressure, request bodies up to --request-buffer-bytes are read whole first (docs/http.md)";
 const proxySSL = "the backend is spoken to in plain HTTP: no TLS, client certificate or verification";
 const tracing = "no tracing is set per Ingress";
-const hashing = "no consistent hashing: endpoints are chosen round-robin";
+const subsets = (what: string) => honoured(`with upstream-hash-by: ${what} (docs/load-balancing.md)`);
 const waf = "no web application firewall inspects these requests";
 const removed = (what: string) => `removed from ingress-nginx; ${what}`;
 const removedIn112 = (what: string) => `removed from ingress-nginx in v1.12.0; ${what}`;
@@ -71,9 +71,9 @@ const noOpenTracing =
   "not planned: OpenTracing is retired; OpenTelemetry tracing is Gatehouse's (the enable-opentelemetry entries)";
 
 export const NGINX_ANNOTATIONS: Readonly<Record<string, AnnotationEntry>> = {
-  affinity: notYet(affinity),
-  "affinity-canary-behavior": notYet(affinity),
-  "affinity-mode": notYet(affinity),
+  affinity: sticky(`"cookie": a cookie naming the endpoint, looked up among the route's own endpoints`),
+  "affinity-canary-behavior": notYet("sticky only: a cookie pins canary clients too", ["sticky"]),
+  "affinity-mode": sticky("balanced pins like persistent: scaling up moves no pinned client"),
   "allowlist-source-range": honouredGuard(
     "only these client addresses (IPv4/IPv6 CIDRs or addresses, comma-separated) are served; others get 403 problem+json; wins over whitelist-source-range; a list that does not parse refuses every client (never open)",
     [""],
@@ -271,7 +271,7 @@ export const NGINX_ANNOTATIONS: Readonly<Record<string, AnnotationEntry>> = {
   "limit-rpm": honoured("N requests per minute per client address, shared by every replica through Redis"),
   "limit-rps": honoured("N requests per second per client address, shared by every replica through Redis"),
   "limit-whitelist": honoured("clients in these ranges are never rate limited"),
-  "load-balance": notYet("endpoints are chosen round-robin whatever this says", ["round_robin"]),
+  "load-balance": honoured("round_robin or ewma (two random endpoints, the faster wins); others refused"),
   "mirror-host": honoured(
     "the Host of the mirrored copies (a host with an optional port); default the mirror-target's host name without port, as ingress-nginx",
   ),
@@ -355,15 +355,15 @@ export const NGINX_ANNOTATIONS: Readonly<Record<string, AnnotationEntry>> = {
   "service-upstream": honoured(
     "requests go to the Service's cluster IP and port, not its pods; a Service without a cluster IP (headless) keeps its endpoints, reported",
   ),
-  "session-cookie-change-on-failure": notYet(affinity),
-  "session-cookie-conditional-samesite-none": notYet(affinity),
-  "session-cookie-domain": notYet(affinity),
-  "session-cookie-expires": notYet(affinity),
-  "session-cookie-max-age": notYet(affinity),
-  "session-cookie-name": notYet(affinity),
-  "session-cookie-path": notYet(affinity),
-  "session-cookie-samesite": notYet(affinity),
-  "session-cookie-secure": notYet(affinity),
+  "session-cookie-change-on-failure": sticky("a retry moves the client and reissues the cookie"),
+  "session-cookie-conditional-samesite-none": sticky("ingress-nginx's list of user agents"),
+  "session-cookie-domain": sticky("the Domain attribute"),
+  "session-cookie-expires": sticky("Expires, seconds from the response"),
+  "session-cookie-max-age": sticky("Max-Age, seconds"),
+  "session-cookie-name": sticky("default INGRESSCOOKIE"),
+  "session-cookie-path": sticky("default the Ingress path (`/` for regex paths)"),
+  "session-cookie-samesite": sticky("None, Lax or Strict"),
+  "session-cookie-secure": sticky("default: Secure on HTTPS listeners"),
   "ssl-ciphers": honoured(
     "the TLS 1.2 cipher list (OpenSSL syntax) of the Ingress's hosts, each host's from the oldest Ingress naming it that sets one; checked by BoringSSL at translation (`@SECLEVEL` and TLS 1.3 names are refused, names matching no suite are reported); `!aNULL:!eNULL:!3DES:!RC4:!MD5` is appended to every list; TLS 1.0/1.1 stay refused and TLS 1.3 suites are BoringSSL's whatever the list",
   ),
@@ -379,9 +379,9 @@ export const NGINX_ANNOTATIONS: Readonly<Record<string, AnnotationEntry>> = {
   "temporal-redirect-code": honoured(
     "301, 302 (default), 303 or 307; ingress-nginx also takes 300, 304, 305 and 306, which nginx answers with no Location",
   ),
-  "upstream-hash-by": notYet(hashing),
-  "upstream-hash-by-subset": notYet(hashing),
-  "upstream-hash-by-subset-size": notYet(hashing),
+  "upstream-hash-by": honoured("consistent hash on $request_uri, $remote_addr, $http_/$cookie_/$arg_NAME"),
+  "upstream-hash-by-subset": subsets("the key picks a subset, the request one of its endpoints at random"),
+  "upstream-hash-by-subset-size": subsets("the subset's size, default 3"),
   "upstream-vhost": honoured(
     "the Host sent upstream (the client's stays in X-Forwarded-Host); $namespace, $ingress_name, $service_name and $service_port are filled in (a named port as its number); $host alone keeps the client's Host as sent, port included",
   ),

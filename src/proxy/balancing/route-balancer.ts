@@ -1,0 +1,125 @@
+/**
+ * A route's balancing (model `ForwardAction.balancing`), compiled: one picker per backend choice, and the
+ * session lookup over every choice the route may pick. Routes without it (round robin, no session) have
+ * no RouteBalancer and take the untouched fast path (`nextEndpoint`). Each request on a balanced route
+ * takes one EndpointLease, which both fronts ask for each attempt's endpoint and tell when it ends.
+ */
+import type { Balancing, SessionPersistence } from "../../model/index.ts";
+import type { BackendChoice, ChoiceLease, CompiledBackend, ForwardBalancer } from "../table.ts";
+import { type EndpointPicker, EwmaPicker, LeastRequestPicker, roundRobinPicker } from "./endpoint-picker.ts";
+import { consistentHashPicker } from "./hash-ring.ts";
+import { type BalanceInput, cookieValue } from "./request-input.ts";
+import { endpointToken, sessionField, tokenIndex } from "./session-token.ts";
+
+export class RouteBalancer implements ForwardBalancer {
+  /** Parallel to the route's choices; undefined where a choice has no endpoints to pick from. */
+  private readonly pickers: (EndpointPicker | undefined)[];
+
+  constructor(
+    private readonly balancing: Balancing,
+    private readonly choices: readonly BackendChoice[],
+    private readonly pickChoice: () => BackendChoice | undefined,
+    /** The weights of `choices`: a session never pins to a weight-0 choice. */
+    private readonly weights: readonly number[],
+  ) {
+    this.pickers = choices.map((c) =>
+      c.backend === undefined || c.backend.bases.length === 0 ? undefined : pickerFor(balancing, c.backend),
+    );
+  }
+
+  get session(): SessionPersistence | undefined {
+    return this.balancing.session;
+  }
+
+  /** The request's choice and endpoint plan; undefined when no choice has a positive weight. */
+  lease(input: BalanceInput): EndpointLease | undefined {
+    const session = this.balancing.session;
+    if (session !== undefined) {
+      const token =
+        session.type === "Cookie"
+          ? cookieValue(input.header("cookie"), session.name)
+          : input.header(session.name.toLowerCase());
+      if (token !== null) {
+        for (let c = 0; c < this.choices.length; c++) {
+          const backend = this.choices[c]?.backend;
+          if (backend === undefined || (this.weights[c] as number) <= 0) continue;
+          const i = tokenIndex(backend).get(token);
+          if (i !== undefined)
+            return new EndpointLease(this, this.choices[c] as BackendChoice, this.pickers[c], input, i);
+        }
+      }
+    }
+    const choice = this.pickChoice();
+    if (choice === undefined) return undefined;
+    return new EndpointLease(this, choice, this.pickers[this.choices.indexOf(choice)], input, -1);
+  }
+}
+
+function pickerFor(b: Balancing, backend: CompiledBackend): EndpointPicker {
+  switch (b.algorithm) {
+    case "LeastRequest":
+      return new LeastRequestPicker(backend);
+    case "EWMA":
+      return new EwmaPicker(backend);
+    case "ConsistentHash":
+      return consistentHashPicker(backend, b.hashKey ?? [], roundRobinPicker(backend), b.hashSubsetSize);
+    default:
+      return roundRobinPicker(backend);
+  }
+}
+
+/** One request's endpoints: the pinned one (a session) or the picker's, attempt by attempt. */
+export class EndpointLease implements ChoiceLease {
+  /** The session token field to add to the response, when this request was (re)pinned. */
+  responseField: readonly [string, string] | undefined;
+  private attempt = 0;
+  /** The endpoint in use (-1: none), and the one the last attempt used (a retry avoids it). */
+  private current = -1;
+  private last = -1;
+  private startedAt = 0;
+
+  constructor(
+    private readonly owner: RouteBalancer,
+    readonly choice: BackendChoice,
+    private readonly picker: EndpointPicker | undefined,
+    private readonly input: BalanceInput,
+    /** The endpoint the session token names; -1: none (yet). */
+    private pinned: number,
+  ) {}
+
+  /** The endpoint base for the next attempt. Called only when the choice's backend has endpoints. */
+  next(): string {
+    const backend = this.choice.backend as CompiledBackend;
+    const picker = this.picker as EndpointPicker;
+    this.end(false);
+    this.attempt++;
+    const session = this.owner.session;
+    let i: number;
+    const stay = this.pinned >= 0 && (this.attempt === 1 || session?.changeOnFailure !== true);
+    if (stay) i = this.pinned;
+    else i = picker.pick(this.input, this.last);
+    if (session !== undefined && i !== this.pinned) {
+      this.pinned = i;
+      const base = backend.bases[i] as string;
+      this.responseField = sessionField(
+        session,
+        endpointToken(base),
+        this.input.https,
+        this.input.header("user-agent"),
+      );
+    }
+    picker.started(i);
+    this.current = i;
+    this.last = i;
+    this.startedAt = performance.now();
+    return backend.bases[i] as string;
+  }
+
+  /** The current attempt ended: response headers arrived, or it failed. Idempotent. */
+  end(failed: boolean): void {
+    const i = this.current;
+    if (i < 0) return;
+    this.current = -1;
+    (this.picker as EndpointPicker).ended(i, performance.now() - this.startedAt, failed);
+  }
+}
