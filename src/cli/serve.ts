@@ -64,6 +64,7 @@ export async function startGateway(config: ServeConfig): Promise<RunningGateway>
       ? { upstreamSendTimeoutMs: config["upstream-send-timeout-ms"] }
       : {}),
     clientBodyTimeoutMs: config["client-body-timeout-ms"],
+    streamIdleTimeoutMs: config["stream-idle-timeout-ms"],
     requestBufferBytes: config["request-buffer-bytes"],
     underscoresInHeaders: config["underscores-in-headers"],
     maxConnections: config["max-connections"],
@@ -79,6 +80,7 @@ export async function startGateway(config: ServeConfig): Promise<RunningGateway>
   });
   metrics.setInflightSource(() => proxy.pendingRequests());
   metrics.setConnectionSource(() => proxy.openConnections());
+  metrics.setStreamSource(() => proxy.passthrough.stats());
   // Made once per process (a new key: under a millisecond); served for SNI misses on HTTPS listeners.
   const defaultCert = generatedDefaultCertificate();
   if (defaultCert === undefined) log.warn("could not make the default TLS certificate; none is served");

@@ -132,6 +132,9 @@ const serveFlags = z
     "upstream-send-timeout-ms": z.coerce.number().int().min(1).optional(),
     /** Longest silence between two reads of a client's request body (nginx `client_body_timeout`). */
     "client-body-timeout-ms": z.coerce.number().int().min(1).default(60_000),
+    /** TLS Passthrough and TCP connections with no byte either way for this long are closed (Envoy's TCP
+     * proxy default, one hour); 0: never. */
+    "stream-idle-timeout-ms": z.coerce.number().int().min(0).default(3_600_000),
     /** Request bodies with a Content-Length up to this size are read whole before an upstream connection
      * is taken (nginx `proxy_request_buffering`); 0: every body is streamed. */
     "request-buffer-bytes": z.coerce

@@ -1,6 +1,7 @@
 /**
- * TLS passthrough: Gateway listeners of protocol TLS, mode Passthrough, and their TLSRoutes. These
- * listeners never parse HTTP, so they share nothing with `Listener` but the backends they forward to.
+ * TLS passthrough: Gateway listeners of protocol TLS, mode Passthrough, and their TLSRoutes; and TCP
+ * listeners with their TCPRoutes. These listeners never parse HTTP, so they share nothing with `Listener`
+ * but the backends they forward to.
  */
 import type { SourceRef } from "./source.ts";
 
@@ -21,6 +22,12 @@ export interface PassthroughListener {
   /** The Gateway that asked for this listener. */
   readonly source: SourceRef;
   /**
+   * `TCP`: a Gateway listener of protocol TCP and its TCPRoutes. No ClientHello is read: every connection
+   * goes to the first route (the oldest; its hostnames are `Any`). Absent: TLS Passthrough, routed by SNI.
+   * A TCP and a TLS listener never share a socket (ProtocolConflict).
+   */
+  readonly protocol?: "TCP";
+  /**
    * Routes in precedence order (oldest TLSRoute first, then namespace/name). For an SNI name the data
    * plane takes the first route with an `Exact` hostname equal to it, else the first with the longest
    * matching wildcard, else the first `Any` route; a connection no route takes is closed.
@@ -28,11 +35,11 @@ export interface PassthroughListener {
   readonly routes: readonly SNIRoute[];
 }
 
-/** One TLSRoute as attached to one passthrough listener. */
+/** One TLSRoute (or TCPRoute) as attached to one passthrough (or TCP) listener. */
 export interface SNIRoute {
-  /** Stable unique name: `tlsroute/<ns>/<name>`. */
+  /** Stable unique name: `tlsroute/<ns>/<name>` (`tcproute/<ns>/<name>`). */
   readonly name: string;
-  /** The TLSRoute this came from. */
+  /** The TLSRoute or TCPRoute this came from. */
   readonly source: SourceRef;
   /**
    * SNI names served: the intersections of the route's and the listener's hostnames (lower-case).

@@ -41,11 +41,22 @@ function collector(
 
 const classNames = ["other", "1xx", "2xx", "3xx", "4xx", "5xx"];
 
+/** A TLS Passthrough or TCP listener's counters (proxy/passthrough/pipe.ts StreamStats), by shape. */
+type StreamCounters = {
+  readonly routed: number;
+  readonly refused: number;
+  readonly upstreamFailed: number;
+  readonly idleClosed: number;
+  readonly bytesToUpstream: number;
+  readonly bytesToClient: number;
+};
+
 export class GatewayMetrics {
   readonly registry = new Registry();
   readonly routes = new RouteStatsTable();
   private inflight: () => number = () => 0;
   private connections: () => number = () => 0;
+  private streams: () => ReadonlyMap<string, StreamCounters> = () => new Map();
   private peers: (() => Promise<PeerMetrics[]>) | undefined;
   private readonly upstreamErrors = new Counter({
     name: "gatehouse_upstream_errors_total",
@@ -222,6 +233,35 @@ export class GatewayMetrics {
         () => [{ labels: {}, value: this.connections() }],
       ) as never,
     );
+    const outcomes = [
+      ["routed", "routed"],
+      ["refused", "refused"],
+      ["upstream_failed", "upstreamFailed"],
+      ["idle_closed", "idleClosed"],
+    ] as const;
+    this.registry.registerMetric(
+      collector(
+        "gatehouse_stream_connections_total",
+        "Connections to TLS Passthrough and TCP listeners by listener and outcome (routed to an upstream; refused: no route, an invalid backendRef's share, no endpoint or a bad ClientHello; upstream_failed: the endpoint could not be connected; idle_closed: --stream-idle-timeout-ms).",
+        "counter",
+        () =>
+          [...this.streams()].flatMap(([listener, s]) =>
+            outcomes.map(([outcome, key]) => ({ labels: { listener, outcome }, value: s[key] })),
+          ),
+      ) as never,
+    );
+    this.registry.registerMetric(
+      collector(
+        "gatehouse_stream_bytes_total",
+        "Bytes carried by TLS Passthrough and TCP listeners, by listener and direction (upstream: from clients; client: to them).",
+        "counter",
+        () =>
+          [...this.streams()].flatMap(([listener, s]) => [
+            { labels: { listener, direction: "upstream" }, value: s.bytesToUpstream },
+            { labels: { listener, direction: "client" }, value: s.bytesToClient },
+          ]),
+      ) as never,
+    );
   }
 
   /** Count one answered request (hot path). `route` is a configured route name or undefined for none. */
@@ -258,6 +298,11 @@ export class GatewayMetrics {
   /** Where the open client connection count comes from (the proxy's servers). */
   setConnectionSource(read: () => number): void {
     this.connections = read;
+  }
+
+  /** Where TLS Passthrough and TCP listeners' counters come from (the proxy's passthrough listeners). */
+  setStreamSource(read: () => ReadonlyMap<string, StreamCounters>): void {
+    this.streams = read;
   }
 
   /** Record a configuration apply and refresh what derives from the configuration. */

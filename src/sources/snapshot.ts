@@ -4,6 +4,7 @@ import type { Gateway, GatewayClass, HTTPRoute, Namespace, ReferenceGrant } from
 import type { Ingress, IngressClass } from "./schema/networking.ts";
 import type { RateLimitPolicy } from "./schema/policies.ts";
 import type { HTTPRouteFilterObject } from "./schema/route-filter.ts";
+import type { TCPRoute } from "./schema/tcproute.ts";
 import type { TLSRoute } from "./schema/tlsroute.ts";
 
 /**
@@ -28,6 +29,8 @@ export interface ResourceSnapshot {
   readonly httpRoutes: readonly HTTPRoute[];
   /** TLSRoutes (any served version), routed by SNI on TLS Passthrough listeners. */
   readonly tlsRoutes: readonly TLSRoute[];
+  /** TCPRoutes (v1 or v1alpha2): every connection to a TCP listener piped to one backend. */
+  readonly tcpRoutes: readonly TCPRoute[];
   readonly referenceGrants: readonly ReferenceGrant[];
   /** gatehouse.dev AuthPolicies (GEP-713 targetRefs); see docs/auth.md. */
   readonly authPolicies: readonly AuthPolicy[];
@@ -64,6 +67,7 @@ export const emptySnapshot: ResourceSnapshot = {
   gateways: [],
   httpRoutes: [],
   tlsRoutes: [],
+  tcpRoutes: [],
   referenceGrants: [],
   authPolicies: [],
   rateLimitPolicies: [],

@@ -1,8 +1,10 @@
 /**
  * The folder a Gateway API test runs against: the base manifests, the test's manifests (in order) and the
  * objects a cluster would have made (GatewayClass, EndpointSlices, TLS Secrets), as YAML files the
- * gateway's folder source reads. Every object gets `metadata.generation` (1, bumped by spec mutations) as
- * the API server would, so observedGeneration checks mean something.
+ * gateway's folder source reads. Every object gets `metadata.generation` (1, bumped by spec mutations) and
+ * a `creationTimestamp` (second precision) as the API server would, so observedGeneration checks mean
+ * something and "the oldest route wins" compares a route made by a later mutation with one that was read
+ * at setup, as in a cluster.
  */
 import { readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
@@ -19,6 +21,7 @@ export interface K8sObject {
     name: string;
     namespace?: string;
     generation?: number;
+    creationTimestamp?: string;
     labels?: Record<string, string>;
     annotations?: Record<string, string>;
   };
@@ -32,18 +35,20 @@ export interface Placed {
   readonly object: K8sObject;
 }
 
-/** Parse one manifest file of the data set into objects, class name substituted, generation 1. */
+/** Parse one manifest file of the data set into objects, class name substituted, generation 1, created now. */
 export async function readManifest(dir: string, relative: string): Promise<K8sObject[]> {
   const text = (await readFile(join(dir, "manifests", relative), "utf8")).replaceAll(
     "{GATEWAY_CLASS_NAME}",
     gatewayClassName,
   );
   const objects: K8sObject[] = [];
+  const created = new Date().toISOString().replace(/\.\d+Z$/, "Z");
   for (const doc of parseAllDocuments(text)) {
     if (doc.errors.length) throw new Error(`${relative}: ${doc.errors[0]?.message}`);
     const o = doc.toJS() as K8sObject | null;
     if (!o) continue;
     o.metadata.generation ??= 1;
+    o.metadata.creationTimestamp ??= created;
     objects.push(o);
   }
   return objects;

@@ -17,6 +17,8 @@ export interface GatewayServerOptions {
   upstreamSendTimeoutMs?: number;
   /** Longest silence between two reads of a request body from a client (default 60 000). */
   clientBodyTimeoutMs?: number;
+  /** TLS Passthrough and TCP connections with no byte either way for this long are closed; 0: never. */
+  streamIdleTimeoutMs?: number;
   /** Request bodies up to this size are read whole before an upstream is chosen (default 65 536; 0: none). */
   requestBufferBytes?: number;
   /** Keep request header fields whose name contains `_` (default false: dropped, as nginx does). */

@@ -64,8 +64,8 @@ export class GatewayServer {
   private readonly front: FrontKind;
   private readonly http2: boolean;
   private readonly sharedTlsPorts: boolean;
-  /** TLS Passthrough listeners (TLSRoutes): raw sockets routed by SNI, beside the HTTP ones. */
-  private readonly passthrough = new PassthroughListeners();
+  /** TLS Passthrough (TLSRoutes, by SNI) and TCP (TCPRoutes) listeners: raw sockets beside the HTTP ones. */
+  readonly passthrough: PassthroughListeners;
   /** The `--proxy-protocol` ports last warned about as matching no listener (warned again on change). */
   private unmatchedProxyPorts = "";
 
@@ -74,6 +74,7 @@ export class GatewayServer {
     this.front = options.front ?? defaultFront();
     this.http2 = options.http2 ?? false;
     this.sharedTlsPorts = (options.sharedTlsPorts ?? false) && this.front === "raw";
+    this.passthrough = new PassthroughListeners({ idleTimeoutMs: options.streamIdleTimeoutMs });
     if (this.front === "bun")
       for (const flag of unenforcedOnBunFront(options, DEFAULT_MAX_CONNECTIONS))
         log.warn(`${flag} is enforced by --front raw only; with --front bun it has no effect (docs/http.md)`);

@@ -11,7 +11,9 @@
  * route takes, an invalid backendRef picked by weight or a backend without endpoints: the connection
  * is closed. `table` is swapped by `apply`; connections keep the route they started with. With
  * `--proxy-protocol` a PROXY header from a trusted proxy comes first (`proxyHeaderFrom`); its client is
- * the address a connection handed to the HTTPS listener sharing the port carries.
+ * the address a connection handed to the HTTPS listener sharing the port carries. A TCP listener's table
+ * (`protocol: TCP`, TCPRoutes) reads no ClientHello: a connection is routed as soon as it opens (after its
+ * PROXY header, when one is read), the client's bytes queued until the upstream is connected.
  */
 import type { Socket, TCPSocketListener, TCPSocketListenOptions } from "bun";
 import { limitedLog } from "../../observability/log-limit.ts";
@@ -20,31 +22,10 @@ import { ProxyPreamble } from "../client/proxy-preamble.ts";
 import { normalisePeer, type TrustedProxies } from "../client/trusted-proxies.ts";
 import { maxClientHelloBytes, parseClientHello } from "./client-hello.ts";
 import { HandedClient, type TerminationHandoff } from "./handoff.ts";
+import { concat, flush, newStreamStats, type Pipe, relay, type StreamStats } from "./pipe.ts";
 import { type PassthroughTable, routeFor } from "./table.ts";
 
 const log = logger.child({ component: "passthrough" });
-
-/** One client connection and, once routed, its upstream. */
-interface Pipe {
-  /** `handed`: given to the HTTPS listener sharing the port (`handed` is its stream). */
-  phase: "hello" | "connecting" | "piping" | "handed" | "closed";
-  /** `--proxy-protocol`: set until the connection's PROXY header is read. */
-  preamble?: ProxyPreamble;
-  /** The client: the socket's address, or the source its PROXY header named. */
-  peer: string;
-  handed?: HandedClient;
-  hello: Uint8Array[];
-  helloBytes: number;
-  timer?: ReturnType<typeof setTimeout>;
-  client: Socket<Pipe>;
-  upstream?: Socket<Pipe>;
-  /** Bytes read from one side that the other has not taken yet. */
-  toUpstream: Uint8Array[];
-  toClient: Uint8Array[];
-  /** The side that ended first; the other is ended once its queue is written. */
-  endUpstream: boolean;
-  endClient: boolean;
-}
 
 export interface PassthroughOptions {
   /** A client that has not sent its whole ClientHello (and PROXY header) by then is closed (default 10 000). */
@@ -54,6 +35,13 @@ export interface PassthroughOptions {
    * trusted proxies may send (client/proxy-preamble.ts); any other connection is closed. Absent: none read.
    */
   proxyHeaderFrom?: TrustedProxies;
+  /**
+   * A routed connection with no byte either way for this long is closed (0: never); default one hour,
+   * Envoy's TCP proxy default. Checked by a sweep every quarter of it (at most 30 s), not per byte.
+   */
+  idleTimeoutMs?: number;
+  /** Counters to add to (kept by the owner across applies); default: this server's own. */
+  stats?: StreamStats;
 }
 
 export class PassthroughServer {
@@ -69,11 +57,20 @@ export class PassthroughServer {
   terminate: (() => TerminationHandoff | undefined) | undefined;
   private stopped: Promise<void> | undefined;
   private allClosed: (() => void) | undefined;
+  readonly stats: StreamStats;
+  private readonly idleTimeoutMs: number;
+  private readonly sweeper: ReturnType<typeof setInterval> | undefined;
 
   constructor(table: PassthroughTable, port: number, options: PassthroughOptions = {}) {
     this.table = table;
     this.helloTimeoutMs = options.helloTimeoutMs ?? 10_000;
     this.proxyHeaderFrom = options.proxyHeaderFrom;
+    this.stats = options.stats ?? newStreamStats();
+    this.idleTimeoutMs = options.idleTimeoutMs ?? 3_600_000;
+    if (this.idleTimeoutMs > 0) {
+      this.sweeper = setInterval(() => this.closeIdle(), Math.min(30_000, Math.ceil(this.idleTimeoutMs / 4)));
+      this.sweeper.unref();
+    }
     // Bun.listen honours reusePort (raw-front/front.ts measured it) though its types omit it.
     const listenOptions: TCPSocketListenOptions<Pipe> & { reusePort: boolean } = {
       hostname: table.address,
@@ -112,6 +109,7 @@ export class PassthroughServer {
   /** Stops accepting; resolves when every connection has closed (`now`: closes them at once). */
   stop(now = false): Promise<void> {
     if (this.stopped === undefined) {
+      clearInterval(this.sweeper);
       this.listener.stop(false);
       this.stopped = new Promise<void>((resolve) => {
         this.allClosed = resolve;
@@ -133,14 +131,19 @@ export class PassthroughServer {
       toClient: [],
       endUpstream: false,
       endClient: false,
+      lastActive: Date.now(),
+      stats: this.stats,
     };
     client.data = pipe;
     this.pipes.add(pipe);
     pipe.timer = setTimeout(() => this.close(pipe), this.helloTimeoutMs);
     const trusted = this.proxyHeaderFrom;
-    if (trusted === undefined) return;
-    if (trusted.trusts(normalisePeer(pipe.peer))) pipe.preamble = new ProxyPreamble();
-    else this.refuse(pipe, "the peer may not send a PROXY header (--proxy-protocol-from)");
+    if (trusted !== undefined) {
+      if (trusted.trusts(normalisePeer(pipe.peer))) pipe.preamble = new ProxyPreamble();
+      else this.refuse(pipe, "the peer may not send a PROXY header (--proxy-protocol-from)");
+      return;
+    }
+    if (this.table.protocol === "TCP") this.route(pipe, undefined, undefined);
   }
 
   /** The bytes after the PROXY header once it is whole; undefined while waiting, or refused. */
@@ -154,6 +157,16 @@ export class PassthroughServer {
     pipe.preamble = undefined;
     if (step.source !== undefined) pipe.peer = step.source;
     return step.rest;
+  }
+
+  /** Close the routed connections idle for longer than the idle timeout (the hello has its own). */
+  private closeIdle(): void {
+    const before = Date.now() - this.idleTimeoutMs;
+    for (const pipe of this.pipes) {
+      if ((pipe.phase !== "piping" && pipe.phase !== "connecting") || pipe.lastActive > before) continue;
+      this.stats.idleClosed++;
+      this.refuse(pipe, "idle timeout");
+    }
   }
 
   /** A bug must cost this connection only, never the process or other clients. */
@@ -181,7 +194,12 @@ export class PassthroughServer {
     }
     if (pipe.preamble !== undefined) {
       const rest = this.afterProxyHeader(pipe, chunk);
-      if (rest === undefined || rest.length === 0) return;
+      if (rest === undefined) return;
+      if (this.table.protocol === "TCP") {
+        this.route(pipe, undefined, rest.length > 0 ? rest.slice() : undefined);
+        return;
+      }
+      if (rest.length === 0) return;
       chunk = rest;
     }
     // Bun may reuse the read buffer for the next read: keep a copy.
@@ -199,12 +217,18 @@ export class PassthroughServer {
       this.refuse(pipe, `malformed ClientHello: ${hello.reason}`);
       return;
     }
+    this.route(pipe, hello.serverName, bytes);
+  }
+
+  /** Pick the route for `sni` and its destination, and connect; `first`: bytes the upstream gets first. */
+  private route(pipe: Pipe, sni: string | undefined, first: Uint8Array | undefined): void {
     clearTimeout(pipe.timer);
-    const route = routeFor(this.table, hello.serverName);
+    const route = routeFor(this.table, sni);
     if (route === undefined) {
-      const handoff = this.terminate?.();
-      if (handoff !== undefined) this.handOver(pipe, bytes, handoff);
-      else this.refuse(pipe, `no route for SNI "${hello.serverName ?? ""}"`);
+      const handoff = first !== undefined ? this.terminate?.() : undefined;
+      if (handoff !== undefined && first !== undefined) this.handOver(pipe, first, handoff);
+      else
+        this.refuse(pipe, this.table.protocol === "TCP" ? "no TCPRoute" : `no route for SNI "${sni ?? ""}"`);
       return;
     }
     const dest = route.pick();
@@ -212,8 +236,9 @@ export class PassthroughServer {
       this.refuse(pipe, `${route.name}: ${dest.why}`);
       return;
     }
+    this.stats.routed++;
     pipe.phase = "connecting";
-    pipe.toUpstream.push(bytes);
+    if (first !== undefined) pipe.toUpstream.push(first);
     pipe.hello = [];
     this.connect(pipe, dest.address, dest.port, route.name);
   }
@@ -241,6 +266,7 @@ export class PassthroughServer {
         close: () => this.sideClosed(pipe, "upstream"),
         error: () => this.close(pipe),
         connectError: (_s, err) => {
+          this.stats.upstreamFailed++;
           limitedLog("warn", this.table.name, "passthrough backend unreachable", {
             listener: this.table.name,
             route,
@@ -305,6 +331,7 @@ export class PassthroughServer {
   }
 
   private refuse(pipe: Pipe, why: string): void {
+    if (pipe.phase === "hello") this.stats.refused++;
     log.debug("passthrough connection closed", { listener: this.table.name, reason: why });
     this.close(pipe);
   }
@@ -326,46 +353,4 @@ export class PassthroughServer {
   private checkClosed(): void {
     if (this.stopped !== undefined && this.pipes.size === 0) this.allClosed?.();
   }
-}
-
-/** Write `chunk` to `to`, or queue it behind what is already waiting and pause the other side. */
-function relay(pipe: Pipe, chunk: Uint8Array, to: "client" | "upstream"): void {
-  const queue = to === "client" ? pipe.toClient : pipe.toUpstream;
-  queue.push(chunk);
-  flush(pipe, to);
-  // Not everything written (or the upstream is still connecting): copy what stays, stop reading.
-  if (queue.length > 0) {
-    const last = queue.length - 1;
-    queue[last] = (queue[last] as Uint8Array).slice();
-    (to === "client" ? pipe.upstream : pipe.client)?.pause();
-  }
-}
-
-/** Write what is queued for `to`; when all of it went, resume the other side (and end if asked). */
-function flush(pipe: Pipe, to: "client" | "upstream"): void {
-  const socket = to === "client" ? pipe.client : pipe.upstream;
-  if (socket === undefined || pipe.phase === "closed") return;
-  const queue = to === "client" ? pipe.toClient : pipe.toUpstream;
-  while (queue.length > 0) {
-    const head = queue[0] as Uint8Array;
-    const n = socket.write(head);
-    if (n < head.length) {
-      queue[0] = head.subarray(Math.max(0, n));
-      return;
-    }
-    queue.shift();
-  }
-  (to === "client" ? pipe.upstream : pipe.client)?.resume();
-  if (to === "client" ? pipe.endClient : pipe.endUpstream) socket.end();
-}
-
-function concat(parts: readonly Uint8Array[], total: number): Uint8Array {
-  if (parts.length === 1) return parts[0] as Uint8Array;
-  const out = new Uint8Array(total);
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
 }

@@ -10,6 +10,7 @@ import { readsProxyHeader } from "../client/proxy-preamble.ts";
 import { type ProxySettings, proxyHeaderSenders } from "../settings.ts";
 import type { TerminationHandoff } from "./handoff.ts";
 import { PassthroughServer } from "./listener.ts";
+import { newStreamStats, type StreamStats } from "./pipe.ts";
 import { compilePassthrough } from "./table.ts";
 
 const log = logger.child({ component: "proxy" });
@@ -29,6 +30,16 @@ export type ShareWith = (key: string) => (() => TerminationHandoff | undefined) 
 
 export class PassthroughListeners {
   private readonly live = new Map<string, PassthroughServer>();
+  /** Counters by listener name, kept across applies and restarts of a socket (Prometheus counters). */
+  private readonly counters = new Map<string, StreamStats>();
+
+  /** `idleTimeoutMs`: `--stream-idle-timeout-ms` (PassthroughOptions). */
+  constructor(private readonly options: { readonly idleTimeoutMs?: number } = {}) {}
+
+  /** Each listener's counters (gatehouse_stream_* metrics). */
+  stats(): ReadonlyMap<string, StreamStats> {
+    return this.counters;
+  }
   /** Listeners closing (removed by an apply or by stop()), until their connections have closed. */
   private readonly draining = new Map<PassthroughServer, Promise<void>>();
 
@@ -67,7 +78,13 @@ export class PassthroughListeners {
         if (this.live.has(key)) continue;
         const trusted = client === undefined ? undefined : proxyHeaderSenders(client);
         const proxied = trusted !== undefined && readsProxyHeader(client?.proxyProtocol, table.port);
-        const server = new PassthroughServer(table, table.port, proxied ? { proxyHeaderFrom: trusted } : {});
+        const stats = this.counters.get(table.name) ?? newStreamStats();
+        this.counters.set(table.name, stats);
+        const server = new PassthroughServer(table, table.port, {
+          stats,
+          ...(this.options.idleTimeoutMs !== undefined ? { idleTimeoutMs: this.options.idleTimeoutMs } : {}),
+          ...(proxied ? { proxyHeaderFrom: trusted } : {}),
+        });
         server.terminate = terminations.get(key);
         opened.set(key, server);
         log.info("listener open", { listener: table.name, address: server.hostname, port: server.port });

@@ -36,6 +36,8 @@ interface CompiledListener {
 export interface PassthroughTable {
   /** Names of the model listeners sharing the socket, joined with `,` (logs). */
   readonly name: string;
+  /** `TCP`: no ClientHello is read, every connection takes the route for no SNI name (TCPRoute). */
+  readonly protocol: "TLS" | "TCP";
   readonly address: string;
   readonly port: number;
   readonly listeners: readonly CompiledListener[];
@@ -53,6 +55,8 @@ export function compilePassthrough(model: GatewayModel, bind: string): Map<strin
     const first = group[0] as PassthroughListener;
     out.set(key, {
       name: group.map((l) => l.name).join(","),
+      // Translation never lets a TCP and a TLS listener share a port (ProtocolConflict).
+      protocol: first.protocol === "TCP" ? "TCP" : "TLS",
       address: first.address || bind,
       port: first.port,
       listeners: group.map((l) => ({

@@ -6,6 +6,7 @@ import type * as GatewaySchemas from "./gateway.ts";
 import type * as NetworkingSchemas from "./networking.ts";
 import type * as PolicySchemas from "./policies.ts";
 import type * as RouteFilterSchemas from "./route-filter.ts";
+import type * as TCPRouteSchemas from "./tcproute.ts";
 import type * as TLSRouteSchemas from "./tlsroute.ts";
 import { describeUnknownFields, unknownFields } from "./unknown-fields.ts";
 
@@ -22,6 +23,7 @@ const modules = {
   policies: () => require("./policies.ts") as typeof PolicySchemas,
   routeFilter: () => require("./route-filter.ts") as typeof RouteFilterSchemas,
   tlsRoute: () => require("./tlsroute.ts") as typeof TLSRouteSchemas,
+  tcpRoute: () => require("./tcproute.ts") as typeof TCPRouteSchemas,
 };
 
 /** Each kind we read: its schema and the snapshot field its objects go into. */
@@ -90,6 +92,12 @@ export const knownKinds = {
     field: "tlsRoutes",
     get schema() {
       return modules.tlsRoute().tlsRoute;
+    },
+  },
+  TCPRoute: {
+    field: "tcpRoutes",
+    get schema() {
+      return modules.tcpRoute().tcpRoute;
     },
   },
   ReferenceGrant: {
@@ -161,6 +169,7 @@ export const lenientKinds: ReadonlySet<KnownKind> = new Set<KnownKind>([
   "Gateway",
   "HTTPRoute",
   "TLSRoute",
+  "TCPRoute",
   "ReferenceGrant",
 ]);
 

@@ -13,7 +13,7 @@ const str = z.string();
 const optStr = z.string().optional();
 const int = z.number().int();
 
-const parentRef = z
+export const parentRef = z
   .object({
     group: optStr,
     kind: optStr,
@@ -24,7 +24,7 @@ const parentRef = z
   })
   .loose();
 
-const backendRef = z
+export const backendRef = z
   .object({
     group: optStr,
     kind: optStr,

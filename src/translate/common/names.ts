@@ -87,6 +87,11 @@ export function httpRouteMatchName(routeName: string, rule: number, match: numbe
   return `${routeName}/rule/${rule}/match/${match}`;
 }
 
+/** `tcproute/<ns>/<name>`: one stream route per TCPRoute. */
+export function tcpRouteName(namespace: string, name: string): string {
+  return `tcproute/${namespace}/${name}`;
+}
+
 /** `tlsroute/<ns>/<name>`: one passthrough route per TLSRoute. */
 export function tlsRouteName(namespace: string, name: string): string {
   return `tlsroute/${namespace}/${name}`;

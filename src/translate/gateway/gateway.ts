@@ -36,7 +36,7 @@ import {
   listenerStatus,
   problemsFromStatus,
 } from "./status.ts";
-import { attachTLSRoutes, passthroughListener } from "./tlsroute/placement.ts";
+import { attachStreamRoutes, passthroughListener } from "./stream-routes/placement.ts";
 import {
   classParametersRefusal,
   gatewayParametersRefusal,
@@ -82,7 +82,8 @@ const byNsName = <T extends { metadata?: { name?: string; namespace?: string } }
  * 1. our GatewayClasses (`spec.controllerName` = our controller) and the Gateways naming them;
  * 2. each Gateway's listeners validated (listeners.ts) and its address chosen (addresses.ts);
  * 3. each HTTPRoute translated alone (httproute.ts), then attached to our Gateways (route-attachment.ts);
- *    then each TLSRoute likewise, onto TLS Passthrough listeners only (tlsroute/placement.ts);
+ *    then each TLSRoute and TCPRoute likewise, onto TLS Passthrough and TCP listeners only
+ *    (stream-routes/placement.ts);
  * 4. accepted attachments placed on virtual hosts named by hostname intersection, sorted by precedence;
  * 5. statuses for every class, Gateway and route of ours (status.ts), problems read from them.
  * Every object is handled in its own try: a bug triggered by one object costs that object only.
@@ -160,15 +161,19 @@ export function translateGatewayAPI(
       problems.push(internalProblem(sourceRef("HTTPRoute", route), err));
     }
   }
-  const tls = attachTLSRoutes(snapshot, index, grants, entries, labelsOf, opts.gatewayController, attached);
+  const stream = (kind: "TLSRoute" | "TCPRoute") =>
+    attachStreamRoutes(kind, snapshot, index, grants, entries, labelsOf, opts.gatewayController, attached);
+  const tls = stream("TLSRoute");
+  const tcp = stream("TCPRoute");
   problems.push(
     ...unsupportedFieldWarnings(gateways, [
       ...arrayOf(snapshot?.httpRoutes),
       ...arrayOf(snapshot?.tlsRoutes),
+      ...arrayOf(snapshot?.tcpRoutes),
     ]),
   );
-  backends.push(...tls.backends);
-  problems.push(...tls.problems);
+  backends.push(...tls.backends, ...tcp.backends);
+  problems.push(...tls.problems, ...tcp.problems);
   const listeners: Listener[] = [];
   const passthroughListeners: PassthroughListener[] = [];
   for (const entry of entries.values()) {
@@ -191,15 +196,16 @@ export function translateGatewayAPI(
       );
       if (!conds.accepted.ok || !conds.programmed.ok || address.kind !== "assigned") continue;
       for (const p of entry.plans.filter(isProgrammed)) {
-        if (p.protocol === "TLS")
-          passthroughListeners.push(passthroughListener(gw, p, address.address, tls.placed, entry.key));
-        else listeners.push(modelListener(gw, p, address.address, hosts.get(`${entry.key}/${p.name}`)));
+        if (p.protocol === "TLS" || p.protocol === "TCP") {
+          const placed = p.protocol === "TLS" ? tls.placed : tcp.placed;
+          passthroughListeners.push(passthroughListener(gw, p, address.address, placed, entry.key));
+        } else listeners.push(modelListener(gw, p, address.address, hosts.get(`${entry.key}/${p.name}`)));
       }
     } catch (err) {
       problems.push(internalProblem(sourceRef("Gateway", entry.gateway), err));
     }
   }
-  statuses.push(...routeStatuses, ...tls.statuses);
+  statuses.push(...routeStatuses, ...tls.statuses, ...tcp.statuses);
   for (const s of statuses) problems.push(...problemsFromStatus(s));
   return { listeners, passthroughListeners, backends, statuses, problems };
 }

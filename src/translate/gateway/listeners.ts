@@ -22,6 +22,18 @@ export type Outcome =
 const ok: Outcome = { ok: true };
 const httpRouteKind: RouteKind = { group: gatewayGroup, kind: "HTTPRoute" };
 const tlsRouteKind: RouteKind = { group: gatewayGroup, kind: "TLSRoute" };
+const tcpRouteKind: RouteKind = { group: gatewayGroup, kind: "TCPRoute" };
+
+/** The route kinds Gatehouse attaches, each to the listener protocol that serves it. */
+export type AttachedKind = "HTTPRoute" | "TLSRoute" | "TCPRoute";
+
+/** The route kind a listener protocol serves (undefined: a protocol Gatehouse does not serve). */
+function servedKind(protocol: string): RouteKind | undefined {
+  if (protocol === "HTTP" || protocol === "HTTPS") return httpRouteKind;
+  if (protocol === "TLS") return tlsRouteKind;
+  if (protocol === "TCP") return tcpRouteKind;
+  return undefined;
+}
 /** At most this many listeners per Gateway (CRD MaxItems). */
 export const maxListeners = 64;
 
@@ -30,7 +42,7 @@ export interface ListenerPlan {
   readonly name: string;
   readonly spec: GatewayListener;
   readonly port: number;
-  readonly protocol: "HTTP" | "HTTPS" | "TLS" | string;
+  readonly protocol: "HTTP" | "HTTPS" | "TLS" | "TCP" | string;
   readonly hostname?: HostPattern;
   readonly supportedKinds: readonly RouteKind[];
   readonly accepted: Outcome;
@@ -45,13 +57,16 @@ export interface ListenerPlan {
 
 /**
  * Whether a plan gets a model listener: accepted, not conflicted, and HTTPS only with a certificate.
- * A TLS listener is only ever accepted in Passthrough mode, which needs no certificate.
+ * A TLS listener is only ever accepted in Passthrough mode, which needs no certificate; TCP has none.
  */
 export function isProgrammed(p: ListenerPlan): boolean {
   return (
     p.accepted.ok &&
     !p.conflict &&
-    (p.protocol === "HTTP" || p.protocol === "TLS" || (p.tls?.certificates.length ?? 0) > 0)
+    (p.protocol === "HTTP" ||
+      p.protocol === "TLS" ||
+      p.protocol === "TCP" ||
+      (p.tls?.certificates.length ?? 0) > 0)
   );
 }
 
@@ -69,7 +84,7 @@ export function notServingWhy(p: ListenerPlan): { reason: string; message: strin
 }
 
 /** Whether routes of `kind` may attach: the protocol serves them and allowedRoutes.kinds lets them in. */
-export function allowsKind(p: ListenerPlan, kind: "HTTPRoute" | "TLSRoute"): boolean {
+export function allowsKind(p: ListenerPlan, kind: AttachedKind): boolean {
   return p.supportedKinds.some((k) => k.group === gatewayGroup && k.kind === kind);
 }
 
@@ -118,9 +133,10 @@ interface PlanContext {
 
 function planListener(l: GatewayListener, ctx: PlanContext): ListenerPlan {
   const { namespace, secrets, grants, nowMs } = ctx;
-  const supported = l.protocol === "HTTP" || l.protocol === "HTTPS" || l.protocol === "TLS";
+  const served = servedKind(l.protocol);
+  const supported = served !== undefined;
   const base = { name: l.name, spec: l, port: l.port, protocol: l.protocol };
-  const kinds = routeKinds(l, supported ? (l.protocol === "TLS" ? tlsRouteKind : httpRouteKind) : undefined);
+  const kinds = routeKinds(l, served);
   const fail = (reason: string, message: string): Outcome => ({ ok: false, reason, message });
   let accepted: Outcome = ok;
   // Parsed whatever else is wrong: a refused listener still takes routes by hostname (see attachRoute).
@@ -131,12 +147,15 @@ function planListener(l: GatewayListener, ctx: PlanContext): ListenerPlan {
   if (!supported)
     accepted = fail(
       ListenerReason.UnsupportedProtocol,
-      `protocol "${l.protocol}" is not supported; use HTTP or HTTPS`,
+      `protocol "${l.protocol}" is not supported; use HTTP, HTTPS, TLS or TCP`,
     );
   else if (!Number.isInteger(l.port) || l.port < 1 || l.port > 65535)
     accepted = fail(ListenerReason.PortUnavailable, `port ${l.port} is not within 1–65535`);
-  else if (l.protocol === "HTTP" && l.tls)
-    accepted = fail(ListenerReason.UnsupportedValue, "tls must not be set on an HTTP listener");
+  else if ((l.protocol === "HTTP" || l.protocol === "TCP") && l.tls)
+    accepted = fail(
+      ListenerReason.UnsupportedValue,
+      `tls must not be set on ${l.protocol === "HTTP" ? "an HTTP" : "a TCP"} listener`,
+    );
   else if (l.protocol === "TLS" && l.tls === undefined)
     accepted = fail(ListenerReason.UnsupportedValue, "tls is required on a TLS listener");
   else if (l.protocol === "TLS" && (l.tls?.mode ?? "Terminate") !== "Passthrough") {
@@ -172,7 +191,7 @@ function planListener(l: GatewayListener, ctx: PlanContext): ListenerPlan {
     kinds.invalid.length > 0
       ? fail(
           ListenerReason.InvalidRouteKinds,
-          `allowedRoutes.kinds: ${kinds.invalid.join(", ")} not supported; supported: ${l.protocol === "TLS" ? "TLSRoute" : "HTTPRoute"}`,
+          `allowedRoutes.kinds: ${kinds.invalid.join(", ")} not supported; supported: ${served?.kind ?? "none"}`,
         )
       : ok;
   const caFailure = l.protocol === "HTTPS" ? ctx.frontend?.failure : undefined;
@@ -196,7 +215,7 @@ function planListener(l: GatewayListener, ctx: PlanContext): ListenerPlan {
 
 /**
  * allowedRoutes.kinds split into what the protocol serves (`served`: HTTPRoute on HTTP/HTTPS, TLSRoute
- * on TLS; undefined for a protocol we do not serve) and what we refuse.
+ * on TLS, TCPRoute on TCP; undefined for a protocol we do not serve) and what we refuse.
  */
 function routeKinds(
   l: GatewayListener,

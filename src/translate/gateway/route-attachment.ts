@@ -5,7 +5,13 @@ import type { HostPattern } from "../common/host-patterns.ts";
 import { matchesSelector, selectorProblem } from "../common/label-selector.ts";
 import { arrayOf, namespaceOf } from "../common/objects.ts";
 import { intersectHostnames } from "./gateway-hostnames.ts";
-import { allowsKind, type ListenerPlan, notServingWhy, type Outcome } from "./listeners.ts";
+import {
+  type AttachedKind,
+  allowsKind,
+  type ListenerPlan,
+  notServingWhy,
+  type Outcome,
+} from "./listeners.ts";
 
 /** What attachment reads of a translated route (HTTPRouteTranslation, TLSRouteTranslation). */
 export interface AttachableRoute {
@@ -61,7 +67,7 @@ export function attachRoute(
   t: AttachableRoute,
   gateways: ReadonlyMap<string, GatewayEntry>,
   labelsOf: (ns: string) => Readonly<Record<string, string>>,
-  kind: "HTTPRoute" | "TLSRoute" = "HTTPRoute",
+  kind: AttachedKind = "HTTPRoute",
 ): ParentResult[] {
   const results: ParentResult[] = [];
   const seen = new Set<string>();
@@ -99,7 +105,7 @@ function attachToGateway(
   entry: GatewayEntry,
   ref: { sectionName?: string; port?: number },
   labelsOf: (ns: string) => Readonly<Record<string, string>>,
-  kind: "HTTPRoute" | "TLSRoute",
+  kind: AttachedKind,
 ): { accepted: Outcome; attachments: Attachment[] } {
   const refused = (reason: string, message: string) => ({
     accepted: { ok: false, reason, message } as Outcome,

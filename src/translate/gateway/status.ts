@@ -11,7 +11,7 @@ import {
 import type { Condition, ObjectStatus } from "../../status/types.ts";
 import { problem } from "../common/problems.ts";
 import type { RefIssue } from "./httproute/backend-refs.ts";
-import { isProgrammed, type ListenerPlan, type Outcome } from "./listeners.ts";
+import { type AttachedKind, isProgrammed, type ListenerPlan, type Outcome } from "./listeners.ts";
 import type { ParentResult } from "./route-attachment.ts";
 
 const C = ConditionType;
@@ -122,7 +122,7 @@ export function httpRouteStatus(
   parents: readonly ParentResult[],
   controller: string,
   gen: number | undefined,
-  kind: "HTTPRoute" | "TLSRoute" = "HTTPRoute",
+  kind: AttachedKind = "HTTPRoute",
 ): ObjectStatus {
   const issue = t.refIssues[0];
   const resolved: Outcome = issue

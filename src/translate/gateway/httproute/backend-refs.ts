@@ -13,7 +13,7 @@ export interface BackendContext {
   /** Namespace of the HTTPRoute; references default to it. */
   readonly namespace: string;
   /** Kind of the referring route, as ReferenceGrants name it in `from`; HTTPRoute when absent. */
-  readonly routeKind?: "HTTPRoute" | "TLSRoute";
+  readonly routeKind?: "HTTPRoute" | "TLSRoute" | "TCPRoute";
 }
 
 /** A reference the route could not resolve, for its ResolvedRefs condition. */

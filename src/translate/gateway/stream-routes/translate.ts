@@ -1,5 +1,6 @@
 import type { Backend, SNIBackend, SourceRef } from "../../../model/index.ts";
 import type { ReferenceGrant } from "../../../sources/schema/gateway.ts";
+import type { TCPRoute } from "../../../sources/schema/tcproute.ts";
 import type { TLSRoute } from "../../../sources/schema/tlsroute.ts";
 import { RouteReason } from "../../../status/reasons.ts";
 import type { HostPattern } from "../../common/host-patterns.ts";
@@ -9,12 +10,19 @@ import type { SourceOrder } from "../../common/sort.ts";
 import { parseGatewayHostname } from "../gateway-hostnames.ts";
 import { type RefIssue, resolveBackendRef } from "../httproute/backend-refs.ts";
 
-/** TLSRoute limits (v1alpha2 CRD MaxItems; v1 allows one rule, which the same check covers). */
-export const tlsRouteLimits = { hostnames: 16, parentRefs: 32, rules: 16, backendRefs: 16 } as const;
+/** TLSRoute and TCPRoute limits (v1alpha2 CRD MaxItems; v1 allows one rule, which the same check covers). */
+export const streamRouteLimits = { hostnames: 16, parentRefs: 32, rules: 16, backendRefs: 16 } as const;
 
-/** One TLSRoute on its own, before it meets Gateways. Shaped like HTTPRouteTranslation for attachment. */
-export interface TLSRouteTranslation {
-  readonly route: TLSRoute;
+/** The route kinds that forward whole connections: TLSRoute (by SNI) and TCPRoute. */
+export type StreamRouteKind = "TLSRoute" | "TCPRoute";
+
+/**
+ * One TLSRoute or TCPRoute on its own, before it meets Gateways. Shaped like HTTPRouteTranslation for
+ * attachment.
+ */
+export interface StreamRouteTranslation {
+  readonly kind: StreamRouteKind;
+  readonly route: TLSRoute | TCPRoute;
   readonly ref: SourceRef;
   readonly order: SourceOrder;
   /** SNI hostnames; empty means every name the listener takes. */
@@ -32,46 +40,61 @@ export interface TLSRouteTranslation {
 }
 
 /**
- * Translate one TLSRoute independently of its parents. Too many hostnames, parentRefs, rules or
+ * Translate one TLSRoute or TCPRoute independently of its parents (a TCPRoute has no hostnames). Too many hostnames, parentRefs, rules or
  * backendRefs, a bad hostname or a weight out of range make the route invalid (UnsupportedValue).
  * A backendRef that does not resolve (kind, ReferenceGrant, Service, port) stays a candidate marked
  * `refused`, so its share of connections is closed rather than moved to the others, as the Gateway API
  * asks; ResolvedRefs then says why.
  */
-export function translateTLSRoute(
-  route: TLSRoute,
+export function translateStreamRoute(
+  route: TLSRoute | TCPRoute,
+  kind: StreamRouteKind,
   index: SnapshotIndex,
   grants: readonly ReferenceGrant[],
-): TLSRouteTranslation {
-  const ref = sourceRef("TLSRoute", route);
+): StreamRouteTranslation {
+  const ref = sourceRef(kind, route);
   const order: SourceOrder = { namespace: ref.namespace, name: ref.name, createdMs: creationMillis(route) };
-  const base = { route, ref, order, hostnames: [], backends: [], resolved: [], dropped: [], refIssues: [] };
-  const invalid = (message: string): TLSRouteTranslation => ({
+  const base = {
+    kind,
+    route,
+    ref,
+    order,
+    hostnames: [],
+    backends: [],
+    resolved: [],
+    dropped: [],
+    refIssues: [],
+  };
+  const invalid = (message: string): StreamRouteTranslation => ({
     ...base,
     invalid: { reason: RouteReason.UnsupportedValue, message },
   });
-  const spec = route.spec ?? {};
+  const spec: {
+    hostnames?: readonly string[];
+    parentRefs?: readonly unknown[];
+    rules?: TLSRoute["spec"]["rules"];
+  } = route.spec ?? {};
   const rules = arrayOf(spec.rules);
-  if (arrayOf(spec.hostnames).length > tlsRouteLimits.hostnames)
-    return invalid(`spec.hostnames: at most ${tlsRouteLimits.hostnames} allowed`);
-  if (arrayOf(spec.parentRefs).length > tlsRouteLimits.parentRefs)
-    return invalid(`spec.parentRefs: at most ${tlsRouteLimits.parentRefs} allowed`);
-  if (rules.length > tlsRouteLimits.rules)
-    return invalid(`spec.rules: at most ${tlsRouteLimits.rules} allowed`);
+  if (arrayOf(spec.hostnames).length > streamRouteLimits.hostnames)
+    return invalid(`spec.hostnames: at most ${streamRouteLimits.hostnames} allowed`);
+  if (arrayOf(spec.parentRefs).length > streamRouteLimits.parentRefs)
+    return invalid(`spec.parentRefs: at most ${streamRouteLimits.parentRefs} allowed`);
+  if (rules.length > streamRouteLimits.rules)
+    return invalid(`spec.rules: at most ${streamRouteLimits.rules} allowed`);
   const hostnames: HostPattern[] = [];
   for (const [i, h] of arrayOf(spec.hostnames).entries()) {
     const parsed = parseGatewayHostname(h);
     if (!parsed.ok) return invalid(`spec.hostnames[${i}] "${h}": ${parsed.message}`);
     if (!hostnames.some((x) => x.hostname === parsed.host.hostname)) hostnames.push(parsed.host);
   }
-  const ctx = { index, grants, namespace: ref.namespace, routeKind: "TLSRoute" as const };
+  const ctx = { index, grants, namespace: ref.namespace, routeKind: kind };
   const backends: SNIBackend[] = [];
   const resolved: Backend[] = [];
   const refIssues: RefIssue[] = [];
   for (const [i, rule] of rules.entries()) {
     const refs = arrayOf(rule?.backendRefs);
-    if (refs.length > tlsRouteLimits.backendRefs)
-      return invalid(`spec.rules[${i}].backendRefs: at most ${tlsRouteLimits.backendRefs} allowed`);
+    if (refs.length > streamRouteLimits.backendRefs)
+      return invalid(`spec.rules[${i}].backendRefs: at most ${streamRouteLimits.backendRefs} allowed`);
     for (const [k, backendRef] of refs.entries()) {
       const where = `spec.rules[${i}].backendRefs[${k}]`;
       const weight = backendRef.weight ?? 1;

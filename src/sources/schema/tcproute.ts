@@ -1,0 +1,35 @@
+import { z } from "zod";
+import { objectMeta } from "./meta.ts";
+import { backendRef, parentRef } from "./tlsroute.ts";
+
+/**
+ * TCPRoute as Gatehouse reads it: parentRefs and the weighted backendRefs of its rules, no matches (a TCP
+ * listener forwards every connection). `v1` is standard channel since v1.5 (the v1.6.1 conformance
+ * manifests use it); `v1alpha2` is the experimental version before it, same fields. Lenient like the other
+ * Gateway API schemas: unknown fields pass and values are judged by translation (status conditions).
+ */
+export const tcpRouteVersions = [
+  "gateway.networking.k8s.io/v1",
+  "gateway.networking.k8s.io/v1alpha2",
+] as const;
+
+export const tcpRoute = z
+  .object({
+    apiVersion: z.enum(tcpRouteVersions),
+    kind: z.literal("TCPRoute"),
+    metadata: objectMeta,
+    spec: z
+      .object({
+        parentRefs: z.array(parentRef).optional(),
+        rules: z
+          .array(
+            z.object({ name: z.string().optional(), backendRefs: z.array(backendRef).optional() }).loose(),
+          )
+          .optional(),
+      })
+      .loose(),
+    /** Status is ours to write; accepted and ignored on input. */
+    status: z.unknown().optional(),
+  })
+  .loose();
+export type TCPRoute = z.infer<typeof tcpRoute>;
