@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Everything the tests need on a fresh machine with only Node.js and npm: Bun (from npm), then the
 # Debian packages the suites start for real (redis-server; nginx and wrk for the benchmark's smoke run;
-# openssl for the conformance certificates; slowhttptest for the slow-client suite),
+# openssl for the conformance certificates; slowhttptest for the slow-client suite; chromium for the
+# dashboard's browser test),
 # the kernel setting certificate rotation relies on (net.ipv4.tcp_migrate_req), then the project's
 # dependencies from the lockfile. Safe to run again: it installs only what is missing.
 # The apt-get step needs root (as CI runs), or sudo.
@@ -21,6 +22,8 @@ command -v wrk >/dev/null 2>&1 || need+=(wrk)
 command -v openssl >/dev/null 2>&1 || need+=(openssl)
 # The slow-client suite attacks the gateway with it (slow headers, bodies and reads).
 command -v slowhttptest >/dev/null 2>&1 || need+=(slowhttptest)
+# The dashboard's browser test drives Debian's Chromium (playwright-core, executablePath /usr/bin/chromium).
+[ -x /usr/bin/chromium ] || need+=(chromium)
 if [ ${#need[@]} -gt 0 ]; then
   sudo=""
   if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi

@@ -39,7 +39,8 @@ Usage:
                       [--allow-unenforced-annotations] [--enable-ssl-passthrough BOOL]
                       [--global-allowed-response-headers NAME,...]
                       [--global-auth-url URL] [--global-auth-signin URL] [--global-auth-response-headers NAME,...]
-  gatehouse routes -f FILE [-f FILE...] | --kube [--kubeconfig FILE]  [translate's flags]
+  gatehouse routes -f FILE [-f FILE...] | --kube [--kubeconfig FILE]  [translate's flags] | --admin URL
+                  [--host HOST --path PATH [--method M] [--header NAME=VALUE...]]  (which route serves it, why not the others)
   gatehouse convert -f FILE [-f FILE...] | --kube [--kubeconfig FILE]  [--gateway NS/NAME] [--portable] [--strict]
                     [translate's flags; --http-port 80 and --https-port 443 unless given]
   gatehouse version [--json]
@@ -64,7 +65,11 @@ async function main(argv: string[]): Promise<number> {
     const { startGateway } = await import("./cli/serve.ts");
     const gateway = await startGateway(config);
     if (process.env.GATEHOUSE_WORKER_OF) process.send?.({ adminPort: gateway.admin.port });
-    if (children.length > 0) gateway.metrics.setPeers(() => workerMetrics(workerAdmins));
+    if (children.length > 0) {
+      gateway.metrics.setPeers(() => workerMetrics(workerAdmins));
+      const { fetchRouteTotals } = await import("./observability/dashboard/route-totals.ts");
+      gateway.dashboard.setPeers(() => fetchRouteTotals(workerAdmins.values()));
+    }
     logger.info("gatehouse serving", { listeners: gateway.proxy.ports(), admin: gateway.admin.port });
     // SIGTERM (Kubernetes) drains with the configured delay; Ctrl-C stops without waiting.
     const signal = await new Promise<NodeJS.Signals>((resolve) => {
@@ -98,12 +103,33 @@ async function main(argv: string[]): Promise<number> {
     // `new Function` on first use, which one short run pays for and does not earn back (a run reading
     // 4,000 objects is no slower without it).
     (await import("zod")).z.config({ jitless: true });
-    const args = await translationInput(command, rest);
+    // `routes --host H --path P`: which route serves that request (cli/route-explain.ts).
+    const asked =
+      command === "routes" ? (await import("./cli/route-explain.ts")).routeQueryArgs(rest) : { rest };
+    if (typeof asked === "string") {
+      process.stderr.write(`gatehouse routes: ${asked}\n\n${usage}`);
+      return 2;
+    }
+    const query = "query" in asked ? asked.query : undefined;
+    const explain =
+      query === undefined
+        ? undefined
+        : (await import("./cli/route-explain.ts")).explainRoute.bind(undefined, query);
+    if ("admin" in asked && asked.admin !== undefined) {
+      if (asked.rest.length > 0) {
+        process.stderr.write(
+          `gatehouse routes: --admin reads a running gateway; not with ${asked.rest.join(" ")}\n\n${usage}`,
+        );
+        return 2;
+      }
+      return (await import("./cli/routes.ts")).runRoutesFromAdmin(asked.admin, explain);
+    }
+    const args = await translationInput(command, asked.rest);
     if (typeof args === "number") return args;
     // No certificate is generated here: a default certificate only matters to a serving process.
     const options = translateOptionsOf(args.config, undefined, Date.now());
     const input = await (await import("./cli/input.ts")).loadInput(args.source, command);
-    if (command === "routes") return (await import("./cli/routes.ts")).runRoutes(input, options);
+    if (command === "routes") return (await import("./cli/routes.ts")).runRoutes(input, options, explain);
     const { runTranslate } = await import("./cli/translate.ts");
     return runTranslate(input, options, args.strict);
   }

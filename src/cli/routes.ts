@@ -2,20 +2,53 @@
  * `gatehouse routes`: what a set of manifests (or a cluster, read once) serves, one line per route, in the
  * order a request meets them: listener, host, match, what answers, and the object it came from. It is
  * `translate` for reading by eye (`kubectl gatehouse routes`); problems are counted on stderr and left to
- * `translate`, which prints them.
+ * `translate`, which prints them. With `--host`/`--path` it answers which route serves that request.
  */
 import type { GatewayModel, Problem, Route, RouteAction } from "../model/index.ts";
 import { type TranslateOptions, translate } from "../translate/translate.ts";
 import type { LoadedInput } from "./input.ts";
 
 /** `gatehouse routes -f FILE... | --kube`: the table on stdout; the exit code is the input's (input.ts). */
-export async function runRoutes(input: LoadedInput, options: Partial<TranslateOptions>): Promise<number> {
+export async function runRoutes(
+  input: LoadedInput,
+  options: Partial<TranslateOptions>,
+  explain?: (model: GatewayModel) => { readonly text: string; readonly served: boolean },
+): Promise<number> {
   const result = translate(input.snapshot, options);
-  await Bun.write(Bun.stdout, routeTable(result.model));
+  // With --host/--path (route-explain.ts): the explanation instead of the table.
+  const answer = explain?.(result.model);
+  await Bun.write(Bun.stdout, answer === undefined ? routeTable(result.model) : answer.text);
   for (const note of input.notes) process.stderr.write(`${note}\n`);
   const summary = problemSummary([...input.problems, ...result.problems]);
   if (summary !== undefined) process.stderr.write(summary);
-  return input.exitCode;
+  // A request no route serves is an answer a script may want to test for.
+  return input.exitCode !== 0 || answer === undefined || answer.served ? input.exitCode : 1;
+}
+
+/**
+ * `gatehouse routes --admin URL`: the same answers about the model a running gateway serves, read from its
+ * admin port's `/debug/model` (secrets are redacted there, which matching never reads). Exit 1 when the
+ * gateway cannot be read.
+ */
+export async function runRoutesFromAdmin(
+  admin: string,
+  explain?: (model: GatewayModel) => { readonly text: string; readonly served: boolean },
+): Promise<number> {
+  let model: GatewayModel;
+  try {
+    const res = await fetch(`${admin}/debug/model`, { signal: AbortSignal.timeout(10_000) });
+    const text = await res.text();
+    if (!res.ok || text.startsWith("# no model"))
+      throw new Error(`${res.status} ${text.trim().slice(0, 200)}`);
+    model = (await import("yaml")).parse(text) as GatewayModel;
+    if (!Array.isArray(model?.listeners)) throw new Error("the answer is not a route model");
+  } catch (err) {
+    process.stderr.write(`gatehouse routes: cannot read ${admin}/debug/model: ${(err as Error).message}\n`);
+    return 1;
+  }
+  const answer = explain?.(model);
+  await Bun.write(Bun.stdout, answer === undefined ? routeTable(model) : answer.text);
+  return answer === undefined || answer.served ? 0 : 1;
 }
 
 const HEADINGS = ["LISTENER", "HOST", "MATCH", "ANSWER", "FROM"] as const;
@@ -41,7 +74,7 @@ export function routeRows(model: GatewayModel): string[][] {
   return rows;
 }
 
-function matchText(r: Route): string {
+export function matchText(r: Route): string {
   const m = r.match;
   const path =
     m.path.type === "Prefix"
@@ -61,7 +94,7 @@ function weightText(weight: number, all: readonly { readonly weight: number }[])
   return ` (${total === 0 ? 0 : Math.round((weight / total) * 1000) / 10}%)`;
 }
 
-function actionText(a: RouteAction): string {
+export function actionText(a: RouteAction): string {
   switch (a.kind) {
     case "Forward":
       return a.backends.length === 0

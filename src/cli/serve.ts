@@ -5,6 +5,7 @@ import type { ServeConfig } from "../config/config.ts";
 import type { GatewayModel, Problem } from "../model/index.ts";
 import { AccessLog } from "../observability/access-log.ts";
 import { type AdminState, createAdminApp } from "../observability/admin.ts";
+import { Dashboard } from "../observability/dashboard/dashboard.ts";
 import { logger, setLogLevel } from "../observability/logger.ts";
 import { GatewayMetrics } from "../observability/metrics.ts";
 import { MetricsAndAccessLog } from "../observability/request-observer.ts";
@@ -26,6 +27,8 @@ export interface RunningGateway {
   readonly admin: Server<undefined>;
   readonly state: AdminState;
   readonly metrics: GatewayMetrics;
+  /** The admin port's dashboard (its traffic history; `--workers` gives it the workers' counters). */
+  readonly dashboard: Dashboard;
   /** Resolves after the next snapshot has been applied (tests use it to wait for a reload). */
   nextApply(): Promise<void>;
   /** Graceful stop: not ready → `delayMs` still serving → stop accepting → in-flight finish by `timeoutMs`. */
@@ -47,10 +50,11 @@ export async function startGateway(config: ServeConfig): Promise<RunningGateway>
     commandTimeoutMs: config["redis-timeout-ms"],
     metrics,
   });
+  const dashboard = new Dashboard(state, metrics.routes);
   const admin = Bun.serve({
     port: config["admin-port"],
     hostname: config["admin-bind"] ?? config.bind,
-    fetch: createAdminApp(state, metrics).fetch,
+    fetch: createAdminApp(state, metrics, dashboard).fetch,
   });
   const auth = new AuthEnforcer({ metrics });
   const accessLog = config["access-log-sample"] > 0 ? new AccessLog(config["access-log-sample"]) : undefined;
@@ -165,6 +169,7 @@ export async function startGateway(config: ServeConfig): Promise<RunningGateway>
     await proxy.stop();
     auth.close();
     await rateLimit.close();
+    dashboard.close();
     admin.stop(true);
     throw err;
   }
@@ -174,6 +179,7 @@ export async function startGateway(config: ServeConfig): Promise<RunningGateway>
     await proxy.stop();
     auth.close();
     await rateLimit.close();
+    dashboard.close();
     admin.stop(true);
     throw new Error("the first configuration could not be served (see the log above)");
   }
@@ -183,6 +189,7 @@ export async function startGateway(config: ServeConfig): Promise<RunningGateway>
     admin,
     state,
     metrics,
+    dashboard,
     nextApply: () => new Promise<void>((resolve) => waiters.push(resolve)),
     async stop(drain: { delayMs?: number; timeoutMs?: number } = {}) {
       // Readiness goes false first so load balancers stop sending; keep serving through the delay, then
@@ -204,6 +211,7 @@ export async function startGateway(config: ServeConfig): Promise<RunningGateway>
       }
       auth.close();
       await rateLimit.close();
+      dashboard.close();
       admin.stop(true);
     },
   };

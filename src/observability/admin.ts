@@ -2,6 +2,9 @@ import { Hono } from "hono";
 import { dumpModel } from "../model/dump.ts";
 import type { GatewayModel, Problem } from "../model/index.ts";
 import type { ObjectStatus } from "../status/types.ts";
+import type { Dashboard } from "./dashboard/dashboard.ts";
+import { overviewOf } from "./dashboard/overview.ts";
+import { dashboardPage } from "./dashboard/page.ts";
 import type { GatewayMetrics } from "./metrics.ts";
 
 /** What the admin endpoints read; the serve command updates it after each apply. */
@@ -15,12 +18,41 @@ export interface AdminState {
   statuses: readonly ObjectStatus[];
 }
 
+/** Longest query string the dashboard's endpoints take (its search is a host and a path). */
+const maxQueryBytes = 2048;
+
 /**
  * The admin app, served on `--admin-port` only (never on traffic ports): health, readiness and the
- * current model, Prometheus metrics.
+ * current model, Prometheus metrics, and the read-only dashboard (docs/dashboard.md) when given one.
  */
-export function createAdminApp(state: AdminState, metrics: GatewayMetrics): Hono {
+export function createAdminApp(state: AdminState, metrics: GatewayMetrics, dashboard?: Dashboard): Hono {
   const app = new Hono();
+  if (dashboard !== undefined) {
+    const tooLong = (url: string) => {
+      const q = url.indexOf("?");
+      return q >= 0 && url.length - q - 1 > maxQueryBytes;
+    };
+    app.use("/api/*", async (c, next) => (tooLong(c.req.url) ? c.text("query too long\n", 414) : next()));
+    app.get("/", (c) =>
+      tooLong(c.req.url)
+        ? c.text("query too long\n", 414)
+        : c.body(dashboardPage, 200, {
+            "content-type": "text/html; charset=utf-8",
+            "cache-control": "no-store",
+            // Everything is inline and same-origin; nothing may be loaded from elsewhere.
+            "content-security-policy":
+              "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; connect-src 'self'; img-src 'self' data:",
+          }),
+    );
+    app.get("/api/overview", (c) => c.json(overviewOf(state.model, state.problems, state.statuses)));
+    app.get("/api/stats", async (c) => {
+      await dashboard.readPeers();
+      return c.json(dashboard.stats());
+    });
+    app.get("/api/events", (c) => dashboard.events(c.req.raw.signal));
+    // This process's counters only, for the primary of `--workers` to add up (dashboard/route-totals.ts).
+    app.get("/api/route-totals", (c) => c.json(dashboard.ownTotals()));
+  }
   app.get("/healthz", (c) => c.text("ok\n"));
   app.get("/readyz", (c) => (state.ready ? c.text("ready\n") : c.text("not ready\n", 503)));
   app.get("/debug/model", (c) =>

@@ -115,6 +115,13 @@ export class GatewayMetrics {
     aggregator: "first",
     registers: [this.registry],
   });
+  private readonly backendEndpoints = new Gauge({
+    name: "gatehouse_backend_endpoints",
+    help: "Endpoints each backend (namespace/service:port) sends traffic to: its ready ones, or its serving-but-terminating ones when none is ready. 0: its requests are answered 503.",
+    labelNames: ["backend"] as const,
+    aggregator: "first",
+    registers: [this.registry],
+  });
   readonly authFailures = new Counter({
     name: "gatehouse_auth_failures_total",
     help: "Requests refused by authentication or authorization, by reason.",
@@ -317,6 +324,9 @@ export class GatewayMetrics {
     this.problems.reset();
     for (const p of problems ?? [])
       this.problems.inc({ kind: p.object.kind, reason: p.reason, severity: p.severity });
+    this.backendEndpoints.reset();
+    for (const b of Object.values(model.backends))
+      this.backendEndpoints.set({ backend: b.id }, b.problem === undefined ? b.endpoints.length : 0);
     this.certExpiry.reset();
     for (const l of model.listeners) {
       for (const c of l.tls?.certificates ?? []) {
