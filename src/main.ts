@@ -20,7 +20,7 @@ Usage:
                   [--upstream-timeout-ms 60000] [--upstream-read-timeout-ms MS] [--upstream-send-timeout-ms MS]
                   [--debounce-ms 100]
                   [--client-body-timeout-ms 60000] [--request-buffer-bytes 65536]
-                  [--stream-idle-timeout-ms 3600000]
+                  [--stream-idle-timeout-ms 3600000] [--udp-idle-timeout-ms 60000]
                   [--max-connections 16384] [--max-connections-per-peer 0] [--underscores-in-headers false]
                   [--trusted-proxies CIDR,...] [--proxy-protocol none|all|PORT,...]
                   [--proxy-protocol-from CIDR,...]

@@ -69,6 +69,7 @@ export async function startGateway(config: ServeConfig): Promise<RunningGateway>
       : {}),
     clientBodyTimeoutMs: config["client-body-timeout-ms"],
     streamIdleTimeoutMs: config["stream-idle-timeout-ms"],
+    udpIdleTimeoutMs: config["udp-idle-timeout-ms"],
     requestBufferBytes: config["request-buffer-bytes"],
     underscoresInHeaders: config["underscores-in-headers"],
     maxConnections: config["max-connections"],

@@ -135,6 +135,9 @@ const serveFlags = z
     /** TLS Passthrough and TCP connections with no byte either way for this long are closed (Envoy's TCP
      * proxy default, one hour); 0: never. */
     "stream-idle-timeout-ms": z.coerce.number().int().min(0).default(3_600_000),
+    /** A UDP flow (one client's datagrams) with none either way for this long is closed (Envoy's UDP proxy
+     * default, one minute); 0: never. */
+    "udp-idle-timeout-ms": z.coerce.number().int().min(0).default(60_000),
     /** Request bodies with a Content-Length up to this size are read whole before an upstream connection
      * is taken (nginx `proxy_request_buffering`); 0: every body is streamed. */
     "request-buffer-bytes": z.coerce

@@ -23,10 +23,12 @@ export interface PassthroughListener {
   readonly source: SourceRef;
   /**
    * `TCP`: a Gateway listener of protocol TCP and its TCPRoutes. No ClientHello is read: every connection
-   * goes to the first route (the oldest; its hostnames are `Any`). Absent: TLS Passthrough, routed by SNI.
-   * A TCP and a TLS listener never share a socket (ProtocolConflict).
+   * goes to the first route (the oldest; its hostnames are `Any`). `UDP`: a UDP listener and its
+   * UDPRoutes, each client's datagrams (by source address and port) a flow relayed to one endpoint of the
+   * first route. Absent: TLS Passthrough, routed by SNI. A TCP and a TLS listener never share a socket
+   * (ProtocolConflict); a UDP socket shares nothing with them.
    */
-  readonly protocol?: "TCP";
+  readonly protocol?: "TCP" | "UDP";
   /**
    * Routes in precedence order (oldest TLSRoute first, then namespace/name). For an SNI name the data
    * plane takes the first route with an `Exact` hostname equal to it, else the first with the longest

@@ -47,6 +47,7 @@ type StreamCounters = {
   readonly refused: number;
   readonly upstreamFailed: number;
   readonly idleClosed: number;
+  readonly evicted: number;
   readonly bytesToUpstream: number;
   readonly bytesToClient: number;
 };
@@ -245,11 +246,12 @@ export class GatewayMetrics {
       ["refused", "refused"],
       ["upstream_failed", "upstreamFailed"],
       ["idle_closed", "idleClosed"],
+      ["evicted", "evicted"],
     ] as const;
     this.registry.registerMetric(
       collector(
         "gatehouse_stream_connections_total",
-        "Connections to TLS Passthrough and TCP listeners by listener and outcome (routed to an upstream; refused: no route, an invalid backendRef's share, no endpoint or a bad ClientHello; upstream_failed: the endpoint could not be connected; idle_closed: --stream-idle-timeout-ms).",
+        "Connections to TLS Passthrough and TCP listeners, and flows of UDP listeners, by listener and outcome (routed to an upstream; refused: no route, an invalid backendRef's share, no endpoint or a bad ClientHello; upstream_failed: the endpoint could not be connected, or refused a UDP datagram; idle_closed: --stream-idle-timeout-ms, --udp-idle-timeout-ms; evicted: a UDP flow closed at the cap of 16384 for a new one).",
         "counter",
         () =>
           [...this.streams()].flatMap(([listener, s]) =>
@@ -260,7 +262,7 @@ export class GatewayMetrics {
     this.registry.registerMetric(
       collector(
         "gatehouse_stream_bytes_total",
-        "Bytes carried by TLS Passthrough and TCP listeners, by listener and direction (upstream: from clients; client: to them).",
+        "Bytes carried by TLS Passthrough, TCP and UDP listeners, by listener and direction (upstream: from clients; client: to them).",
         "counter",
         () =>
           [...this.streams()].flatMap(([listener, s]) => [

@@ -4,7 +4,7 @@ import type { Gateway, GatewayClass, HTTPRoute, Namespace, ReferenceGrant } from
 import type { Ingress, IngressClass } from "./schema/networking.ts";
 import type { RateLimitPolicy } from "./schema/policies.ts";
 import type { HTTPRouteFilterObject } from "./schema/route-filter.ts";
-import type { TCPRoute } from "./schema/tcproute.ts";
+import type { TCPRoute, UDPRoute } from "./schema/stream-routes.ts";
 import type { TLSRoute } from "./schema/tlsroute.ts";
 
 /**
@@ -31,6 +31,8 @@ export interface ResourceSnapshot {
   readonly tlsRoutes: readonly TLSRoute[];
   /** TCPRoutes (v1 or v1alpha2): every connection to a TCP listener piped to one backend. */
   readonly tcpRoutes: readonly TCPRoute[];
+  /** UDPRoutes (v1 or v1alpha2): every client's datagrams to a UDP listener relayed to one backend. */
+  readonly udpRoutes: readonly UDPRoute[];
   readonly referenceGrants: readonly ReferenceGrant[];
   /** gatehouse.dev AuthPolicies (GEP-713 targetRefs); see docs/auth.md. */
   readonly authPolicies: readonly AuthPolicy[];
@@ -68,6 +70,7 @@ export const emptySnapshot: ResourceSnapshot = {
   httpRoutes: [],
   tlsRoutes: [],
   tcpRoutes: [],
+  udpRoutes: [],
   referenceGrants: [],
   authPolicies: [],
   rateLimitPolicies: [],

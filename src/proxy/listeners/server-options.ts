@@ -19,6 +19,8 @@ export interface GatewayServerOptions {
   clientBodyTimeoutMs?: number;
   /** TLS Passthrough and TCP connections with no byte either way for this long are closed; 0: never. */
   streamIdleTimeoutMs?: number;
+  /** UDP flows (a client's datagrams) with none either way for this long are closed; 0: never. */
+  udpIdleTimeoutMs?: number;
   /** Request bodies up to this size are read whole before an upstream is chosen (default 65 536; 0: none). */
   requestBufferBytes?: number;
   /** Keep request header fields whose name contains `_` (default false: dropped, as nginx does). */

@@ -64,7 +64,7 @@ export class GatewayServer {
   private readonly front: FrontKind;
   private readonly http2: boolean;
   private readonly sharedTlsPorts: boolean;
-  /** TLS Passthrough (TLSRoutes, by SNI) and TCP (TCPRoutes) listeners: raw sockets beside the HTTP ones. */
+  /** TLS Passthrough (TLSRoutes, by SNI), TCP and UDP listeners: raw sockets beside the HTTP ones. */
   readonly passthrough: PassthroughListeners;
   /** The `--proxy-protocol` ports last warned about as matching no listener (warned again on change). */
   private unmatchedProxyPorts = "";
@@ -74,7 +74,7 @@ export class GatewayServer {
     this.front = options.front ?? defaultFront();
     this.http2 = options.http2 ?? false;
     this.sharedTlsPorts = (options.sharedTlsPorts ?? false) && this.front === "raw";
-    this.passthrough = new PassthroughListeners({ idleTimeoutMs: options.streamIdleTimeoutMs });
+    this.passthrough = new PassthroughListeners(options);
     if (this.front === "bun")
       for (const flag of unenforcedOnBunFront(options, DEFAULT_MAX_CONNECTIONS))
         log.warn(`${flag} is enforced by --front raw only; with --front bun it has no effect (docs/http.md)`);
@@ -155,7 +155,7 @@ export class GatewayServer {
     const share = this.sharedTlsPorts
       ? (key: string) => (https.has(key) ? () => this.handoffTo(key) : undefined)
       : undefined;
-    const passthrough = this.passthrough.prepare(
+    const passthrough = await this.passthrough.prepare(
       model,
       this.bind,
       new Set(wanted.keys()),

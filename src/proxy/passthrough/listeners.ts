@@ -1,8 +1,8 @@
 /**
- * The passthrough half of GatewayServer's lifecycle: which PassthroughServers are open, opening the
- * new ones before an apply commits (so a port that cannot be bound fails the apply and changes
- * nothing), swapping tables of the ones that stay, and draining the ones that go (connections in
- * flight run to their end; `stop(true)` cuts them).
+ * The passthrough half of GatewayServer's lifecycle: which PassthroughServers (TLS Passthrough, TCP) and
+ * UdpRelays (UDP) are open, opening the new ones before an apply commits (so a port that cannot be bound
+ * fails the apply and changes nothing), swapping tables of the ones that stay, and draining the ones that
+ * go (connections in flight run to their end; `stop(true)` cuts them; UDP flows end at once).
  */
 import type { GatewayModel } from "../../model/index.ts";
 import { logger } from "../../observability/logger.ts";
@@ -11,7 +11,17 @@ import { type ProxySettings, proxyHeaderSenders } from "../settings.ts";
 import type { TerminationHandoff } from "./handoff.ts";
 import { PassthroughServer } from "./listener.ts";
 import { newStreamStats, type StreamStats } from "./pipe.ts";
-import { compilePassthrough } from "./table.ts";
+import { compilePassthrough, type PassthroughTable } from "./table.ts";
+import { UdpRelay } from "./udp-relay.ts";
+
+/** What serves one socket of the passthrough listeners. */
+type StreamServer = PassthroughServer | UdpRelay;
+
+/** The timeouts of `--stream-idle-timeout-ms` and `--udp-idle-timeout-ms` (GatewayServerOptions). */
+export interface StreamTimeouts {
+  readonly streamIdleTimeoutMs?: number;
+  readonly udpIdleTimeoutMs?: number;
+}
 
 const log = logger.child({ component: "proxy" });
 
@@ -29,33 +39,32 @@ export interface PassthroughApply {
 export type ShareWith = (key: string) => (() => TerminationHandoff | undefined) | undefined;
 
 export class PassthroughListeners {
-  private readonly live = new Map<string, PassthroughServer>();
+  private readonly live = new Map<string, StreamServer>();
   /** Counters by listener name, kept across applies and restarts of a socket (Prometheus counters). */
   private readonly counters = new Map<string, StreamStats>();
 
-  /** `idleTimeoutMs`: `--stream-idle-timeout-ms` (PassthroughOptions). */
-  constructor(private readonly options: { readonly idleTimeoutMs?: number } = {}) {}
+  constructor(private readonly options: StreamTimeouts = {}) {}
 
   /** Each listener's counters (gatehouse_stream_* metrics). */
   stats(): ReadonlyMap<string, StreamStats> {
     return this.counters;
   }
   /** Listeners closing (removed by an apply or by stop()), until their connections have closed. */
-  private readonly draining = new Map<PassthroughServer, Promise<void>>();
+  private readonly draining = new Map<StreamServer, Promise<void>>();
 
   /**
    * Open the sockets `model` adds. `taken` holds the `address:port` keys of HTTP listeners: a
    * passthrough listener there is not opened (both would accept on one port), and says so, unless
    * `share` names the HTTPS listener it hands every other ClientHello to (`--enable-ssl-passthrough`).
    */
-  prepare(
+  async prepare(
     model: GatewayModel,
     bind: string,
     taken: ReadonlySet<string>,
     share?: ShareWith,
     /** `--proxy-protocol`, and who may send the header: which new sockets read a PROXY header first. */
     client?: Pick<ProxySettings, "proxyProtocol" | "proxyProtocolFrom" | "trustedProxies">,
-  ): PassthroughApply {
+  ): Promise<PassthroughApply> {
     const wanted = compilePassthrough(model, bind);
     const terminations = new Map<string, () => TerminationHandoff | undefined>();
     for (const [key, table] of wanted) {
@@ -72,20 +81,12 @@ export class PassthroughListeners {
       });
       wanted.delete(key);
     }
-    const opened = new Map<string, PassthroughServer>();
+    const opened = new Map<string, StreamServer>();
     try {
       for (const [key, table] of wanted) {
         if (this.live.has(key)) continue;
-        const trusted = client === undefined ? undefined : proxyHeaderSenders(client);
-        const proxied = trusted !== undefined && readsProxyHeader(client?.proxyProtocol, table.port);
-        const stats = this.counters.get(table.name) ?? newStreamStats();
-        this.counters.set(table.name, stats);
-        const server = new PassthroughServer(table, table.port, {
-          stats,
-          ...(this.options.idleTimeoutMs !== undefined ? { idleTimeoutMs: this.options.idleTimeoutMs } : {}),
-          ...(proxied ? { proxyHeaderFrom: trusted } : {}),
-        });
-        server.terminate = terminations.get(key);
+        const server = await this.open(table, client);
+        if (server instanceof PassthroughServer) server.terminate = terminations.get(key);
         opened.set(key, server);
         log.info("listener open", { listener: table.name, address: server.hostname, port: server.port });
       }
@@ -104,7 +105,7 @@ export class PassthroughListeners {
           const cur = this.live.get(key);
           if (cur === undefined) continue;
           cur.table = table;
-          cur.terminate = terminations.get(key);
+          if (cur instanceof PassthroughServer) cur.terminate = terminations.get(key);
         }
         for (const [key, server] of opened) this.live.set(key, server);
         for (const [key, server] of this.live) {
@@ -125,10 +126,33 @@ export class PassthroughListeners {
     }));
   }
 
+  /** TCP connections of TLS Passthrough and TCP listeners (UDP flows are not connections). */
   openConnections(): number {
     let n = 0;
-    for (const s of this.live.values()) n += s.openConnections;
+    for (const s of this.live.values()) if (s instanceof PassthroughServer) n += s.openConnections;
     return n;
+  }
+
+  /** A server for `table`, its counters kept by listener name. */
+  private async open(
+    table: PassthroughTable,
+    client: Pick<ProxySettings, "proxyProtocol" | "proxyProtocolFrom" | "trustedProxies"> | undefined,
+  ): Promise<StreamServer> {
+    const stats = this.counters.get(table.name) ?? newStreamStats();
+    this.counters.set(table.name, stats);
+    const { streamIdleTimeoutMs, udpIdleTimeoutMs } = this.options;
+    if (table.protocol === "UDP")
+      return UdpRelay.open(table, table.port, {
+        stats,
+        ...(udpIdleTimeoutMs !== undefined ? { idleTimeoutMs: udpIdleTimeoutMs } : {}),
+      });
+    const trusted = client === undefined ? undefined : proxyHeaderSenders(client);
+    const proxied = trusted !== undefined && readsProxyHeader(client?.proxyProtocol, table.port);
+    return new PassthroughServer(table, table.port, {
+      stats,
+      ...(streamIdleTimeoutMs !== undefined ? { idleTimeoutMs: streamIdleTimeoutMs } : {}),
+      ...(proxied ? { proxyHeaderFrom: trusted } : {}),
+    });
   }
 
   /** Stop every listener; resolves when their connections have closed (`force`: closes them now). */
@@ -140,7 +164,7 @@ export class PassthroughListeners {
     await Promise.all(this.draining.values());
   }
 
-  private drain(server: PassthroughServer, now: boolean): void {
+  private drain(server: StreamServer, now: boolean): void {
     const done = server
       .stop(now)
       .then(() => log.info("listener closed", { listener: server.table.name, port: server.port }));

@@ -46,13 +46,23 @@ export interface StreamStats {
   upstreamFailed: number;
   /** Closed after the idle timeout with no byte either way. */
   idleClosed: number;
+  /** UDP flows closed to make room for a new one (the flow cap). */
+  evicted: number;
   /** Bytes from clients to upstreams, and back. */
   bytesToUpstream: number;
   bytesToClient: number;
 }
 
 export function newStreamStats(): StreamStats {
-  return { routed: 0, refused: 0, upstreamFailed: 0, idleClosed: 0, bytesToUpstream: 0, bytesToClient: 0 };
+  return {
+    routed: 0,
+    refused: 0,
+    upstreamFailed: 0,
+    idleClosed: 0,
+    evicted: 0,
+    bytesToUpstream: 0,
+    bytesToClient: 0,
+  };
 }
 
 /** Write `chunk` to `to`, or queue it behind what is already waiting and pause the other side. */

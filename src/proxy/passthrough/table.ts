@@ -36,18 +36,24 @@ interface CompiledListener {
 export interface PassthroughTable {
   /** Names of the model listeners sharing the socket, joined with `,` (logs). */
   readonly name: string;
-  /** `TCP`: no ClientHello is read, every connection takes the route for no SNI name (TCPRoute). */
-  readonly protocol: "TLS" | "TCP";
+  /**
+   * `TCP`: no ClientHello is read, every connection takes the route for no SNI name (TCPRoute). `UDP`:
+   * datagrams, each client's flow taking that route too (UDPRoute; udp-relay.ts).
+   */
+  readonly protocol: "TLS" | "TCP" | "UDP";
   readonly address: string;
   readonly port: number;
   readonly listeners: readonly CompiledListener[];
 }
 
-/** `address:port` → table; `bind` stands in for an empty model address. */
+/**
+ * `address:port` → table (`udp/address:port` for UDP, whose port is not a TCP one); `bind` stands in for
+ * an empty model address.
+ */
 export function compilePassthrough(model: GatewayModel, bind: string): Map<string, PassthroughTable> {
   const groups = new Map<string, PassthroughListener[]>();
   for (const l of model.passthroughListeners ?? []) {
-    const key = `${l.address || bind}:${l.port}`;
+    const key = `${l.protocol === "UDP" ? "udp/" : ""}${l.address || bind}:${l.port}`;
     groups.set(key, [...(groups.get(key) ?? []), l]);
   }
   const out = new Map<string, PassthroughTable>();
@@ -56,7 +62,7 @@ export function compilePassthrough(model: GatewayModel, bind: string): Map<strin
     out.set(key, {
       name: group.map((l) => l.name).join(","),
       // Translation never lets a TCP and a TLS listener share a port (ProtocolConflict).
-      protocol: first.protocol === "TCP" ? "TCP" : "TLS",
+      protocol: first.protocol ?? "TLS",
       address: first.address || bind,
       port: first.port,
       listeners: group.map((l) => ({

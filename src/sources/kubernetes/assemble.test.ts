@@ -20,6 +20,7 @@ const empty = {
   HTTPRoute: [],
   TLSRoute: [],
   TCPRoute: [],
+  UDPRoute: [],
   ReferenceGrant: [],
   AuthPolicy: [],
   RateLimitPolicy: [],

@@ -23,6 +23,7 @@ export const watchedResources: Readonly<Record<KnownKind, ApiResource>> = {
   HTTPRoute: res("HTTPRoute", "gateway.networking.k8s.io", "v1", "httproutes", true),
   TLSRoute: res("TLSRoute", "gateway.networking.k8s.io", "v1", "tlsroutes", true),
   TCPRoute: res("TCPRoute", "gateway.networking.k8s.io", "v1", "tcproutes", true),
+  UDPRoute: res("UDPRoute", "gateway.networking.k8s.io", "v1", "udproutes", true),
   ReferenceGrant: res("ReferenceGrant", "gateway.networking.k8s.io", "v1beta1", "referencegrants", true),
   IngressClass: res("IngressClass", "networking.k8s.io", "v1", "ingressclasses", false),
   Ingress: res("Ingress", "networking.k8s.io", "v1", "ingresses", true),
@@ -52,7 +53,6 @@ export const mayBeForbidden: ReadonlySet<KnownKind> = new Set<KnownKind>(["Confi
  */
 export const skippedResources: readonly ApiResource[] = [
   res("GRPCRoute", "gateway.networking.k8s.io", "v1", "grpcroutes", true),
-  res("UDPRoute", "gateway.networking.k8s.io", "v1", "udproutes", true),
   res("ListenerSet", "gateway.networking.k8s.io", "v1", "listenersets", true),
   res("BackendTLSPolicy", "gateway.networking.k8s.io", "v1", "backendtlspolicies", true),
 ];
@@ -67,6 +67,7 @@ export const statusResources: Readonly<Record<string, ApiResource>> = {
   HTTPRoute: watchedResources.HTTPRoute,
   TLSRoute: watchedResources.TLSRoute,
   TCPRoute: watchedResources.TCPRoute,
+  UDPRoute: watchedResources.UDPRoute,
   Ingress: watchedResources.Ingress,
   AuthPolicy: watchedResources.AuthPolicy,
   RateLimitPolicy: watchedResources.RateLimitPolicy,

@@ -6,7 +6,7 @@ import type * as GatewaySchemas from "./gateway.ts";
 import type * as NetworkingSchemas from "./networking.ts";
 import type * as PolicySchemas from "./policies.ts";
 import type * as RouteFilterSchemas from "./route-filter.ts";
-import type * as TCPRouteSchemas from "./tcproute.ts";
+import type * as StreamRouteSchemas from "./stream-routes.ts";
 import type * as TLSRouteSchemas from "./tlsroute.ts";
 import { describeUnknownFields, unknownFields } from "./unknown-fields.ts";
 
@@ -23,7 +23,7 @@ const modules = {
   policies: () => require("./policies.ts") as typeof PolicySchemas,
   routeFilter: () => require("./route-filter.ts") as typeof RouteFilterSchemas,
   tlsRoute: () => require("./tlsroute.ts") as typeof TLSRouteSchemas,
-  tcpRoute: () => require("./tcproute.ts") as typeof TCPRouteSchemas,
+  streamRoutes: () => require("./stream-routes.ts") as typeof StreamRouteSchemas,
 };
 
 /** Each kind we read: its schema and the snapshot field its objects go into. */
@@ -97,7 +97,13 @@ export const knownKinds = {
   TCPRoute: {
     field: "tcpRoutes",
     get schema() {
-      return modules.tcpRoute().tcpRoute;
+      return modules.streamRoutes().tcpRoute;
+    },
+  },
+  UDPRoute: {
+    field: "udpRoutes",
+    get schema() {
+      return modules.streamRoutes().udpRoute;
     },
   },
   ReferenceGrant: {
@@ -170,6 +176,7 @@ export const lenientKinds: ReadonlySet<KnownKind> = new Set<KnownKind>([
   "HTTPRoute",
   "TLSRoute",
   "TCPRoute",
+  "UDPRoute",
   "ReferenceGrant",
 ]);
 

@@ -7,7 +7,10 @@ import { problem } from "./problems.ts";
 import type { SnapshotIndex } from "./snapshot-index.ts";
 
 /** A Service port named by number or by name (Ingress `service.port`, HTTRoute `port`). */
-export type ServicePortSelector = { readonly number: number } | { readonly name: string };
+/** A Service port by number or name, of protocol TCP unless `protocol` says UDP (UDPRoute backends). */
+export type ServicePortSelector = ({ readonly number: number } | { readonly name: string }) & {
+  readonly protocol?: "UDP";
+};
 
 /** Why a reference to a Service port cannot be served, for a Problem on the referring object. */
 export interface BackendIssue {
@@ -27,8 +30,8 @@ export interface BackendLookup {
 type ServicePort = NonNullable<Service["spec"]["ports"]>[number];
 
 /**
- * Resolve `<namespace>/<service>` and a port to a Backend: Service → Service port (TCP only, by number
- * or name) → EndpointSlice endpoints (see selectEndpoints). Never fails: a backend that cannot serve
+ * Resolve `<namespace>/<service>` and a port to a Backend: Service → Service port (TCP, or UDP when the
+ * selector says so; by number or name) → EndpointSlice endpoints (see selectEndpoints). Never fails: a backend that cannot serve
  * carries `problem` (the data plane answers 503) and the lookup carries the issue to report. Depends only
  * on its arguments, so callers may cache it per (namespace, service, port) and share the Backend.
  */
@@ -41,7 +44,7 @@ export function lookupServiceBackend(
   const asked = "number" in selector ? selector.number : selector.name;
   const broken = (problemKind: NonNullable<Backend["problem"]>, issue: BackendIssue): BackendLookup => ({
     backend: {
-      id: backendId(namespace, serviceName, asked),
+      id: backendId(namespace, serviceName, asked, selector.protocol),
       service: { namespace, name: serviceName, port: "number" in selector ? selector.number : 0 },
       protocol: "http",
       endpoints: [],
@@ -72,13 +75,13 @@ export function lookupServiceBackend(
     return broken("PortNotFound", {
       reason: "PortNotFound",
       subject: "port",
-      message: `Service ${svcKey} has no TCP port ${what}`,
+      message: `Service ${svcKey} has no ${selector.protocol ?? "TCP"} port ${what}`,
     });
   }
   const slices = index.slicesByService.get(svcKey) ?? [];
   const { endpoints, fqdnSlices } = selectEndpoints(slices, port);
   const backend: Backend = {
-    id: backendId(namespace, serviceName, port.port),
+    id: backendId(namespace, serviceName, port.port, selector.protocol),
     service: { namespace, name: serviceName, port: port.port },
     protocol: protocolOf(port.appProtocol),
     endpoints,
@@ -96,10 +99,11 @@ export function lookupServiceBackend(
 }
 
 function findPort(service: Service, selector: ServicePortSelector): ServicePort | undefined {
-  const tcp = arrayOf(service.spec?.ports).filter((p) => (p.protocol ?? "TCP") === "TCP");
+  const wanted = selector.protocol ?? "TCP";
+  const ports = arrayOf(service.spec?.ports).filter((p) => (p.protocol ?? "TCP") === wanted);
   return "number" in selector
-    ? tcp.find((p) => p.port === selector.number)
-    : tcp.find((p) => p.name === selector.name);
+    ? ports.find((p) => p.port === selector.number)
+    : ports.find((p) => p.name === selector.name);
 }
 
 /** From the Service port's appProtocol (the Kubernetes-defined values); anything else is plain HTTP/1.1. */

@@ -87,6 +87,11 @@ export function httpRouteMatchName(routeName: string, rule: number, match: numbe
   return `${routeName}/rule/${rule}/match/${match}`;
 }
 
+/** `udproute/<ns>/<name>`: one datagram route per UDPRoute. */
+export function udpRouteName(namespace: string, name: string): string {
+  return `udproute/${namespace}/${name}`;
+}
+
 /** `tcproute/<ns>/<name>`: one stream route per TCPRoute. */
 export function tcpRouteName(namespace: string, name: string): string {
   return `tcproute/${namespace}/${name}`;
@@ -126,8 +131,14 @@ export function ingressRateLimitName(namespace: string, name: string): string {
  * `<ns>/<service>:<port>` with the Service port number. When the port cannot be resolved to a number
  * (unknown Service or port name) the requested name stands in, so distinct broken references stay distinct.
  */
-export function backendId(namespace: string, service: string, port: number | string): string {
-  return `${namespace}/${service}:${port}`;
+export function backendId(
+  namespace: string,
+  service: string,
+  port: number | string,
+  protocol?: "UDP",
+): string {
+  // A Service may have a TCP and a UDP port of one number (DNS): a UDP backend is its own.
+  return `${namespace}/${service}:${port}${protocol === "UDP" ? "/udp" : ""}`;
 }
 
 /** `<backend id>@cluster-ip`: a backend's Service cluster IP as its one endpoint (`service-upstream`). */

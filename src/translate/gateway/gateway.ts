@@ -161,19 +161,21 @@ export function translateGatewayAPI(
       problems.push(internalProblem(sourceRef("HTTPRoute", route), err));
     }
   }
-  const stream = (kind: "TLSRoute" | "TCPRoute") =>
+  const stream = (kind: "TLSRoute" | "TCPRoute" | "UDPRoute") =>
     attachStreamRoutes(kind, snapshot, index, grants, entries, labelsOf, opts.gatewayController, attached);
   const tls = stream("TLSRoute");
   const tcp = stream("TCPRoute");
+  const udp = stream("UDPRoute");
   problems.push(
     ...unsupportedFieldWarnings(gateways, [
       ...arrayOf(snapshot?.httpRoutes),
       ...arrayOf(snapshot?.tlsRoutes),
       ...arrayOf(snapshot?.tcpRoutes),
+      ...arrayOf(snapshot?.udpRoutes),
     ]),
   );
-  backends.push(...tls.backends, ...tcp.backends);
-  problems.push(...tls.problems, ...tcp.problems);
+  backends.push(...tls.backends, ...tcp.backends, ...udp.backends);
+  problems.push(...tls.problems, ...tcp.problems, ...udp.problems);
   const listeners: Listener[] = [];
   const passthroughListeners: PassthroughListener[] = [];
   for (const entry of entries.values()) {
@@ -196,8 +198,8 @@ export function translateGatewayAPI(
       );
       if (!conds.accepted.ok || !conds.programmed.ok || address.kind !== "assigned") continue;
       for (const p of entry.plans.filter(isProgrammed)) {
-        if (p.protocol === "TLS" || p.protocol === "TCP") {
-          const placed = p.protocol === "TLS" ? tls.placed : tcp.placed;
+        if (p.protocol === "TLS" || p.protocol === "TCP" || p.protocol === "UDP") {
+          const placed = p.protocol === "TLS" ? tls.placed : p.protocol === "TCP" ? tcp.placed : udp.placed;
           passthroughListeners.push(passthroughListener(gw, p, address.address, placed, entry.key));
         } else listeners.push(modelListener(gw, p, address.address, hosts.get(`${entry.key}/${p.name}`)));
       }
@@ -205,7 +207,7 @@ export function translateGatewayAPI(
       problems.push(internalProblem(sourceRef("Gateway", entry.gateway), err));
     }
   }
-  statuses.push(...routeStatuses, ...tls.statuses, ...tcp.statuses);
+  statuses.push(...routeStatuses, ...tls.statuses, ...tcp.statuses, ...udp.statuses);
   for (const s of statuses) problems.push(...problemsFromStatus(s));
   return { listeners, passthroughListeners, backends, statuses, problems };
 }

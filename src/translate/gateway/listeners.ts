@@ -23,15 +23,17 @@ const ok: Outcome = { ok: true };
 const httpRouteKind: RouteKind = { group: gatewayGroup, kind: "HTTPRoute" };
 const tlsRouteKind: RouteKind = { group: gatewayGroup, kind: "TLSRoute" };
 const tcpRouteKind: RouteKind = { group: gatewayGroup, kind: "TCPRoute" };
+const udpRouteKind: RouteKind = { group: gatewayGroup, kind: "UDPRoute" };
 
 /** The route kinds Gatehouse attaches, each to the listener protocol that serves it. */
-export type AttachedKind = "HTTPRoute" | "TLSRoute" | "TCPRoute";
+export type AttachedKind = "HTTPRoute" | "TLSRoute" | "TCPRoute" | "UDPRoute";
 
 /** The route kind a listener protocol serves (undefined: a protocol Gatehouse does not serve). */
 function servedKind(protocol: string): RouteKind | undefined {
   if (protocol === "HTTP" || protocol === "HTTPS") return httpRouteKind;
   if (protocol === "TLS") return tlsRouteKind;
   if (protocol === "TCP") return tcpRouteKind;
+  if (protocol === "UDP") return udpRouteKind;
   return undefined;
 }
 /** At most this many listeners per Gateway (CRD MaxItems). */
@@ -42,7 +44,7 @@ export interface ListenerPlan {
   readonly name: string;
   readonly spec: GatewayListener;
   readonly port: number;
-  readonly protocol: "HTTP" | "HTTPS" | "TLS" | "TCP" | string;
+  readonly protocol: "HTTP" | "HTTPS" | "TLS" | "TCP" | "UDP" | string;
   readonly hostname?: HostPattern;
   readonly supportedKinds: readonly RouteKind[];
   readonly accepted: Outcome;
@@ -57,7 +59,7 @@ export interface ListenerPlan {
 
 /**
  * Whether a plan gets a model listener: accepted, not conflicted, and HTTPS only with a certificate.
- * A TLS listener is only ever accepted in Passthrough mode, which needs no certificate; TCP has none.
+ * A TLS listener is only ever accepted in Passthrough mode, which needs no certificate; TCP and UDP have none.
  */
 export function isProgrammed(p: ListenerPlan): boolean {
   return (
@@ -66,6 +68,7 @@ export function isProgrammed(p: ListenerPlan): boolean {
     (p.protocol === "HTTP" ||
       p.protocol === "TLS" ||
       p.protocol === "TCP" ||
+      p.protocol === "UDP" ||
       (p.tls?.certificates.length ?? 0) > 0)
   );
 }
@@ -147,14 +150,14 @@ function planListener(l: GatewayListener, ctx: PlanContext): ListenerPlan {
   if (!supported)
     accepted = fail(
       ListenerReason.UnsupportedProtocol,
-      `protocol "${l.protocol}" is not supported; use HTTP, HTTPS, TLS or TCP`,
+      `protocol "${l.protocol}" is not supported; use HTTP, HTTPS, TLS, TCP or UDP`,
     );
   else if (!Number.isInteger(l.port) || l.port < 1 || l.port > 65535)
     accepted = fail(ListenerReason.PortUnavailable, `port ${l.port} is not within 1–65535`);
-  else if ((l.protocol === "HTTP" || l.protocol === "TCP") && l.tls)
+  else if ((l.protocol === "HTTP" || l.protocol === "TCP" || l.protocol === "UDP") && l.tls)
     accepted = fail(
       ListenerReason.UnsupportedValue,
-      `tls must not be set on ${l.protocol === "HTTP" ? "an HTTP" : "a TCP"} listener`,
+      `tls must not be set on ${l.protocol === "HTTP" ? "an HTTP" : `a ${l.protocol}`} listener`,
     );
   else if (l.protocol === "TLS" && l.tls === undefined)
     accepted = fail(ListenerReason.UnsupportedValue, "tls is required on a TLS listener");
@@ -215,7 +218,7 @@ function planListener(l: GatewayListener, ctx: PlanContext): ListenerPlan {
 
 /**
  * allowedRoutes.kinds split into what the protocol serves (`served`: HTTPRoute on HTTP/HTTPS, TLSRoute
- * on TLS, TCPRoute on TCP; undefined for a protocol we do not serve) and what we refuse.
+ * on TLS, TCPRoute on TCP, UDPRoute on UDP; undefined for a protocol we do not serve) and what we refuse.
  */
 function routeKinds(
   l: GatewayListener,

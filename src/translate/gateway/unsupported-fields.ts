@@ -6,7 +6,7 @@
  */
 import type { Problem } from "../../model/index.ts";
 import type { Gateway, GatewayClass, HTTPRoute } from "../../sources/schema/gateway.ts";
-import type { TCPRoute } from "../../sources/schema/tcproute.ts";
+import type { TCPRoute, UDPRoute } from "../../sources/schema/stream-routes.ts";
 import type { TLSRoute } from "../../sources/schema/tlsroute.ts";
 import { sourceRef } from "../common/objects.ts";
 import { problem } from "../common/problems.ts";
@@ -55,7 +55,7 @@ export function gatewayParametersRefusal(gw: Gateway, classRefusal: string | und
  */
 export function unsupportedFieldWarnings(
   gateways: readonly Gateway[],
-  routes: readonly (HTTPRoute | TLSRoute | TCPRoute)[],
+  routes: readonly (HTTPRoute | TLSRoute | TCPRoute | UDPRoute)[],
 ): Problem[] {
   const out: Problem[] = [];
   for (const gw of gateways) {
@@ -105,7 +105,7 @@ export function unsupportedFieldWarnings(
  */
 function sessionTimeoutWarnings(
   gateways: readonly Gateway[],
-  routes: readonly (HTTPRoute | TLSRoute | TCPRoute)[],
+  routes: readonly (HTTPRoute | TLSRoute | TCPRoute | UDPRoute)[],
 ): Problem[] {
   const ours = new Set(gateways.map((g) => `${g.metadata.namespace ?? "default"}/${g.metadata.name}`));
   const out: Problem[] = [];

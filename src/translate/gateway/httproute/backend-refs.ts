@@ -13,7 +13,7 @@ export interface BackendContext {
   /** Namespace of the HTTPRoute; references default to it. */
   readonly namespace: string;
   /** Kind of the referring route, as ReferenceGrants name it in `from`; HTTPRoute when absent. */
-  readonly routeKind?: "HTTPRoute" | "TLSRoute" | "TCPRoute";
+  readonly routeKind?: "HTTPRoute" | "TLSRoute" | "TCPRoute" | "UDPRoute";
 }
 
 /** A reference the route could not resolve, for its ResolvedRefs condition. */
@@ -52,7 +52,8 @@ export function resolveBackendRef(ref: BackendObjectRef, field: string, ctx: Bac
   const group = ref.group ?? "";
   const kind = ref.kind ?? "Service";
   const namespace = ref.namespace ?? ctx.namespace;
-  const id = backendId(namespace, ref.name, ref.port ?? 0);
+  const udp = ctx.routeKind === "UDPRoute" ? ("UDP" as const) : undefined;
+  const id = backendId(namespace, ref.name, ref.port ?? 0, udp);
   const fail = (reason: RouteRefFailure, message: string): ResolvedRef => ({
     id,
     issue: { reason, message: `${field}: ${message}` },
@@ -79,7 +80,10 @@ export function resolveBackendRef(ref: BackendObjectRef, field: string, ctx: Bac
   }
   if (ref.port === undefined)
     return fail(RouteReason.BackendNotFound, `port is required for a Service backend`);
-  const lookup = lookupServiceBackend(ctx.index, namespace, ref.name, { number: ref.port });
+  const lookup = lookupServiceBackend(ctx.index, namespace, ref.name, {
+    number: ref.port,
+    ...(udp ? { protocol: udp } : {}),
+  });
   if (lookup.issue) return fail(RouteReason.BackendNotFound, lookup.issue.message);
   const appProtocol = ctx.index.services
     .get(`${namespace}/${ref.name}`)

@@ -1,11 +1,11 @@
 import type { Backend, PassthroughListener, Problem, SNIRoute } from "../../../model/index.ts";
 import type { Gateway, ReferenceGrant } from "../../../sources/schema/gateway.ts";
-import type { TCPRoute } from "../../../sources/schema/tcproute.ts";
+import type { TCPRoute, UDPRoute } from "../../../sources/schema/stream-routes.ts";
 import type { TLSRoute } from "../../../sources/schema/tlsroute.ts";
 import type { ResourceSnapshot } from "../../../sources/snapshot.ts";
 import { generationOf } from "../../../status/conditions.ts";
 import type { ObjectStatus } from "../../../status/types.ts";
-import { gatewayListenerName, tcpRouteName, tlsRouteName } from "../../common/names.ts";
+import { gatewayListenerName, tcpRouteName, tlsRouteName, udpRouteName } from "../../common/names.ts";
 import { arrayOf, nameOf, namespaceOf, sourceRef } from "../../common/objects.ts";
 import { internalProblem } from "../../common/problems.ts";
 import type { SnapshotIndex } from "../../common/snapshot-index.ts";
@@ -44,7 +44,9 @@ export function attachStreamRoutes(
 ): StreamRouteAttachments {
   const out: StreamRouteAttachments = { placed: new Map(), backends: [], statuses: [], problems: [] };
   const routes = [
-    ...arrayOf<TLSRoute | TCPRoute>(kind === "TLSRoute" ? snapshot?.tlsRoutes : snapshot?.tcpRoutes),
+    ...arrayOf<TLSRoute | TCPRoute | UDPRoute>(
+      { TLSRoute: snapshot?.tlsRoutes, TCPRoute: snapshot?.tcpRoutes, UDPRoute: snapshot?.udpRoutes }[kind],
+    ),
   ]
     .filter((r) => r?.metadata)
     .sort((a, b) => compareStrings(namespaceOf(a), namespaceOf(b)) || compareStrings(nameOf(a), nameOf(b)));
@@ -69,7 +71,8 @@ function place(
   attached: Map<string, Set<string>>,
   placed: StreamRouteAttachments["placed"],
 ): void {
-  const name = (t.kind === "TLSRoute" ? tlsRouteName : tcpRouteName)(t.ref.namespace, t.ref.name);
+  const names = { TLSRoute: tlsRouteName, TCPRoute: tcpRouteName, UDPRoute: udpRouteName };
+  const name = names[t.kind](t.ref.namespace, t.ref.name);
   for (const parent of parents) {
     if (!parent.accepted.ok) continue;
     for (const a of parent.attachments) {
@@ -109,15 +112,15 @@ export function passthroughListener(
       ...r.route,
       hostnames: [...r.route.hostnames].sort((x, y) => compareStrings(x.hostname, y.hostname)),
     }));
-  // A TCP connection names no host: a TCP listener's hostname is ignored, as the spec says.
-  const own = p.protocol === "TCP" ? undefined : p.hostname;
+  // A TCP connection or UDP datagram names no host: such a listener's hostname is ignored, as the spec says.
+  const own = p.protocol === "TCP" || p.protocol === "UDP" ? undefined : p.hostname;
   return {
     name: gatewayListenerName(namespaceOf(gw), nameOf(gw), p.name),
     address,
     port: p.port,
     ...(own !== undefined && own.match !== "Any" ? { hostname: own.hostname } : {}),
     source: sourceRef("Gateway", gw),
-    ...(p.protocol === "TCP" ? { protocol: "TCP" as const } : {}),
+    ...(p.protocol === "TCP" || p.protocol === "UDP" ? { protocol: p.protocol } : {}),
     routes,
   };
 }

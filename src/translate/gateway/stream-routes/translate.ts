@@ -1,6 +1,6 @@
 import type { Backend, SNIBackend, SourceRef } from "../../../model/index.ts";
 import type { ReferenceGrant } from "../../../sources/schema/gateway.ts";
-import type { TCPRoute } from "../../../sources/schema/tcproute.ts";
+import type { TCPRoute, UDPRoute } from "../../../sources/schema/stream-routes.ts";
 import type { TLSRoute } from "../../../sources/schema/tlsroute.ts";
 import { RouteReason } from "../../../status/reasons.ts";
 import type { HostPattern } from "../../common/host-patterns.ts";
@@ -13,8 +13,8 @@ import { type RefIssue, resolveBackendRef } from "../httproute/backend-refs.ts";
 /** TLSRoute and TCPRoute limits (v1alpha2 CRD MaxItems; v1 allows one rule, which the same check covers). */
 export const streamRouteLimits = { hostnames: 16, parentRefs: 32, rules: 16, backendRefs: 16 } as const;
 
-/** The route kinds that forward whole connections: TLSRoute (by SNI) and TCPRoute. */
-export type StreamRouteKind = "TLSRoute" | "TCPRoute";
+/** The route kinds that forward whole connections or flows: TLSRoute (by SNI), TCPRoute, UDPRoute. */
+export type StreamRouteKind = "TLSRoute" | "TCPRoute" | "UDPRoute";
 
 /**
  * One TLSRoute or TCPRoute on its own, before it meets Gateways. Shaped like HTTPRouteTranslation for
@@ -22,7 +22,7 @@ export type StreamRouteKind = "TLSRoute" | "TCPRoute";
  */
 export interface StreamRouteTranslation {
   readonly kind: StreamRouteKind;
-  readonly route: TLSRoute | TCPRoute;
+  readonly route: TLSRoute | TCPRoute | UDPRoute;
   readonly ref: SourceRef;
   readonly order: SourceOrder;
   /** SNI hostnames; empty means every name the listener takes. */
@@ -47,7 +47,7 @@ export interface StreamRouteTranslation {
  * asks; ResolvedRefs then says why.
  */
 export function translateStreamRoute(
-  route: TLSRoute | TCPRoute,
+  route: TLSRoute | TCPRoute | UDPRoute,
   kind: StreamRouteKind,
   index: SnapshotIndex,
   grants: readonly ReferenceGrant[],
