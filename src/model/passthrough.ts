@@ -3,6 +3,7 @@
  * listeners with their TCPRoutes. These listeners never parse HTTP, so they share nothing with `Listener`
  * but the backends they forward to.
  */
+import type { TLSCertificate } from "./http-routes.ts";
 import type { SourceRef } from "./source.ts";
 
 /** One Gateway listener of protocol TLS with `tls.mode: Passthrough`: a byte pipe chosen by SNI. */
@@ -29,6 +30,13 @@ export interface PassthroughListener {
    * (ProtocolConflict); a UDP socket shares nothing with them.
    */
   readonly protocol?: "TCP" | "UDP";
+  /**
+   * A TLS listener in mode Terminate: the gateway completes the handshake with these certificates (SNI
+   * picks one, the first is the fallback) and pipes the decrypted bytes to the route's backend; TLSRoutes
+   * choose by SNI as for Passthrough. Such a listener may share its port with Passthrough ones (mixed
+   * mode): the SNI picks the listener first. Absent: the bytes are passed through untouched.
+   */
+  readonly terminate?: { readonly certificates: readonly TLSCertificate[] };
   /**
    * Routes in precedence order (oldest TLSRoute first, then namespace/name). For an SNI name the data
    * plane takes the first route with an `Exact` hostname equal to it, else the first with the longest

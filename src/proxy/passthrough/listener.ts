@@ -24,6 +24,7 @@ import { maxClientHelloBytes, parseClientHello } from "./client-hello.ts";
 import { HandedClient, type TerminationHandoff } from "./handoff.ts";
 import { concat, flush, newStreamStats, type Pipe, relay, type StreamStats } from "./pipe.ts";
 import { type PassthroughTable, routeFor } from "./table.ts";
+import { terminatingHandoff } from "./terminate.ts";
 
 const log = logger.child({ component: "passthrough" });
 
@@ -237,6 +238,11 @@ export class PassthroughServer {
       return;
     }
     this.stats.routed++;
+    if (route.terminate !== undefined && first !== undefined) {
+      const target = { listener: this.table.name, route: route.name, address: dest.address, port: dest.port };
+      this.handOver(pipe, first, terminatingHandoff(route.terminate, target, this.stats, this.idleTimeoutMs));
+      return;
+    }
     pipe.phase = "connecting";
     if (first !== undefined) pipe.toUpstream.push(first);
     pipe.hello = [];
@@ -279,7 +285,10 @@ export class PassthroughServer {
     }).catch(() => this.close(pipe));
   }
 
-  /** The HTTPS listener terminates this connection: it gets the ClientHello, then every client byte. */
+  /**
+   * A TLS server terminates this connection (the HTTPS listener sharing the port, or a TLS listener in
+   * mode Terminate): it gets the ClientHello, then every client byte.
+   */
   private handOver(pipe: Pipe, hello: Uint8Array, handoff: TerminationHandoff): void {
     const client = pipe.client;
     const stream = new HandedClient({

@@ -4,6 +4,7 @@
  * built except for its pickers' round-robin positions; `apply` swaps in a new one.
  */
 import type { Backend, GatewayModel, PassthroughListener, SNIRoute } from "../../model/index.ts";
+import { buildSniTable, type SniTable } from "../h2/sni.ts";
 import { weightedPicker } from "../request/balancer.ts";
 
 /** Where one connection goes: an endpoint, or `refused` (an invalid backendRef's share, or nothing). */
@@ -15,6 +16,8 @@ export type Destination =
 export interface CompiledSNIRoute {
   readonly name: string;
   pick(): Destination;
+  /** Its listener terminates TLS (mode Terminate) with these certificates: the backend gets plain bytes. */
+  readonly terminate?: SniTable;
 }
 
 /** The routes of one listener indexed by SNI name. */
@@ -68,7 +71,11 @@ export function compilePassthrough(model: GatewayModel, bind: string): Map<strin
       listeners: group.map((l) => ({
         name: l.name,
         ...(l.hostname !== undefined ? { hostname: l.hostname } : {}),
-        index: indexRoutes(l.routes, model.backends),
+        index: indexRoutes(
+          l.routes,
+          model.backends,
+          l.terminate ? buildSniTable(l.name, l.terminate.certificates) : undefined,
+        ),
       })),
     });
   }
@@ -118,12 +125,16 @@ function covers(suffix: string, name: string): boolean {
   return name.length > suffix.length && name.endsWith(suffix);
 }
 
-function indexRoutes(routes: readonly SNIRoute[], backends: GatewayModel["backends"]): SNIIndex {
+function indexRoutes(
+  routes: readonly SNIRoute[],
+  backends: GatewayModel["backends"],
+  terminate: SniTable | undefined,
+): SNIIndex {
   const exact = new Map<string, CompiledSNIRoute>();
   const wildcards = new Map<string, CompiledSNIRoute>();
   let any: CompiledSNIRoute | undefined;
   for (const r of routes) {
-    const compiled = compileRoute(r, backends);
+    const compiled = compileRoute(r, backends, terminate);
     // Routes arrive oldest first: the first to claim a name keeps it.
     for (const h of r.hostnames) {
       if (h.match === "Any") any ??= compiled;
@@ -140,7 +151,11 @@ function indexRoutes(routes: readonly SNIRoute[], backends: GatewayModel["backen
   };
 }
 
-function compileRoute(r: SNIRoute, backends: GatewayModel["backends"]): CompiledSNIRoute {
+function compileRoute(
+  r: SNIRoute,
+  backends: GatewayModel["backends"],
+  terminate: SniTable | undefined,
+): CompiledSNIRoute {
   const pickBackend = weightedPicker(
     r.backends.map((b) => ({
       weight: b.weight,
@@ -149,6 +164,7 @@ function compileRoute(r: SNIRoute, backends: GatewayModel["backends"]): Compiled
   );
   return {
     name: r.name,
+    ...(terminate ? { terminate } : {}),
     pick: () => {
       const chosen = pickBackend();
       if (chosen === undefined) return { kind: "refused", why: "no backend with a weight above 0" };

@@ -35,7 +35,10 @@ export function resolveCertificates(
     failure ??= { reason, message };
   };
   if (refs.length === 0)
-    fail(ListenerReason.InvalidCertificateRef, "tls.certificateRefs: an HTTPS listener needs a certificate");
+    fail(
+      ListenerReason.InvalidCertificateRef,
+      `tls.certificateRefs: ${listener.protocol === "HTTPS" ? "an HTTPS listener" : "a TLS listener in mode Terminate"} needs a certificate`,
+    );
   for (const [i, ref] of refs.entries()) {
     const field = `tls.certificateRefs[${i}]`;
     const group = ref.group ?? "";

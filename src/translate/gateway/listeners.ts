@@ -59,14 +59,14 @@ export interface ListenerPlan {
 
 /**
  * Whether a plan gets a model listener: accepted, not conflicted, and HTTPS only with a certificate.
- * A TLS listener is only ever accepted in Passthrough mode, which needs no certificate; TCP and UDP have none.
+ * A TLS listener in Passthrough mode needs no certificate, in Terminate mode it does; TCP and UDP have none.
  */
 export function isProgrammed(p: ListenerPlan): boolean {
   return (
     p.accepted.ok &&
     !p.conflict &&
     (p.protocol === "HTTP" ||
-      p.protocol === "TLS" ||
+      (p.protocol === "TLS" && !terminatesTLS(p.spec)) ||
       p.protocol === "TCP" ||
       p.protocol === "UDP" ||
       (p.tls?.certificates.length ?? 0) > 0)
@@ -161,11 +161,16 @@ function planListener(l: GatewayListener, ctx: PlanContext): ListenerPlan {
     );
   else if (l.protocol === "TLS" && l.tls === undefined)
     accepted = fail(ListenerReason.UnsupportedValue, "tls is required on a TLS listener");
-  else if (l.protocol === "TLS" && (l.tls?.mode ?? "Terminate") !== "Passthrough") {
-    // Terminating TLS and forwarding the plaintext stream (TLSRoute mode Terminate) is not built yet.
+  else if (l.protocol === "TLS" && !["Passthrough", "Terminate"].includes(l.tls?.mode ?? "Terminate")) {
     accepted = fail(
       ListenerReason.UnsupportedValue,
-      `tls.mode "${l.tls?.mode ?? "Terminate"}" is not supported on TLS; only Passthrough`,
+      `tls.mode "${l.tls?.mode}" is not Passthrough or Terminate`,
+    );
+  } else if (terminatesTLS(l) && l.protocol === "TLS" && ctx.frontend?.validation !== undefined) {
+    // Client certificates are checked by the HTTPS listeners' TLS servers only: never open, so refused.
+    accepted = fail(
+      ListenerReason.UnsupportedValue,
+      "spec.tls.frontend client certificate validation is not supported on TLS Terminate listeners",
     );
   } else if (l.protocol === "HTTPS" && (l.tls?.mode ?? "Terminate") !== "Terminate") {
     accepted = fail(
@@ -200,10 +205,10 @@ function planListener(l: GatewayListener, ctx: PlanContext): ListenerPlan {
   const caFailure = l.protocol === "HTTPS" ? ctx.frontend?.failure : undefined;
   if (caFailure && resolvedRefs.ok) resolvedRefs = fail(caFailure.reason, caFailure.message);
   let tls: ListenerTLS | undefined;
-  if (supported && l.protocol === "HTTPS" && accepted.ok) {
+  if (supported && terminatesTLS(l) && accepted.ok) {
     const certs = resolveCertificates(l, namespace, secrets, grants, nowMs);
     if (certs.failure && resolvedRefs.ok) resolvedRefs = fail(certs.failure.reason, certs.failure.message);
-    const clientValidation = ctx.frontend?.validation;
+    const clientValidation = l.protocol === "HTTPS" ? ctx.frontend?.validation : undefined;
     tls = { certificates: certs.certificates, ...(clientValidation ? { clientValidation } : {}) };
   }
   return {
@@ -235,6 +240,11 @@ function routeKinds(
     } else invalid.push(`${group}/${k.kind}`);
   }
   return { valid, invalid };
+}
+
+/** HTTPS, and TLS in mode Terminate (the default): the listener holds the certificates and terminates. */
+export function terminatesTLS(l: GatewayListener): boolean {
+  return l.protocol === "HTTPS" || (l.protocol === "TLS" && (l.tls?.mode ?? "Terminate") === "Terminate");
 }
 
 /** The keys of a listener's `tls.options` (implementation-specific; Gatehouse has none). */

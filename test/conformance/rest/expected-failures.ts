@@ -67,31 +67,6 @@ export const restExpectedFailures: readonly RestExpectedFailure[] = [
     "spec.tls.backend.clientCertificateRef is not presented to TLS backends (and BackendTLSPolicy is not read)",
   ),
   // issue 27
-  x(
-    27,
-    "TLSRouteListenerMixedTerminationNotSupported",
-    "a Terminate listener beside a Passthrough one on a port is not reported as ProtocolConflict (supportedKinds not emptied)",
-  ),
-  x(
-    27,
-    "TLSRouteListenerTerminateNotSupported",
-    "a TLS Terminate listener keeps TLSRoute in supportedKinds instead of an empty list",
-  ),
-  x(
-    27,
-    "TLSRouteListenerTerminateSupportedKinds",
-    "TLS listeners in Terminate mode are refused (Accepted=False/UnsupportedValue)",
-  ),
-  x(
-    27,
-    "TLSRouteMixedTerminationSameNamespace",
-    "TLS Terminate (and Mixed) listeners are refused: no termination before the TCP backend",
-  ),
-  x(
-    27,
-    "TLSRouteTerminateSimpleSameNamespace",
-    "TLS Terminate listeners are refused: the Gateway is not Accepted",
-  ),
   x(27, "ListenerSetAllowedNamespaceNone", "ListenerSet is not read: no status (Accepted=False/NotAllowed)"),
   x(27, "ListenerSetDefaultNotAllowed", "ListenerSet is not read: no status (Accepted=False/NotAllowed)"),
   x(

@@ -46,6 +46,8 @@ export const supportedFeatures: ReadonlySet<string> = new Set([
   "HTTPRoute",
   "ReferenceGrant",
   "TLSRoute",
+  "TLSRouteModeTerminate",
+  "TLSRouteModeMixed",
 ]);
 
 /** Worker k's Gateways take addresses from 127.0.(20+k).0/24: apart from the first file's 127.0.1.0/24. */

@@ -121,6 +121,7 @@ export function passthroughListener(
     ...(own !== undefined && own.match !== "Any" ? { hostname: own.hostname } : {}),
     source: sourceRef("Gateway", gw),
     ...(p.protocol === "TCP" || p.protocol === "UDP" ? { protocol: p.protocol } : {}),
+    ...(p.protocol === "TLS" && p.tls ? { terminate: { certificates: p.tls.certificates } } : {}),
     routes,
   };
 }
