@@ -27,6 +27,7 @@ export const GatewayReason = {
   Programmed: "Programmed",
   Invalid: "Invalid",
   AddressNotAssigned: "AddressNotAssigned",
+  AddressNotUsable: "AddressNotUsable",
   InvalidParameters: "InvalidParameters",
   ResolvedRefs: "ResolvedRefs",
   InvalidClientCertificateRef: "InvalidClientCertificateRef",

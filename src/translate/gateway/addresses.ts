@@ -2,6 +2,7 @@
  * Where each Gateway binds: its own `spec.addresses`, else an address of the `--gateway-address-pool`
  * (an IPv4 CIDR), else the process-wide bind address.
  */
+import type * as Os from "node:os";
 import { isIP, isIPv4 } from "../../model/ip-syntax.ts";
 import type { Gateway } from "../../sources/schema/gateway.ts";
 import { arrayOf, nameOf, namespaceOf } from "../common/objects.ts";
@@ -87,16 +88,37 @@ export type GatewayAddress =
   /** spec.addresses asks for something we cannot bind (Accepted False UnsupportedAddress). */
   | { readonly kind: "unsupported"; readonly message: string }
   /** The pool has no free address left (Programmed False AddressNotAssigned). */
-  | { readonly kind: "exhausted"; readonly message: string };
+  | { readonly kind: "exhausted"; readonly message: string }
+  /** spec.addresses names an address this gateway cannot bind (Programmed False AddressNotUsable). */
+  | { readonly kind: "unusable"; readonly message: string };
+
+let localAddresses: ReadonlySet<string> | undefined;
+
+/**
+ * Whether this gateway can bind `ip` itself: it is in the pool, a loopback address, or one of this host's
+ * interfaces (read once per process). Asked only with a pool, where Gatehouse binds Gateways' addresses;
+ * without one (a cluster's load balancers own them) every IP is taken as given.
+ */
+function bindable(ip: string, pool: AddressPool): boolean {
+  if (poolContains(pool, ip) || ip === "::1" || (isIPv4(ip) && ip.startsWith("127."))) return true;
+  // Loaded only here: translate's start-up stays free of node modules it rarely needs (startup.test.ts).
+  const { networkInterfaces } = require("node:os") as typeof Os;
+  localAddresses ??= new Set(
+    Object.values(networkInterfaces()).flatMap((list) => (list ?? []).map((a) => a.address)),
+  );
+  return localAddresses.has(ip);
+}
 
 /**
  * Addresses for our Gateways, keyed `<ns>/<name>`:
- * 1. `spec.addresses[0]` when given: its type must be IPAddress (the default) and its value an IP
- *    address; it is used as is, in the pool or not (binding it is the operator's business) and kept out
- *    of the pool for others. One Gateway binds one address: more than one is refused (UnsupportedAddress)
- *    rather than half served, since the spec says every listener MUST be bound to every address assigned
- *    and an address that cannot be MUST be indicated in a condition.
- * 2. Otherwise an address of `pool`, stable per Gateway (see allocateAddresses).
+ * 1. `spec.addresses` when given: each type must be IPAddress (the default) and each value an IP address
+ *    (else UnsupportedAddress). With a pool, an address this gateway cannot bind (not in the pool, not
+ *    loopback, not on this host) leaves the Gateway Accepted but not Programmed (AddressNotUsable), as
+ *    the spec says every listener MUST be bound to every address. One Gateway binds one address: more
+ *    than one bindable address is refused (UnsupportedAddress) rather than half served. The one address is
+ *    used as is and kept out of the pool for others.
+ * 2. A single entry without a value (GatewayAddressEmpty), or none: an address of `pool`, stable per
+ *    Gateway (see allocateAddresses).
  * 3. Without a pool: "" — the process-wide bind address, which status does not report (we do not know it).
  * A malformed pool is treated as absent, and reported by the caller.
  */
@@ -107,36 +129,43 @@ export function assignAddresses(
   const out = new Map<string, GatewayAddress>();
   const dynamic: string[] = [];
   const taken = new Set<string>();
+  const parsed = pool ? parsePool(pool) : undefined;
   for (const gw of gateways) {
     const key = `${namespaceOf(gw)}/${nameOf(gw)}`;
     const given = arrayOf(gw.spec?.addresses);
     const first = given[0];
-    if (!first) {
+    if (!first || (given.length === 1 && !first.value && (first.type ?? "IPAddress") === "IPAddress")) {
       dynamic.push(key);
       continue;
     }
-    const type = first.type ?? "IPAddress";
-    if (given.length > 1) {
+    const wrong = given.findIndex(
+      (a) => (a.type ?? "IPAddress") !== "IPAddress" || !a.value || isIP(a.value) === 0,
+    );
+    const unbindable = parsed ? given.find((a) => !bindable(a.value as string, parsed)) : undefined;
+    if (wrong >= 0) {
+      const a = given[wrong] as (typeof given)[number];
+      out.set(key, {
+        kind: "unsupported",
+        message:
+          (a.type ?? "IPAddress") !== "IPAddress"
+            ? `spec.addresses[${wrong}].type "${a.type}" is not supported; only IPAddress`
+            : `spec.addresses[${wrong}].value "${a.value ?? ""}" is not an IP address`,
+      });
+    } else if (unbindable) {
+      out.set(key, {
+        kind: "unusable",
+        message: `spec.addresses: ${unbindable.value} cannot be bound here (not in the address pool ${pool}, not on this host)`,
+      });
+    } else if (given.length > 1) {
       out.set(key, {
         kind: "unsupported",
         message: `spec.addresses: ${given.length} addresses requested; a Gateway binds only one`,
       });
-    } else if (type !== "IPAddress") {
-      out.set(key, {
-        kind: "unsupported",
-        message: `spec.addresses[0].type "${type}" is not supported; only IPAddress`,
-      });
-    } else if (!first.value || isIP(first.value) === 0) {
-      out.set(key, {
-        kind: "unsupported",
-        message: `spec.addresses[0].value "${first.value ?? ""}" is not an IP address`,
-      });
     } else {
-      out.set(key, { kind: "assigned", address: first.value, reported: true });
-      taken.add(first.value);
+      out.set(key, { kind: "assigned", address: first.value as string, reported: true });
+      taken.add(first.value as string);
     }
   }
-  const parsed = pool ? parsePool(pool) : undefined;
   const allocated = parsed ? allocateAddresses(parsed, dynamic, taken) : new Map<string, string>();
   for (const key of dynamic) {
     const ip = allocated.get(key);

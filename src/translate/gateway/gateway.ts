@@ -307,7 +307,9 @@ function gatewayConditions(
     ? { ok: false, reason: GatewayReason.Invalid, message: "the Gateway is not accepted" }
     : address.kind === "exhausted"
       ? { ok: false, reason: GatewayReason.AddressNotAssigned, message: address.message }
-      : { ok: true };
+      : address.kind === "unusable"
+        ? { ok: false, reason: GatewayReason.AddressNotUsable, message: address.message }
+        : { ok: true };
   const insecure = insecureFallbackFields(entry.gateway);
   const insecureFrontend =
     insecure.length > 0

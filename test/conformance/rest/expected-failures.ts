@@ -94,16 +94,6 @@ export const restExpectedFailures: readonly RestExpectedFailure[] = [
   ),
   x(
     27,
-    "GatewayStaticAddresses",
-    "with the invalid address removed, an unusable address refuses the Gateway (Accepted=False) instead of Accepted=True, Programmed=False/AddressNotUsable",
-  ),
-  x(
-    27,
-    "GatewayOptionalAddressValue",
-    "an address entry without a value is refused (UnsupportedAddress) instead of filled in from the pool",
-  ),
-  x(
-    27,
     "GatewayInfrastructure",
     "spec.infrastructure labels and annotations are not propagated to anything that can be read in folder mode",
   ),
