@@ -1,6 +1,6 @@
 import type { AuthPolicy } from "./schema/auth-policy.ts";
 import type { ConfigMap, EndpointSlice, Secret, Service } from "./schema/core.ts";
-import type { Gateway, GatewayClass, HTTPRoute, Namespace, ReferenceGrant } from "./schema/gateway.ts";
+import type { Gateway, GatewayClass, HTTPRoute, ListenerSet, Namespace, ReferenceGrant } from "./schema/gateway.ts";
 import type { Ingress, IngressClass } from "./schema/networking.ts";
 import type { RateLimitPolicy } from "./schema/policies.ts";
 import type { HTTPRouteFilterObject } from "./schema/route-filter.ts";
@@ -26,6 +26,8 @@ export interface ResourceSnapshot {
   readonly namespaces: readonly Namespace[];
   readonly gatewayClasses: readonly GatewayClass[];
   readonly gateways: readonly Gateway[];
+  /** ListenerSets: listeners added to the Gateways that admit them (`spec.allowedListeners`). */
+  readonly listenerSets: readonly ListenerSet[];
   readonly httpRoutes: readonly HTTPRoute[];
   /** TLSRoutes (any served version), routed by SNI on TLS Passthrough listeners. */
   readonly tlsRoutes: readonly TLSRoute[];
@@ -67,6 +69,7 @@ export const emptySnapshot: ResourceSnapshot = {
   namespaces: [],
   gatewayClasses: [],
   gateways: [],
+  listenerSets: [],
   httpRoutes: [],
   tlsRoutes: [],
   tcpRoutes: [],

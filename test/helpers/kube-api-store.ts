@@ -65,6 +65,7 @@ export const defaultResources: readonly ResourceDef[] = [
   def("gateway.networking.k8s.io", "v1", "httproutes", "HTTPRoute", true, true),
   def("gateway.networking.k8s.io", "v1", "tlsroutes", "TLSRoute", true, true),
   def("gateway.networking.k8s.io", "v1", "tcproutes", "TCPRoute", true, true),
+  def("gateway.networking.k8s.io", "v1", "listenersets", "ListenerSet", true, true),
   def("gateway.networking.k8s.io", "v1", "udproutes", "UDPRoute", true, true),
   def("gateway.networking.k8s.io", "v1beta1", "referencegrants", "ReferenceGrant", true, false),
   def("coordination.k8s.io", "v1", "leases", "Lease", true, false),

@@ -19,6 +19,7 @@ const empty = {
   Gateway: [],
   HTTPRoute: [],
   TLSRoute: [],
+  ListenerSet: [],
   TCPRoute: [],
   UDPRoute: [],
   ReferenceGrant: [],

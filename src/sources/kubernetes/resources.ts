@@ -22,6 +22,7 @@ export const watchedResources: Readonly<Record<KnownKind, ApiResource>> = {
   Gateway: res("Gateway", "gateway.networking.k8s.io", "v1", "gateways", true),
   HTTPRoute: res("HTTPRoute", "gateway.networking.k8s.io", "v1", "httproutes", true),
   TLSRoute: res("TLSRoute", "gateway.networking.k8s.io", "v1", "tlsroutes", true),
+  ListenerSet: res("ListenerSet", "gateway.networking.k8s.io", "v1", "listenersets", true),
   TCPRoute: res("TCPRoute", "gateway.networking.k8s.io", "v1", "tcproutes", true),
   UDPRoute: res("UDPRoute", "gateway.networking.k8s.io", "v1", "udproutes", true),
   ReferenceGrant: res("ReferenceGrant", "gateway.networking.k8s.io", "v1beta1", "referencegrants", true),
@@ -53,7 +54,6 @@ export const mayBeForbidden: ReadonlySet<KnownKind> = new Set<KnownKind>(["Confi
  */
 export const skippedResources: readonly ApiResource[] = [
   res("GRPCRoute", "gateway.networking.k8s.io", "v1", "grpcroutes", true),
-  res("ListenerSet", "gateway.networking.k8s.io", "v1", "listenersets", true),
   res("BackendTLSPolicy", "gateway.networking.k8s.io", "v1", "backendtlspolicies", true),
 ];
 
@@ -66,6 +66,7 @@ export const statusResources: Readonly<Record<string, ApiResource>> = {
   Gateway: watchedResources.Gateway,
   HTTPRoute: watchedResources.HTTPRoute,
   TLSRoute: watchedResources.TLSRoute,
+  ListenerSet: watchedResources.ListenerSet,
   TCPRoute: watchedResources.TCPRoute,
   UDPRoute: watchedResources.UDPRoute,
   Ingress: watchedResources.Ingress,

@@ -108,7 +108,9 @@ export const gateway = gatewayTyped(
         .loose()
         .optional(),
       allowedListeners: z
-        .object({ namespaces: z.object({ from: optStr }).loose().optional() })
+        .object({
+          namespaces: z.object({ from: optStr, selector: labelSelector.optional() }).loose().optional(),
+        })
         .loose()
         .optional(),
       /** Experimental (default Gateways, GEP-3793). */
@@ -117,6 +119,18 @@ export const gateway = gatewayTyped(
     .loose(),
 );
 export type Gateway = z.infer<typeof gateway>;
+
+/** ListenerSet (standard in v1.6.1): more listeners for a Gateway that admits them (`allowedListeners`). */
+export const listenerSet = gatewayTyped(
+  "ListenerSet",
+  z
+    .object({
+      parentRef: z.object({ group: optStr, kind: optStr, namespace: optStr, name: str }).loose(),
+      listeners: z.array(gatewayListener).optional(),
+    })
+    .loose(),
+);
+export type ListenerSet = z.infer<typeof listenerSet>;
 
 const headerValue = z.object({ name: str, value: str }).loose();
 const headerFilter = z

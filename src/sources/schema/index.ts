@@ -88,6 +88,12 @@ export const knownKinds = {
       return modules.gateway().httpRoute;
     },
   },
+  ListenerSet: {
+    field: "listenerSets",
+    get schema() {
+      return modules.gateway().listenerSet;
+    },
+  },
   TLSRoute: {
     field: "tlsRoutes",
     get schema() {
@@ -175,6 +181,7 @@ export const lenientKinds: ReadonlySet<KnownKind> = new Set<KnownKind>([
   "Gateway",
   "HTTPRoute",
   "TLSRoute",
+  "ListenerSet",
   "TCPRoute",
   "UDPRoute",
   "ReferenceGrant",

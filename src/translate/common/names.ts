@@ -87,6 +87,11 @@ export function httpRouteMatchName(routeName: string, rule: number, match: numbe
   return `${routeName}/rule/${rule}/match/${match}`;
 }
 
+/** `listenerset/<ns>/<name>/<listener>`: a ListenerSet's listener, bound on its parent Gateway's address. */
+export function listenerSetListenerName(namespace: string, name: string, listener: string): string {
+  return `listenerset/${namespace}/${name}/${listener}`;
+}
+
 /** `udproute/<ns>/<name>`: one datagram route per UDPRoute. */
 export function udpRouteName(namespace: string, name: string): string {
   return `udproute/${namespace}/${name}`;

@@ -14,7 +14,7 @@ import { GatewayReason } from "../../status/reasons.ts";
 import type { ObjectStatus } from "../../status/types.ts";
 import type { HostPattern } from "../common/host-patterns.ts";
 import { namespaceLabels } from "../common/label-selector.ts";
-import { DEFAULT_LISTENER_SOURCE, gatewayListenerName } from "../common/names.ts";
+import { DEFAULT_LISTENER_SOURCE, gatewayListenerName, listenerSetListenerName } from "../common/names.ts";
 import { arrayOf, nameOf, namespaceOf, sourceRef } from "../common/objects.ts";
 import { internalProblem, problem } from "../common/problems.ts";
 import type { SnapshotIndex } from "../common/snapshot-index.ts";
@@ -25,6 +25,7 @@ import { backendClientCertificate } from "./gateway-tls.ts";
 import type { HTTPRouteTranslation } from "./httproute/httproute.ts";
 import { translateHTTPRouteKept } from "./httproute/memo.ts";
 import type { RuleEntry } from "./httproute/rule.ts";
+import { listenerSetStatus, planListenerSets } from "./listener-sets.ts";
 import { isProgrammed, type ListenerPlan, planListeners } from "./listeners.ts";
 import { attachRoute, type GatewayEntry, type ParentResult } from "./route-attachment.ts";
 import { compareGatewayRoutes } from "./route-precedence.ts";
@@ -145,6 +146,22 @@ export function translateGatewayAPI(
     }
   }
   const labelsOf = namespaceLabels(arrayOf(snapshot?.namespaces));
+  const sets = planListenerSets(
+    arrayOf(snapshot?.listenerSets),
+    entries,
+    (key) => ({
+      accepted: entries.get(key)?.conds.accepted.ok === true,
+      programmed:
+        entries.get(key)?.conds.programmed.ok === true && addressOf(addresses, key).kind === "assigned",
+    }),
+    { secrets, grants, nowMs: opts.nowMs, labelsOf },
+    problems,
+  );
+  // The parents routes may name: our Gateways, and the ListenerSets attached to them.
+  const parentsOf = new Map<string, GatewayEntry>([
+    ...entries,
+    ...sets.map((s) => [s.entry.key, s.entry] as const),
+  ]);
   const attached = new Map<string, Set<string>>(); // `<gw>/<listener>` → route keys
   const hosts = new Map<string, Map<string, HostGroup>>(); // `<gw>/<listener>` → hostname → routes
   const backends: Backend[] = [];
@@ -152,7 +169,7 @@ export function translateGatewayAPI(
   for (const route of [...arrayOf(snapshot?.httpRoutes)].filter((r) => r?.metadata).sort(byNsName)) {
     try {
       const t = translateHTTPRouteKept(route, index, grants);
-      const parents = attachRoute(t, entries, labelsOf);
+      const parents = attachRoute(t, parentsOf, labelsOf);
       if (parents.length === 0) continue;
       place(t, parents, attached, hosts);
       if (parents.some((p) => p.accepted.ok)) backends.push(...t.backends);
@@ -162,7 +179,7 @@ export function translateGatewayAPI(
     }
   }
   const stream = (kind: "TLSRoute" | "TCPRoute" | "UDPRoute") =>
-    attachStreamRoutes(kind, snapshot, index, grants, entries, labelsOf, opts.gatewayController, attached);
+    attachStreamRoutes(kind, snapshot, index, grants, parentsOf, labelsOf, opts.gatewayController, attached);
   const tls = stream("TLSRoute");
   const tcp = stream("TCPRoute");
   const udp = stream("UDPRoute");
@@ -178,6 +195,21 @@ export function translateGatewayAPI(
   problems.push(...tls.problems, ...tcp.problems, ...udp.problems);
   const listeners: Listener[] = [];
   const passthroughListeners: PassthroughListener[] = [];
+  const placedOf = (p: ListenerPlan) =>
+    p.protocol === "TLS" ? tls.placed : p.protocol === "TCP" ? tcp.placed : udp.placed;
+  /** The model listeners of an entry's programmed plans, bound on `address`; `name` names each. */
+  const serve = (entry: GatewayEntry, address: string, name: (p: ListenerPlan) => string) => {
+    for (const p of entry.plans.filter(isProgrammed)) {
+      if (p.protocol === "TLS" || p.protocol === "TCP" || p.protocol === "UDP")
+        passthroughListeners.push(
+          passthroughListener(entry.gateway, p, address, placedOf(p), entry.key, name(p)),
+        );
+      else
+        listeners.push(
+          modelListener(entry.gateway, p, address, hosts.get(`${entry.key}/${p.name}`), name(p)),
+        );
+    }
+  };
   for (const entry of entries.values()) {
     try {
       const gw = entry.gateway;
@@ -194,20 +226,25 @@ export function translateGatewayAPI(
           conds,
           listenerStatuses,
           gen,
+          (gw.spec?.allowedListeners?.namespaces?.from ?? "None") === "None"
+            ? undefined
+            : sets.filter((s) => s.parentKey === entry.key && s.accepted.ok).length,
         ),
       );
       if (!conds.accepted.ok || !conds.programmed.ok || address.kind !== "assigned") continue;
-      for (const p of entry.plans.filter(isProgrammed)) {
-        if (p.protocol === "TLS" || p.protocol === "TCP" || p.protocol === "UDP") {
-          const placed = p.protocol === "TLS" ? tls.placed : p.protocol === "TCP" ? tcp.placed : udp.placed;
-          passthroughListeners.push(passthroughListener(gw, p, address.address, placed, entry.key));
-        } else listeners.push(modelListener(gw, p, address.address, hosts.get(`${entry.key}/${p.name}`)));
-      }
+      serve(entry, address.address, (p) => gatewayListenerName(namespaceOf(gw), nameOf(gw), p.name));
     } catch (err) {
       problems.push(internalProblem(sourceRef("Gateway", entry.gateway), err));
     }
   }
+  for (const s of sets) {
+    const address = addressOf(addresses, s.parentKey);
+    if (!s.programmed.ok || address.kind !== "assigned") continue;
+    const { namespace, name } = s.entry.listenerSet ?? { namespace: "", name: "" };
+    serve(s.entry, address.address, (p) => listenerSetListenerName(namespace, name, p.name));
+  }
   statuses.push(...routeStatuses, ...tls.statuses, ...tcp.statuses, ...udp.statuses);
+  statuses.push(...sets.map((s) => listenerSetStatus(s, attached)));
   for (const s of statuses) problems.push(...problemsFromStatus(s));
   return { listeners, passthroughListeners, backends, statuses, problems };
 }
@@ -240,6 +277,7 @@ function modelListener(
   p: ListenerPlan,
   address: string,
   groups: Map<string, HostGroup> | undefined,
+  name: string,
 ): Listener {
   // A listener hostname its routes do not cover still gets an (empty) virtual host, so such requests
   // end here with 404 instead of finding a broader listener on the same socket.
@@ -259,7 +297,7 @@ function modelListener(
         .map(({ ruleIndex: _r, matchIndex: _m, order: _o, ...route }): Route => route),
     }));
   return {
-    name: gatewayListenerName(namespaceOf(gw), nameOf(gw), p.name),
+    name,
     address,
     port: p.port,
     protocol: p.protocol === "HTTPS" ? "HTTPS" : "HTTP",

@@ -27,6 +27,8 @@ export function resolveCertificates(
   secrets: ReadonlyMap<string, Secret>,
   grants: readonly ReferenceGrant[],
   nowMs?: number,
+  /** The kind the listener belongs to, as a ReferenceGrant names it in `from`. */
+  fromKind: "Gateway" | "ListenerSet" = "Gateway",
 ): CertificateResolution {
   const refs = arrayOf(listener.tls?.certificateRefs);
   const certificates: TLSCertificate[] = [];
@@ -51,11 +53,11 @@ export function resolveCertificates(
       );
       continue;
     }
-    const from = { group: gatewayGroup, kind: "Gateway", namespace: gatewayNamespace };
+    const from = { group: gatewayGroup, kind: fromKind, namespace: gatewayNamespace };
     if (!referenceAllowed(grants, from, { group: "", kind: "Secret", namespace }, ref.name)) {
       fail(
         ListenerReason.RefNotPermitted,
-        `${field}: Secret ${namespace}/${ref.name} is in another namespace and no ReferenceGrant there allows Gateways from ${gatewayNamespace}`,
+        `${field}: Secret ${namespace}/${ref.name} is in another namespace and no ReferenceGrant there allows ${fromKind}s from ${gatewayNamespace}`,
       );
       continue;
     }

@@ -125,8 +125,11 @@ export function planListeners(
   };
 }
 
-interface PlanContext {
+export interface PlanContext {
+  /** The namespace of the Gateway or ListenerSet the listener belongs to. */
   readonly namespace: string;
+  /** Which of the two it is (ReferenceGrants name it in `from`); Gateway when absent. */
+  readonly fromKind?: "Gateway" | "ListenerSet";
   readonly secrets: ReadonlyMap<string, Secret>;
   readonly grants: readonly ReferenceGrant[];
   readonly nowMs: number | undefined;
@@ -134,7 +137,7 @@ interface PlanContext {
   readonly frontend: FrontendValidation | undefined;
 }
 
-function planListener(l: GatewayListener, ctx: PlanContext): ListenerPlan {
+export function planListener(l: GatewayListener, ctx: PlanContext): ListenerPlan {
   const { namespace, secrets, grants, nowMs } = ctx;
   const served = servedKind(l.protocol);
   const supported = served !== undefined;
@@ -206,7 +209,7 @@ function planListener(l: GatewayListener, ctx: PlanContext): ListenerPlan {
   if (caFailure && resolvedRefs.ok) resolvedRefs = fail(caFailure.reason, caFailure.message);
   let tls: ListenerTLS | undefined;
   if (supported && terminatesTLS(l) && accepted.ok) {
-    const certs = resolveCertificates(l, namespace, secrets, grants, nowMs);
+    const certs = resolveCertificates(l, namespace, secrets, grants, nowMs, ctx.fromKind);
     if (certs.failure && resolvedRefs.ok) resolvedRefs = fail(certs.failure.reason, certs.failure.message);
     const clientValidation = l.protocol === "HTTPS" ? ctx.frontend?.validation : undefined;
     tls = { certificates: certs.certificates, ...(clientValidation ? { clientValidation } : {}) };

@@ -23,11 +23,14 @@ export interface AttachableRoute {
   readonly invalid?: { readonly reason: string; readonly message: string };
 }
 
-/** A Gateway of ours with its validated listeners. */
+/** A Gateway of ours with its validated listeners, or a ListenerSet attached to one (`listenerSet`). */
 export interface GatewayEntry {
+  /** The Gateway, or for a ListenerSet its parent (whose address its listeners bind). */
   readonly gateway: Gateway;
-  /** `<ns>/<name>`. */
+  /** `<ns>/<name>`; `ListenerSet/<ns>/<name>` for a ListenerSet (entryKey). */
   readonly key: string;
+  /** Set for a ListenerSet: routes name it in parentRefs of kind ListenerSet, and "Same" means its namespace. */
+  readonly listenerSet?: { readonly namespace: string; readonly name: string };
   readonly plans: readonly ListenerPlan[];
   /** Set when the Gateway as a whole serves nothing (not accepted, or not programmed). */
   readonly notServing?: { readonly reason: string; readonly message: string };
@@ -72,19 +75,21 @@ export function attachRoute(
   const results: ParentResult[] = [];
   const seen = new Set<string>();
   for (const ref of arrayOf(t.route.spec?.parentRefs)) {
-    if ((ref.group ?? gatewayGroup) !== gatewayGroup || (ref.kind ?? "Gateway") !== "Gateway") continue;
+    const parentKind = ref.kind ?? "Gateway";
+    if ((ref.group ?? gatewayGroup) !== gatewayGroup) continue;
+    if (parentKind !== "Gateway" && parentKind !== "ListenerSet") continue;
     const namespace = ref.namespace ?? t.ref.namespace;
-    const entry = gateways.get(`${namespace}/${ref.name}`);
+    const entry = gateways.get(entryKey(parentKind, namespace, ref.name));
     if (!entry) continue;
     const parentRef = {
       group: gatewayGroup,
-      kind: "Gateway",
+      kind: parentKind,
       ...(ref.namespace !== undefined || namespace !== t.ref.namespace ? { namespace } : {}),
       name: ref.name,
       ...(ref.sectionName !== undefined ? { sectionName: ref.sectionName } : {}),
       ...(ref.port !== undefined ? { port: ref.port } : {}),
     };
-    const key = JSON.stringify([namespace, ref.name, ref.sectionName ?? null, ref.port ?? null]);
+    const key = JSON.stringify([parentKind, namespace, ref.name, ref.sectionName ?? null, ref.port ?? null]);
     if (seen.has(key)) continue;
     seen.add(key);
     const { accepted, attachments } = attachToGateway(t, entry, ref, labelsOf, kind);
@@ -98,6 +103,18 @@ export function attachRoute(
     });
   }
   return results;
+}
+
+/** The key of a parent in the entries map: a Gateway's and a ListenerSet's never meet. */
+export function entryKey(kind: "Gateway" | "ListenerSet", namespace: string, name: string): string {
+  return kind === "Gateway" ? `${namespace}/${name}` : `ListenerSet/${namespace}/${name}`;
+}
+
+/** How messages name a parent. */
+function parentName(entry: GatewayEntry): string {
+  return entry.listenerSet
+    ? `ListenerSet ${entry.listenerSet.namespace}/${entry.listenerSet.name}`
+    : `Gateway ${entry.key}`;
 }
 
 function attachToGateway(
@@ -125,17 +142,18 @@ function attachToGateway(
       .join(" and ");
     return refused(
       RouteReason.NoMatchingParent,
-      `Gateway ${entry.key} has no listener with ${which || "any name"}`,
+      `${parentName(entry)} has no listener with ${which || "any name"}`,
     );
   }
-  const gwNamespace = namespaceOf(entry.gateway);
+  // "Same" is the namespace of the object the listener belongs to: a ListenerSet's own for its listeners.
+  const gwNamespace = entry.listenerSet?.namespace ?? namespaceOf(entry.gateway);
   const allowed = candidates.filter(
     (p) => allowsKind(p, kind) && admitsNamespace(p, gwNamespace, t.ref.namespace, labelsOf),
   );
   if (allowed.length === 0) {
     const kindOk = candidates.some((p) => allowsKind(p, kind));
     const why = kindOk ? `allows ${kind}s from namespace ${t.ref.namespace}` : `allows the kind ${kind}`;
-    return refused(RouteReason.NotAllowedByListeners, `no listener of Gateway ${entry.key} ${why}`);
+    return refused(RouteReason.NotAllowedByListeners, `no listener of ${parentName(entry)} ${why}`);
   }
   const attachments: Attachment[] = [];
   for (const plan of allowed) {
@@ -152,7 +170,7 @@ function attachToGateway(
   if (attachments.length === 0) {
     return refused(
       RouteReason.NoMatchingListenerHostname,
-      `no hostname of the route matches a listener hostname of Gateway ${entry.key}`,
+      `no hostname of the route matches a listener hostname of ${parentName(entry)}`,
     );
   }
   if (t.invalid) return refused(t.invalid.reason, t.invalid.message);
@@ -167,7 +185,7 @@ function notServingOf(
   if (entry.notServing)
     return {
       reason: entry.notServing.reason,
-      message: `Gateway ${entry.key} serves nothing (${entry.notServing.message}); the route is attached but not served through it`,
+      message: `${parentName(entry)} serves nothing (${entry.notServing.message}); the route is attached but not served through it`,
     };
   const idle = attachments.flatMap((a) => {
     const why = notServingWhy(a.plan);
@@ -179,7 +197,7 @@ function notServingOf(
   const none = idle.length === attachments.length ? "; no listener of this parent serves the route" : "";
   return {
     reason: first.reason,
-    message: `attached to but not served by listener(s) ${listed} of Gateway ${entry.key} (see its listener status)${none}`,
+    message: `attached to but not served by listener(s) ${listed} of ${parentName(entry)} (see its listener status)${none}`,
   };
 }
 

@@ -16,7 +16,7 @@ import type { ParentResult } from "./route-attachment.ts";
 
 const C = ConditionType;
 
-function outcomeCondition(
+export function outcomeCondition(
   type: string,
   o: Outcome,
   okReason: string,
@@ -57,6 +57,8 @@ export function listenerStatus(
   p: ListenerPlan,
   attachedRoutes: number,
   gen: number | undefined,
+  /** A ListenerSet's listener: a conflict is also Programmed's reason (the v1.6.1 ListenerSet tests). */
+  conflictProgrammed = false,
 ): Record<string, unknown> {
   const programmed = isProgrammed(p);
   const why = !p.accepted.ok
@@ -78,7 +80,9 @@ export function listenerStatus(
       ),
       programmed
         ? condition(C.Programmed, true, ListenerReason.Programmed, "listener programmed", gen)
-        : condition(C.Programmed, false, ListenerReason.Invalid, why, gen),
+        : conflictProgrammed && p.conflict && p.accepted.ok
+          ? condition(C.Programmed, false, p.conflict.reason, p.conflict.message, gen)
+          : condition(C.Programmed, false, ListenerReason.Invalid, why, gen),
       outcomeCondition(
         C.ResolvedRefs,
         p.resolvedRefs,
@@ -237,12 +241,15 @@ export function gatewayStatus(
   conds: GatewayConditions,
   listeners: readonly Record<string, unknown>[],
   gen: number | undefined,
+  /** ListenerSets accepted onto this Gateway (`status.attachedListenerSets`); absent when it admits none. */
+  attachedListenerSets?: number,
 ): ObjectStatus {
   return {
     target: { group: gatewayGroup, kind: "Gateway", namespace: target.namespace, name: target.name },
     ...(gen !== undefined ? { generation: gen } : {}),
     status: {
       addresses: address ? [{ type: "IPAddress", value: address }] : [],
+      ...(attachedListenerSets !== undefined ? { attachedListenerSets } : {}),
       conditions: [
         outcomeCondition(
           C.Accepted,

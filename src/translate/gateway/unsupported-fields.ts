@@ -47,8 +47,8 @@ export function gatewayParametersRefusal(gw: Gateway, classRefusal: string | und
 
 /**
  * Warnings for what a served Gateway or route asks and Gatehouse does not do:
- * - Gateway `spec.allowedListeners` admitting ListenerSets (the default, `None`, admits none): ListenerSets
- *   are not supported, so none attaches (each ListenerSet is reported as a skipped kind too);
+ * - Gateway `spec.allowedListeners.namespaces.from` other than None, All, Same or Selector: it admits no
+ *   ListenerSet (listener-sets.ts);
  * - Gateway `spec.defaultScope` and route `spec.useDefaultGateways` other than `None` (experimental,
  *   GEP-3793): Gatehouse has no default Gateways, so no route attaches that way. Routes are warned only
  *   when a Gateway of ours asks to be a default one (otherwise their default Gateways are not ours).
@@ -60,12 +60,12 @@ export function unsupportedFieldWarnings(
   const out: Problem[] = [];
   for (const gw of gateways) {
     const from = gw.spec?.allowedListeners?.namespaces?.from;
-    if (from !== undefined && from !== "None")
+    if (from !== undefined && !["None", "All", "Same", "Selector"].includes(from))
       out.push(
         problem(
           sourceRef("Gateway", gw),
           "UnsupportedValue",
-          `spec.allowedListeners.namespaces.from "${from}": ListenerSets are not supported; none attaches to this Gateway`,
+          `spec.allowedListeners.namespaces.from "${from}" is not None, All, Same or Selector; no ListenerSet attaches to this Gateway`,
           "warning",
         ),
       );

@@ -67,31 +67,6 @@ export const restExpectedFailures: readonly RestExpectedFailure[] = [
     "spec.tls.backend.clientCertificateRef is not presented to TLS backends (and BackendTLSPolicy is not read)",
   ),
   // issue 27
-  x(27, "ListenerSetAllowedNamespaceNone", "ListenerSet is not read: no status (Accepted=False/NotAllowed)"),
-  x(27, "ListenerSetDefaultNotAllowed", "ListenerSet is not read: no status (Accepted=False/NotAllowed)"),
-  x(
-    27,
-    "ListenerSetAllowedNamespaceSame",
-    "ListenerSet is not read: no attachedListenerSets, no listeners contributed",
-  ),
-  x(
-    27,
-    "ListenerSetAllowedNamespaceSelector",
-    "ListenerSet is not read: no attachedListenerSets, no listeners contributed",
-  ),
-  x(27, "ListenerSetAllowedRoutesNamespaces", "ListenerSet is not read: routes attached to it get no status"),
-  x(27, "ListenerSetAllowedRoutesSupportedKinds", "ListenerSet is not read: no listener status"),
-  x(27, "ListenerSetDualParentRefIndependence", "ListenerSet is not read: no status scoped to each parent"),
-  x(27, "ListenerSetGatewayParentSectionNameNotFound", "ListenerSet is not read: no attachedListenerSets"),
-  x(27, "ListenerSetHostnameConflict", "ListenerSet is not read: no hostname-conflict conditions"),
-  x(27, "ListenerSetProtocolConflict", "ListenerSet is not read: no protocol-conflict conditions"),
-  x(27, "ListenerSetHTTPRouting", "ListenerSet is not read: its listeners serve nothing"),
-  x(27, "ListenerSetReferenceGrant", "ListenerSet is not read: no status, no certificate by ReferenceGrant"),
-  x(
-    27,
-    "ListenerSetRouteStatusScopedToParentRef",
-    "ListenerSet is not read: no status for ListenerSet parentRefs",
-  ),
   x(
     27,
     "GatewayInfrastructure",

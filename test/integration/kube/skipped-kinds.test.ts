@@ -1,6 +1,6 @@
 // Single front: the Kubernetes source alone; no gateway and no listener is started.
 /**
- * Gateway API kinds Gatehouse does not serve (GRPCRoute, ListenerSet, …) are watched only to be reported:
+ * Gateway API kinds Gatehouse does not serve (GRPCRoute, BackendTLSPolicy) are watched only to be reported:
  * each object that names one of our Gateways is in `skipped` (a SkippedKind problem at /debug/problems)
  * and logged once, however many snapshots follow; one attached to another implementation's Gateway is
  * not ours to judge and is not reported. A kind the API server does not serve (here BackendTLSPolicy) is just empty,
@@ -41,14 +41,6 @@ beforeAll(async () => {
     resources: [
       ...defaultResources,
       { group: gw, version: "v1", plural: "grpcroutes", kind: "GRPCRoute", namespaced: true, status: true },
-      {
-        group: gw,
-        version: "v1",
-        plural: "listenersets",
-        kind: "ListenerSet",
-        namespaced: true,
-        status: true,
-      },
     ],
   });
   dir = await mkdtemp(join(tmpdir(), "gatehouse-kube-skipped-"));
@@ -91,18 +83,16 @@ describe("skipped Gateway API kinds", () => {
     expect(skippedLogs().map((l) => [l.kind, l.name, l.level])).toEqual([
       ["GRPCRoute", `${ns}/grpc`, "warn"],
     ]);
-    // A ListenerSet arrives: reported and logged; removing the GRPCRoute drops it from the report.
-    api.create({
-      apiVersion: `${gw}/v1`,
-      kind: "ListenerSet",
-      metadata: { name: "extra", namespace: ns },
-      spec: { parentRef: { name: "gw" }, listeners: [{ name: "h", port: 8080, protocol: "HTTP" }] },
-    });
-    await within(2000, () => source.skipped.some((s) => s.kind === "ListenerSet"));
+    // Another one arrives: reported and logged; removing the first drops it from the report.
+    api.create(grpcRoute("extra"));
+    await within(2000, () => source.skipped.some((s) => s.name === "extra"));
     api.remove("GRPCRoute", ns, "grpc");
-    await within(2000, () => !source.skipped.some((s) => s.kind === "GRPCRoute"));
-    expect(source.skipped.map((s) => `${s.kind}/${s.name}`)).toEqual(["ListenerSet/extra"]);
-    expect(skippedLogs().map((l) => l.kind)).toEqual(["GRPCRoute", "ListenerSet"]);
+    await within(2000, () => !source.skipped.some((s) => s.name === "grpc"));
+    expect(source.skipped.map((s) => `${s.kind}/${s.name}`)).toEqual(["GRPCRoute/extra"]);
+    expect(skippedLogs().map((l) => [l.kind, l.name])).toEqual([
+      ["GRPCRoute", `${ns}/grpc`],
+      ["GRPCRoute", `${ns}/extra`],
+    ]);
   });
 
   test("kinds the API server does not serve are empty and said at info level only", () => {

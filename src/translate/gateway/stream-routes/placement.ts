@@ -5,7 +5,7 @@ import type { TLSRoute } from "../../../sources/schema/tlsroute.ts";
 import type { ResourceSnapshot } from "../../../sources/snapshot.ts";
 import { generationOf } from "../../../status/conditions.ts";
 import type { ObjectStatus } from "../../../status/types.ts";
-import { gatewayListenerName, tcpRouteName, tlsRouteName, udpRouteName } from "../../common/names.ts";
+import { tcpRouteName, tlsRouteName, udpRouteName } from "../../common/names.ts";
 import { arrayOf, nameOf, namespaceOf, sourceRef } from "../../common/objects.ts";
 import { internalProblem } from "../../common/problems.ts";
 import type { SnapshotIndex } from "../../common/snapshot-index.ts";
@@ -105,6 +105,7 @@ export function passthroughListener(
   address: string,
   placed: StreamRouteAttachments["placed"],
   gatewayKey: string,
+  name: string,
 ): PassthroughListener {
   const routes = [...(placed.get(`${gatewayKey}/${p.name}`)?.values() ?? [])]
     .sort((a, b) => compareSourceAge(a.t.order, b.t.order))
@@ -115,7 +116,7 @@ export function passthroughListener(
   // A TCP connection or UDP datagram names no host: such a listener's hostname is ignored, as the spec says.
   const own = p.protocol === "TCP" || p.protocol === "UDP" ? undefined : p.hostname;
   return {
-    name: gatewayListenerName(namespaceOf(gw), nameOf(gw), p.name),
+    name,
     address,
     port: p.port,
     ...(own !== undefined && own.match !== "Any" ? { hostname: own.hostname } : {}),
