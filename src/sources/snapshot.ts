@@ -1,6 +1,13 @@
 import type { AuthPolicy } from "./schema/auth-policy.ts";
 import type { ConfigMap, EndpointSlice, Secret, Service } from "./schema/core.ts";
-import type { Gateway, GatewayClass, HTTPRoute, ListenerSet, Namespace, ReferenceGrant } from "./schema/gateway.ts";
+import type {
+  Gateway,
+  GatewayClass,
+  HTTPRoute,
+  ListenerSet,
+  Namespace,
+  ReferenceGrant,
+} from "./schema/gateway.ts";
 import type { Ingress, IngressClass } from "./schema/networking.ts";
 import type { RateLimitPolicy } from "./schema/policies.ts";
 import type { HTTPRouteFilterObject } from "./schema/route-filter.ts";
