@@ -210,6 +210,33 @@ forEachFront("TCPRoute data plane", (front) => {
     expect(stats?.bytesToClient).toBeGreaterThan(4 * 1024 * 1024);
   });
 
+  test("a backend that never reads: the gateway stops reading the client, memory stays bounded", async () => {
+    const stuck = createServer((sock: Socket) => sock.pause());
+    await new Promise<void>((r) => stuck.listen(0, "127.0.0.1", () => r()));
+    const stuckPort = (stuck.address() as { port: number }).port;
+    const m = model([tcpRoute("stuck", [{ backendId: "stuck", weight: 1 }])]);
+    await gateway.apply({ ...m, backends: { ...m.backends, stuck: backendOf("stuck", stuckPort) } });
+    const before = gateway.passthrough.stats().get("gateway/test/gw/tcp")?.bytesToUpstream ?? 0;
+    const client = connect({ host: "127.0.0.1", port });
+    client.on("error", () => {});
+    const chunk = new Uint8Array(1024 * 1024).fill(1);
+    let offered = 0;
+    await new Promise<void>((resolve) => client.on("connect", () => resolve()));
+    // Offer 64 MB as fast as the socket takes it; a gateway that kept reading would take all of it.
+    for (let i = 0; i < 64; i++) {
+      client.write(chunk);
+      offered += chunk.length;
+    }
+    // Well within this suite's idle timeout (600 ms), which would close a stalled connection.
+    await Bun.sleep(400);
+    const carried = (gateway.passthrough.stats().get("gateway/test/gw/tcp")?.bytesToUpstream ?? 0) - before;
+    client.destroy();
+    stuck.close();
+    expect(offered).toBe(64 * 1024 * 1024);
+    // What the kernel buffers on both hops plus at most one read's worth held here: far below 64 MB.
+    expect(carried).toBeLessThan(24 * 1024 * 1024);
+  });
+
   test("removing the listener closes it", async () => {
     await gateway.apply(model([], false));
     const refused = await new Promise<boolean>((resolve) => {
