@@ -11,6 +11,7 @@ import type {
   Route,
   RouteAction,
   RouteMatch,
+  SNIRoute,
   VirtualHost,
 } from "../../model/index.ts";
 
@@ -70,4 +71,21 @@ export function backend(id: string, endpoints: (number | Endpoint)[], extra: Par
 
 export function model(listeners: Listener[], backends: Backend[] = []): GatewayModel {
   return { listeners, backends: Object.fromEntries(backends.map((b) => [b.id, b])) };
+}
+
+/**
+ * A TCPRoute or UDPRoute as translation places it on its listener (every name: `Any`), for model-level
+ * tests of TCP and UDP listeners.
+ */
+export function streamRoute(
+  kind: "TCPRoute" | "UDPRoute",
+  name: string,
+  backends: SNIRoute["backends"],
+): SNIRoute {
+  return {
+    name: `${kind.toLowerCase()}/test/${name}`,
+    source: { kind, namespace: "test", name },
+    hostnames: [{ hostname: "*", match: "Any" }],
+    backends,
+  };
 }

@@ -11,28 +11,11 @@ import { connect, createServer, type Socket } from "node:net";
 import type { GatewayModel, SNIRoute } from "../../../src/model/index.ts";
 import { setLogSink } from "../../../src/observability/logger.ts";
 import { GatewayServer } from "../../../src/proxy/listeners/server.ts";
+import { backend, streamRoute } from "../../../src/proxy/testing/model.ts";
 import { forEachFront } from "../../helpers/fronts.ts";
 import { startTcpEchoServer, type TcpEchoServer, tcpWelcome } from "../../helpers/tcp-echo-server.ts";
 
 const source = { kind: "Gateway", namespace: "test", name: "gw" } as const;
-
-function backendOf(id: string, port: number) {
-  return {
-    id,
-    service: { namespace: "test", name: id, port: 3000 },
-    protocol: "http" as const,
-    endpoints: [{ address: "127.0.0.1", port }],
-  };
-}
-
-function tcpRoute(name: string, backends: SNIRoute["backends"]): SNIRoute {
-  return {
-    name: `tcproute/test/${name}`,
-    source: { kind: "TCPRoute", namespace: "test", name },
-    hostnames: [{ hostname: "*", match: "Any" }],
-    backends,
-  };
-}
 
 /** Connect, read the welcome, send TEST, and return the pod that answered. */
 function whoAnswers(port: number): Promise<string> {
@@ -96,10 +79,10 @@ forEachFront("TCPRoute data plane", (front) => {
   const model = (routes: SNIRoute[], listener = true): GatewayModel => ({
     listeners: [],
     backends: {
-      one: backendOf("one", one.port),
-      two: backendOf("two", two.port),
-      idle: backendOf("idle", idle.port),
-      sink: backendOf("sink", sinkPort),
+      one: backend("one", [one.port]),
+      two: backend("two", [two.port]),
+      idle: backend("idle", [idle.port]),
+      sink: backend("sink", [sinkPort]),
     },
     ...(listener
       ? {
@@ -117,7 +100,7 @@ forEachFront("TCPRoute data plane", (front) => {
     idle = await startTcpEchoServer({ pod: "idle" });
     await startSink();
     gateway = new GatewayServer({ bind: "127.0.0.1", front, streamIdleTimeoutMs: 600 });
-    await gateway.apply(model([tcpRoute("older", [{ backendId: "one", weight: 1 }])]));
+    await gateway.apply(model([streamRoute("TCPRoute", "older", [{ backendId: "one", weight: 1 }])]));
     port = gateway.ports().find((p) => p.listener === "gateway/test/gw/tcp")?.port ?? 0;
   });
 
@@ -136,12 +119,12 @@ forEachFront("TCPRoute data plane", (front) => {
   test("two routes: every connection goes to the oldest; weights split, weight 0 never picked", async () => {
     await gateway.apply(
       model([
-        tcpRoute("older", [
+        streamRoute("TCPRoute", "older", [
           { backendId: "one", weight: 3 },
           { backendId: "two", weight: 1 },
           { backendId: "idle", weight: 0 },
         ]),
-        tcpRoute("newer", [{ backendId: "idle", weight: 1 }]),
+        streamRoute("TCPRoute", "newer", [{ backendId: "idle", weight: 1 }]),
       ]),
     );
     const pods: string[] = [];
@@ -153,7 +136,7 @@ forEachFront("TCPRoute data plane", (front) => {
   test("a refused backendRef's share is closed, never moved to the valid backend", async () => {
     await gateway.apply(
       model([
-        tcpRoute("half", [
+        streamRoute("TCPRoute", "half", [
           { backendId: "one", weight: 1 },
           { backendId: "other/ns:1", weight: 1, refused: true },
         ]),
@@ -165,7 +148,7 @@ forEachFront("TCPRoute data plane", (front) => {
   });
 
   test("4 MB each way in order: the client's FIN reaches the backend, its answer comes back whole", async () => {
-    await gateway.apply(model([tcpRoute("sink", [{ backendId: "sink", weight: 1 }])]));
+    await gateway.apply(model([streamRoute("TCPRoute", "sink", [{ backendId: "sink", weight: 1 }])]));
     const upload = new Uint8Array(4 * 1024 * 1024).fill(120);
     const answer = await new Promise<string>((resolve, reject) => {
       const parts: Buffer[] = [];
@@ -181,7 +164,7 @@ forEachFront("TCPRoute data plane", (front) => {
   });
 
   test("a connection silent both ways past the idle timeout is closed and counted; talking keeps it", async () => {
-    await gateway.apply(model([tcpRoute("older", [{ backendId: "one", weight: 1 }])]));
+    await gateway.apply(model([streamRoute("TCPRoute", "older", [{ backendId: "one", weight: 1 }])]));
     const before = gateway.passthrough.stats().get("gateway/test/gw/tcp")?.idleClosed ?? 0;
     const talker = connect({ host: "127.0.0.1", port });
     talker.on("data", () => {});
@@ -214,8 +197,8 @@ forEachFront("TCPRoute data plane", (front) => {
     const stuck = createServer((sock: Socket) => sock.pause());
     await new Promise<void>((r) => stuck.listen(0, "127.0.0.1", () => r()));
     const stuckPort = (stuck.address() as { port: number }).port;
-    const m = model([tcpRoute("stuck", [{ backendId: "stuck", weight: 1 }])]);
-    await gateway.apply({ ...m, backends: { ...m.backends, stuck: backendOf("stuck", stuckPort) } });
+    const m = model([streamRoute("TCPRoute", "stuck", [{ backendId: "stuck", weight: 1 }])]);
+    await gateway.apply({ ...m, backends: { ...m.backends, stuck: backend("stuck", [stuckPort]) } });
     const before = gateway.passthrough.stats().get("gateway/test/gw/tcp")?.bytesToUpstream ?? 0;
     const client = connect({ host: "127.0.0.1", port });
     client.on("error", () => {});

@@ -11,32 +11,18 @@ import dgram from "node:dgram";
 import type { GatewayModel, SNIRoute } from "../../../src/model/index.ts";
 import { setLogSink } from "../../../src/observability/logger.ts";
 import { GatewayServer } from "../../../src/proxy/listeners/server.ts";
+import { backend, streamRoute } from "../../../src/proxy/testing/model.ts";
 import { forEachFront } from "../../helpers/fronts.ts";
 import { startUdpEchoServer, type UdpEchoServer, udpExchange } from "../../helpers/udp-echo-server.ts";
 
 const source = { kind: "Gateway", namespace: "test", name: "gw" } as const;
 const listenerName = "gateway/test/gw/udp";
 
-function backendOf(id: string, port: number) {
-  return {
-    id,
-    service: { namespace: "test", name: id, port: 53 },
-    protocol: "http" as const,
-    endpoints: [{ address: "127.0.0.1", port }],
-  };
-}
-
-function udpRoute(name: string, backends: SNIRoute["backends"]): SNIRoute {
-  return {
-    name: `udproute/test/${name}`,
-    source: { kind: "UDPRoute", namespace: "test", name },
-    hostnames: [{ hostname: "*", match: "Any" }],
-    backends,
-  };
-}
-
-/** One client socket sending `count` datagrams, one at a time; the pods that answered, in order. */
-async function conversation(port: number, count: number): Promise<string[]> {
+/**
+ * One client socket sending `count` datagrams, one at a time; the pods that answered, in order. `keep`
+ * collects the socket instead of closing it, so that no later client gets its port (and so its flow).
+ */
+async function conversation(port: number, count: number, keep?: dgram.Socket[]): Promise<string[]> {
   const s = dgram.createSocket("udp4");
   const answers: string[] = [];
   try {
@@ -54,7 +40,8 @@ async function conversation(port: number, count: number): Promise<string[]> {
       answers.push(echo.pod);
     }
   } finally {
-    s.close();
+    if (keep) keep.push(s);
+    else s.close();
   }
   return answers;
 }
@@ -70,9 +57,9 @@ forEachFront("UDPRoute data plane", (front) => {
   const model = (routes: SNIRoute[], listener = true): GatewayModel => ({
     listeners: [],
     backends: {
-      one: backendOf("one", one.port),
-      two: backendOf("two", two.port),
-      idle: backendOf("idle", idle.port),
+      one: backend("one", [one.port]),
+      two: backend("two", [two.port]),
+      idle: backend("idle", [idle.port]),
     },
     ...(listener
       ? {
@@ -89,7 +76,7 @@ forEachFront("UDPRoute data plane", (front) => {
     two = await startUdpEchoServer({ pod: "two" });
     idle = await startUdpEchoServer({ pod: "idle" });
     gateway = new GatewayServer({ bind: "127.0.0.1", front, udpIdleTimeoutMs: 500 });
-    await gateway.apply(model([udpRoute("older", [{ backendId: "one", weight: 1 }])]));
+    await gateway.apply(model([streamRoute("UDPRoute", "older", [{ backendId: "one", weight: 1 }])]));
     port = gateway.ports().find((p) => p.listener === listenerName)?.port ?? 0;
   });
 
@@ -107,19 +94,24 @@ forEachFront("UDPRoute data plane", (front) => {
   test("two routes: flows go to the oldest; clients split by weight, one flow one backend, weight 0 never", async () => {
     await gateway.apply(
       model([
-        udpRoute("older", [
+        streamRoute("UDPRoute", "older", [
           { backendId: "one", weight: 3 },
           { backendId: "two", weight: 1 },
           { backendId: "idle", weight: 0 },
         ]),
-        udpRoute("newer", [{ backendId: "idle", weight: 1 }]),
+        streamRoute("UDPRoute", "newer", [{ backendId: "idle", weight: 1 }]),
       ]),
     );
     const firsts: string[] = [];
-    for (let i = 0; i < 40; i++) {
-      const pods = await conversation(port, 3);
-      expect(new Set(pods).size).toBe(1);
-      firsts.push(pods[0] as string);
+    const clients: dgram.Socket[] = [];
+    try {
+      for (let i = 0; i < 40; i++) {
+        const pods = await conversation(port, 3, clients);
+        expect(new Set(pods).size).toBe(1);
+        firsts.push(pods[0] as string);
+      }
+    } finally {
+      for (const c of clients) c.close();
     }
     const count = (p: string) => firsts.filter((x) => x === p).length;
     expect([count("one"), count("two"), count("idle")]).toEqual([30, 10, 0]);
@@ -128,7 +120,7 @@ forEachFront("UDPRoute data plane", (front) => {
   test("a refused backendRef's share gets no answer, never the valid backend's", async () => {
     await gateway.apply(
       model([
-        udpRoute("half", [
+        streamRoute("UDPRoute", "half", [
           { backendId: "one", weight: 1 },
           { backendId: "other/ns:53", weight: 1, refused: true },
         ]),
@@ -146,7 +138,7 @@ forEachFront("UDPRoute data plane", (front) => {
   });
 
   test("an idle flow is closed and counted; the counters say what went through", async () => {
-    await gateway.apply(model([udpRoute("older", [{ backendId: "one", weight: 1 }])]));
+    await gateway.apply(model([streamRoute("UDPRoute", "older", [{ backendId: "one", weight: 1 }])]));
     const before = gateway.passthrough.stats().get(listenerName);
     const idleBefore = before?.idleClosed ?? 0;
     expect(await conversation(port, 1)).toEqual(["one"]);
