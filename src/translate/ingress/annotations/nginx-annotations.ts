@@ -16,43 +16,17 @@
 // Built where the Kubernetes source reads the annotations that name other objects.
 export { NGINX_PREFIX } from "../../../sources/nginx-references.ts";
 
-export type AnnotationSupport = "honoured" | "refused" | "not-yet" | "no-effect";
+import {
+  type AnnotationEntry,
+  guard,
+  honoured,
+  honouredGuard,
+  notYet,
+  refused,
+  tuning,
+} from "../annotation-entry.ts";
 
-export interface AnnotationEntry {
-  readonly support: AnnotationSupport;
-  /** What Gatehouse does (honoured), or what differs from ingress-nginx (refused, not-yet). */
-  readonly note: string;
-  /** An access control: not enforced means the Ingress's paths answer 403 (audit.ts). */
-  readonly guard?: true;
-  /** Values that ask for nothing, lower-case. */
-  readonly off?: readonly string[];
-}
-
-const honoured = (note: string): AnnotationEntry => ({ support: "honoured", note });
-const refused = (note: string, guard?: true): AnnotationEntry => ({
-  support: "refused",
-  note,
-  ...(guard ? { guard } : {}),
-});
-const notYet = (note: string, off?: readonly string[]): AnnotationEntry => ({
-  support: "not-yet",
-  note,
-  ...(off ? { off } : {}),
-});
-const tuning = (note: string): AnnotationEntry => ({ support: "no-effect", note });
-/** An access control Gatehouse enforces: still a guard, so a key spelled in the wrong case fails closed. */
-const honouredGuard = (note: string, off?: readonly string[]): AnnotationEntry => ({
-  support: "honoured",
-  note,
-  guard: true,
-  ...(off ? { off } : {}),
-});
-const guard = (note: string, off?: readonly string[]): AnnotationEntry => ({
-  support: "not-yet",
-  note,
-  guard: true,
-  ...(off ? { off } : {}),
-});
+export type { AnnotationEntry, AnnotationSupport } from "../annotation-entry.ts";
 
 const snippet = "nginx configuration text is never run (configuration never becomes code in Gatehouse)";
 const sticky = (what: string) => honoured(`session affinity (docs/load-balancing.md): ${what}`);
