@@ -1,6 +1,15 @@
 /** Command line and environment of `bun run bench`. */
 
-export const sectionNames = ["proxy", "https", "guards", "matcher", "apply", "memory", "startup"] as const;
+export const sectionNames = [
+  "proxy",
+  "https",
+  "guards",
+  "streams",
+  "matcher",
+  "apply",
+  "memory",
+  "startup",
+] as const;
 export type SectionName = (typeof sectionNames)[number];
 
 export interface BenchArgs {

@@ -3,6 +3,7 @@
  *   proxy    Gatehouse / nginx / direct, N=1 and N=cores workers (proxy.ts)
  *   https    Gatehouse (both fronts) / nginx terminating TLS: keep-alive, new connections (https.ts)
  *   guards   JWT, rate-limit, basic-auth (and under a flood) and API-key rows against the same route unguarded (guards.ts)
+ *   streams  a TCP listener's byte pipe (TCPRoute) / nginx stream / direct, over keep-alive connections (streams.ts)
  *   matcher  route lookup at 10…100k routes (matcher.ts)
  *   apply    a config change at 10k routes, in process and end to end (apply.ts)
  *   memory   RSS at 10k routes, beside nginx (memory.ts)
@@ -23,6 +24,7 @@ import { memorySection } from "./memory.ts";
 import { Processes } from "./procs.ts";
 import { proxySection } from "./proxy.ts";
 import { startupSection } from "./startup.ts";
+import { streamsSection } from "./streams.ts";
 
 let args: ReturnType<typeof parseBenchArgs>;
 try {
@@ -37,6 +39,7 @@ const sections: Record<SectionName, { title: string; run: (ctx: BenchContext) =>
     proxy: { title: "proxy", run: proxySection },
     https: { title: "https (TLS termination)", run: httpsSection },
     guards: { title: "guards (JWT, rate limit, basic auth, API keys)", run: guardsSection },
+    streams: { title: "streams (TCPRoute byte pipe)", run: streamsSection },
     matcher: { title: "matcher", run: matcherSection },
     apply: { title: "config change", run: applySection },
     memory: { title: "memory", run: memorySection },

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Everything the tests need on a fresh machine with only Node.js and npm: Bun (from npm), then the
-# Debian packages the suites start for real (redis-server; nginx and wrk for the benchmark's smoke run;
+# Debian packages the suites start for real (redis-server; nginx, its stream module and wrk for the
+# benchmark's smoke run;
 # openssl for the conformance certificates; slowhttptest for the slow-client suite; chromium for the
 # dashboard's browser test),
 # the kernel setting certificate rotation relies on (net.ipv4.tcp_migrate_req), then the project's
@@ -18,6 +19,10 @@ need=()
 command -v redis-server >/dev/null 2>&1 || need+=(redis-server)
 command -v nginx >/dev/null 2>&1 || need+=(nginx-light)
 command -v wrk >/dev/null 2>&1 || need+=(wrk)
+# The streams benchmark's peer is nginx's stream {} proxy, a dynamic module in Debian's nginx.
+if ! nginx -V 2>&1 | grep -q -- '--with-stream '; then
+  [ -f /usr/lib/nginx/modules/ngx_stream_module.so ] || need+=(libnginx-mod-stream)
+fi
 # The conformance suites make their certificates with it and ask s_client what a server requests.
 command -v openssl >/dev/null 2>&1 || need+=(openssl)
 # The slow-client suite attacks the gateway with it (slow headers, bodies and reads).
