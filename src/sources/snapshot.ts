@@ -8,6 +8,7 @@ import type {
   Namespace,
   ReferenceGrant,
 } from "./schema/gateway.ts";
+import type { GRPCRoute } from "./schema/grpcroute.ts";
 import type { Ingress, IngressClass } from "./schema/networking.ts";
 import type { RateLimitPolicy } from "./schema/policies.ts";
 import type { HTTPRouteFilterObject } from "./schema/route-filter.ts";
@@ -36,6 +37,8 @@ export interface ResourceSnapshot {
   /** ListenerSets: listeners added to the Gateways that admit them (`spec.allowedListeners`). */
   readonly listenerSets: readonly ListenerSet[];
   readonly httpRoutes: readonly HTTPRoute[];
+  /** GRPCRoutes: gRPC methods routed on HTTP and HTTPS listeners, translated into the same routes. */
+  readonly grpcRoutes: readonly GRPCRoute[];
   /** TLSRoutes (any served version), routed by SNI on TLS Passthrough listeners. */
   readonly tlsRoutes: readonly TLSRoute[];
   /** TCPRoutes (v1 or v1alpha2): every connection to a TCP listener piped to one backend. */
@@ -78,6 +81,7 @@ export const emptySnapshot: ResourceSnapshot = {
   gateways: [],
   listenerSets: [],
   httpRoutes: [],
+  grpcRoutes: [],
   tlsRoutes: [],
   tcpRoutes: [],
   udpRoutes: [],

@@ -63,6 +63,7 @@ export const defaultResources: readonly ResourceDef[] = [
   def("gateway.networking.k8s.io", "v1", "gatewayclasses", "GatewayClass", false, true),
   def("gateway.networking.k8s.io", "v1", "gateways", "Gateway", true, true),
   def("gateway.networking.k8s.io", "v1", "httproutes", "HTTPRoute", true, true),
+  def("gateway.networking.k8s.io", "v1", "grpcroutes", "GRPCRoute", true, true),
   def("gateway.networking.k8s.io", "v1", "tlsroutes", "TLSRoute", true, true),
   def("gateway.networking.k8s.io", "v1", "tcproutes", "TCPRoute", true, true),
   def("gateway.networking.k8s.io", "v1", "listenersets", "ListenerSet", true, true),

@@ -7,6 +7,7 @@
  */
 import type { Http2ServerRequest, Http2ServerResponse } from "node:http2";
 import { Readable } from "node:stream";
+import { keepRequestTrailers, responseTrailers } from "../request/upstream-h2c.ts";
 import type { ProxyServer } from "../request/websocket/relay.ts";
 
 /** What the request path learns of the client's connection (a TLSSocket, or h2c's link to a raw socket). */
@@ -57,7 +58,10 @@ export function toRequest(
     init.body = Readable.toWeb(req as unknown as Readable) as unknown as ReadableStream<Uint8Array>;
     init.duplex = "half";
   }
-  return new Request(`${scheme}://${host || "invalid"}${target}`, init);
+  const request = new Request(`${scheme}://${host || "invalid"}${target}`, init);
+  // The client's trailer fields, known once its body has been read, go on to an h2c backend.
+  if (hasBody) keepRequestTrailers(request, () => req.trailers);
+  return request;
 }
 
 /**
@@ -85,7 +89,8 @@ export function serverFacade(socketOf: (req: Request) => PeerSocket | undefined)
 }
 
 /**
- * Writes `out` to the client, streaming its body with backpressure. `gone` is aborted when the client
+ * Writes `out` to the client, streaming its body with backpressure, then the backend's trailer fields
+ * when it sent some (an h2c backend's: gRPC status). `gone` is aborted when the client
  * goes away (the response's `close` before it finished): a destroyed HTTP/2 stream neither throws on
  * write nor emits `close` again, so that signal, not the response, says when to stop. Resolves when the
  * response is written or abandoned; never rejects.
@@ -113,6 +118,12 @@ export async function writeResponse(
   const cancel = () => void reader?.cancel().catch(() => {});
   gone.addEventListener("abort", cancel);
   try {
+    if (body === null && !head && res.stream !== undefined && headers["grpc-status"] !== undefined) {
+      // gRPC "Trailers-Only": the status in a head that ends the stream, as gRPC clients read it (a head
+      // then an empty DATA frame, which compat's writeHead + end sends, is a call without status).
+      res.stream.respond({ ":status": out.status, ...headers }, { endStream: true });
+      return;
+    }
     res.writeHead(out.status, headers);
     if (reader === undefined) {
       if (body !== null) void body.cancel().catch(() => {});
@@ -128,6 +139,9 @@ export async function writeResponse(
       }
       if (!res.write(value)) await drained(res, gone);
     }
+    // The backend's trailer fields (gRPC's status), known now that its body ended (upstream-h2c.ts).
+    const trailers = responseTrailers(out);
+    if (trailers !== undefined && !gone.aborted) res.addTrailers(trailers);
     if (!gone.aborted) res.end();
   } catch {
     // The upstream body failed mid-way (or the client went away): the status may be sent, so reset.

@@ -1,9 +1,11 @@
 /**
  * The Hono app of one listener: a single catch-all handler, so Hono stays a thin shell (error hook,
- * a place for later middleware) and the hot path is `handleRequest`.
+ * a place for later middleware) and the hot path is `handleRequest`. An error the gateway answers to a
+ * gRPC call leaves as a gRPC status (request/grpc/status.ts).
  */
 import { Hono } from "hono";
 import { limitedLog } from "../../observability/log-limit.ts";
+import { asGrpcAnswer } from "../request/grpc/status.ts";
 import { handleRequest } from "../request/handler.ts";
 import { errorResponse } from "../request/responses.ts";
 import type { ProxyServer } from "../request/websocket/relay.ts";
@@ -16,14 +18,19 @@ export function createListenerApp(state: ListenerState): ListenerApp {
   app.all("*", (c): Response | Promise<Response> => {
     const req = c.req.raw;
     const observer = state.settings.observer;
-    if (observer === undefined) return handleRequest(req, c.env, state, undefined);
+    if (observer === undefined) {
+      const out = handleRequest(req, c.env, state, undefined);
+      return out instanceof Response ? asGrpcAnswer(req, out) : out.then((res) => asGrpcAnswer(req, res));
+    }
     const info = observer.begin(req);
     const out = handleRequest(req, c.env, state, info);
     if (out instanceof Response) {
-      observer.end(info, req, out);
-      return out;
+      const res = asGrpcAnswer(req, out);
+      observer.end(info, req, res);
+      return res;
     }
-    return out.then((res): Response => {
+    return out.then((answer): Response => {
+      const res = asGrpcAnswer(req, answer);
       observer.end(info, req, res);
       return res;
     });

@@ -8,7 +8,8 @@
  * a streamed body is abandoned when the upstream stops taking it for `sendGapMs` (upload-watch.ts), and an
  * endpoint that cannot be connected to within `connectMs` is found as connect-watch.ts says.
  * `backendRequestMs` bounds each attempt (the route's `requestMs`, then the gateway default, when
- * unset); `requestMs` bounds all attempts and backoffs together; 0 disables either. Failures map to 502
+ * unset); `requestMs` bounds all attempts and backoffs together; 0 disables either; a gRPC call's
+ * `grpc-timeout` (to an h2c backend) bounds them all as well. Failures map to 502
  * (connect/reset) and 504 (timeout), each failed attempt reported to the observer; a client that
  * disconnects first cancels the upstream request (not an upstream error).
  * Retries (the route's codes, connect errors, timeouts only when 504 is listed) happen only for requests
@@ -20,6 +21,7 @@ import type { LimitedLog } from "../../observability/log-limit.ts";
 import type { RequestContext } from "../filters/filter-types.ts";
 import { type ChoiceLease, type CompiledBackend, type CompiledRoute, nextEndpoint } from "../table.ts";
 import { watchConnect } from "./connect-watch.ts";
+import { grpcTimeoutMs } from "./grpc/timeout.ts";
 import { stripHopByHop } from "./hop-by-hop.ts";
 import type { RequestObserver } from "./observer.ts";
 import { readBodyWithin } from "./read-body.ts";
@@ -70,7 +72,13 @@ export async function forward(
   const attemptMs = limit(t?.backendRequestMs ?? t?.requestMs ?? defaultTimeoutMs);
   const sendGapMs = t?.sendGapMs !== undefined ? limit(t.sendGapMs) : buffering.sendGapMs;
   const connectMs = t?.connectMs !== undefined ? limit(t.connectMs) : Number.POSITIVE_INFINITY;
-  const deadline = t?.requestMs ? performance.now() + t.requestMs : Number.POSITIVE_INFINITY;
+  const started = performance.now();
+  // A gRPC call's own time (grpc/timeout.ts) bounds every attempt too, as the route's request timeout does.
+  const grpcMs = backend.h2c ? grpcTimeoutMs(ctx.headers.get("grpc-timeout")) : undefined;
+  const deadline = Math.min(
+    t?.requestMs ? started + t.requestMs : Number.POSITIVE_INFINITY,
+    grpcMs !== undefined ? started + grpcMs : Number.POSITIVE_INFINITY,
+  );
   const retry = route.retry;
   const attempts = retry !== undefined && body === null ? 1 + Math.max(0, retry.attempts) : 1;
   for (let attempt = 1; ; attempt++) {
@@ -116,6 +124,7 @@ export async function forward(
             headers: ctx.headers,
             body: upload instanceof ReadableStream ? upload : req.body,
             signal: ctrl.signal,
+            request: req,
           })
         : await fetch(base + ctx.path + ctx.query, {
             method: req.method,

@@ -2,13 +2,23 @@
 /** The media type of the plain-text answers the gateway writes itself. */
 export const PLAIN_TEXT = "text/plain; charset=utf-8";
 
+/** Every answer made here, so that a gRPC client gets it as a gRPC status (grpc/status.ts). */
+const made = new WeakSet<Response>();
+
 export function textResponse(
   status: number,
   body: string,
   serverHeader: string,
   contentType = PLAIN_TEXT,
 ): Response {
-  return new Response(body, { status, headers: { "content-type": contentType, server: serverHeader } });
+  const res = new Response(body, { status, headers: { "content-type": contentType, server: serverHeader } });
+  made.add(res);
+  return res;
+}
+
+/** Whether the gateway made `res` itself (textResponse, errorResponse), rather than relaying a backend's. */
+export function madeByGateway(res: Response): boolean {
+  return made.has(res);
 }
 
 export const STATUS_TEXT: Readonly<Record<number, string>> = {

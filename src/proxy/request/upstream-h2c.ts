@@ -7,10 +7,42 @@
  * `h2cFetch` has `fetch`'s contract so the forwarder's timeouts, retries and client-abort handling apply
  * unchanged: it resolves with a streaming Response once the response headers arrive and rejects when the
  * stream fails before that. Bodies stream both ways with backpressure (pause/resume on the h2 stream).
+ *
+ * Trailers (gRPC's `grpc-status` and `grpc-message` come in them): a fetch Response has none, so the
+ * trailer fields the backend sends are kept beside the Response's body stream (`responseTrailers`), which
+ * the HTTP/2 writer (h2/bridge.ts) sends on after the body. Keyed by the body stream, not the Response:
+ * a Response rebuilt around the same body keeps them. A response whose head ends the stream (gRPC's
+ * "Trailers-Only" errors) has a null body, so that it leaves the same way. Bun's node:http2 does both:
+ * measured in docs/http.md ("Trailers").
  */
 import { type ClientHttp2Session, type ClientHttp2Stream, connect, constants } from "node:http2";
 
 const sessions = new Map<string, ClientHttp2Session>();
+
+/** Trailer fields of the upstream responses whose bodies are being read, by body stream. */
+const trailersByBody = new WeakMap<ReadableStream<Uint8Array>, Record<string, string | string[]>>();
+
+/** How to read the trailer fields a client sent after a request's body, by Request (h2/bridge.ts). */
+const trailersByRequest = new WeakMap<Request, () => Record<string, string | string[] | undefined>>();
+
+/**
+ * Tells h2cFetch where the trailer fields of `request` will be once its body has been read: a client's
+ * over HTTP/2 (node:http2 gives them after the body). A fetch Request has no trailers of its own.
+ */
+export function keepRequestTrailers(
+  request: Request,
+  read: () => Record<string, string | string[] | undefined>,
+): void {
+  trailersByRequest.set(request, read);
+}
+
+/**
+ * The trailer fields the backend sent after `res`'s body, once that body has been read to its end;
+ * undefined when it sent none (or `res` did not come from an h2c backend).
+ */
+export function responseTrailers(res: Response): Record<string, string | string[]> | undefined {
+  return res.body === null ? undefined : trailersByBody.get(res.body);
+}
 
 /** Connection-specific headers HTTP/2 forbids (RFC 9113 §8.2.2); hop-by-hop ones are already gone. */
 const FORBIDDEN = new Set([
@@ -43,6 +75,8 @@ export interface H2cInit {
   readonly headers: Headers;
   readonly body: ReadableStream<Uint8Array> | null;
   readonly signal: AbortSignal;
+  /** The client's request, whose trailer fields (keepRequestTrailers) follow the body upstream. */
+  readonly request?: Request;
 }
 
 /** `base` is `http://ip:port`, `target` the path and query. */
@@ -57,9 +91,19 @@ export function h2cFetch(base: string, target: string, init: H2cInit): Promise<R
     init.headers.forEach((v, k) => {
       if (!FORBIDDEN.has(k)) req[k] = v;
     });
+    // The one TE HTTP/2 allows; gRPC servers may refuse a call without it (gRPC over HTTP/2, "Requests").
+    if (init.headers.get("content-type")?.startsWith("application/grpc")) req.te = "trailers";
     let stream: ClientHttp2Stream;
     try {
-      stream = sessionFor(base).request(req, { endStream: init.body === null, signal: init.signal });
+      const trailers =
+        init.body === null || init.request === undefined ? undefined : trailersByRequest.get(init.request);
+      stream = sessionFor(base).request(req, {
+        endStream: init.body === null,
+        signal: init.signal,
+        ...(trailers !== undefined ? { waitForTrailers: true } : {}),
+      });
+      // Read once the body has been sent, when the client's trailers are in (none: an empty block).
+      if (trailers !== undefined) stream.once("wantTrailers", () => sendTrailers(stream, trailers()));
     } catch (err) {
       reject(err);
       return;
@@ -67,7 +111,7 @@ export function h2cFetch(base: string, target: string, init: H2cInit): Promise<R
     // A stream error after the response (a reset mid-body) must not become an uncaught exception.
     stream.on("error", noop);
     stream.once("error", reject);
-    stream.once("response", (h) => {
+    stream.once("response", (h, flags) => {
       stream.off("error", reject);
       const status = Number(h[":status"]);
       const headers = new Headers();
@@ -76,7 +120,9 @@ export function h2cFetch(base: string, target: string, init: H2cInit): Promise<R
         if (Array.isArray(v)) for (const x of v) headers.append(k, x);
         else headers.set(k, String(v));
       }
-      const empty = init.method === "HEAD" || status === 204 || status === 304;
+      // END_STREAM on the head: nothing follows, not even trailers (gRPC "Trailers-Only").
+      const ended = (flags & constants.NGHTTP2_FLAG_END_STREAM) !== 0;
+      const empty = ended || init.method === "HEAD" || status === 204 || status === 304;
       if (empty) stream.resume();
       resolve(new Response(empty ? null : bodyOf(stream), { status, headers }));
     });
@@ -85,6 +131,20 @@ export function h2cFetch(base: string, target: string, init: H2cInit): Promise<R
 }
 
 function noop(): void {}
+
+function sendTrailers(
+  stream: ClientHttp2Stream,
+  fields: Record<string, string | string[] | undefined>,
+): void {
+  const out: Record<string, string | string[]> = {};
+  for (const [k, v] of Object.entries(fields))
+    if (v !== undefined && k.charCodeAt(0) !== 58 && !FORBIDDEN.has(k)) out[k] = v;
+  try {
+    stream.sendTrailers(out);
+  } catch {
+    if (!stream.destroyed) stream.close(constants.NGHTTP2_INTERNAL_ERROR);
+  }
+}
 
 async function sendBody(body: ReadableStream<Uint8Array>, stream: ClientHttp2Stream): Promise<void> {
   try {
@@ -99,8 +159,14 @@ async function sendBody(body: ReadableStream<Uint8Array>, stream: ClientHttp2Str
 }
 
 function bodyOf(stream: ClientHttp2Stream): ReadableStream<Uint8Array> {
-  return new ReadableStream<Uint8Array>({
+  const body: ReadableStream<Uint8Array> = new ReadableStream<Uint8Array>({
     start(c) {
+      // Node and Bun emit `trailers` before `end`: they are known once the body has been read.
+      stream.once("trailers", (t) => {
+        const fields: Record<string, string | string[]> = {};
+        for (const [k, v] of Object.entries(t)) if (v !== undefined && k.charCodeAt(0) !== 58) fields[k] = v;
+        trailersByBody.set(body, fields);
+      });
       stream.on("data", (chunk: Buffer) => {
         c.enqueue(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength));
         if ((c.desiredSize ?? 0) <= 0) stream.pause();
@@ -115,6 +181,7 @@ function bodyOf(stream: ClientHttp2Stream): ReadableStream<Uint8Array> {
       if (!stream.destroyed) stream.close(constants.NGHTTP2_CANCEL);
     },
   });
+  return body;
 }
 
 /** Closes every h2c session (when the gateway stops). */

@@ -106,7 +106,7 @@ export async function loadFiles(paths: readonly string[]): Promise<FolderLoad> {
 
 /**
  * Log a load: one `warn` per error; one `warn` per object of a Gateway API kind Gatehouse does not
- * serve (a GRPCRoute, a ListenerSet…) and per served object with unknown fields, the first time `seen`
+ * serve (a BackendTLSPolicy…) and per served object with unknown fields, the first time `seen`
  * meets it (every time without `seen`); and one `info` per other unknown kind (with how many objects and
  * which files), so a folder full of Deployments does not flood the log.
  */

@@ -18,6 +18,7 @@ const empty = {
   GatewayClass: [],
   Gateway: [],
   HTTPRoute: [],
+  GRPCRoute: [],
   TLSRoute: [],
   ListenerSet: [],
   TCPRoute: [],

@@ -225,7 +225,10 @@ export class KubernetesSource {
     let services: Set<string> | undefined;
     const relevant = (kind: string, o: RawObject): boolean => {
       if (kind !== "BackendTLSPolicy") return attachesToOurs(o, gateways);
-      services ??= servicesOfOurRoutes([...this.objects("HTTPRoute"), ...this.objects("TLSRoute")], gateways);
+      services ??= servicesOfOurRoutes(
+        [...this.objects("HTTPRoute"), ...this.objects("GRPCRoute"), ...this.objects("TLSRoute")],
+        gateways,
+      );
       return targetsOurServices(o, services);
     };
     return this.#skippedInformers.flatMap((i) =>

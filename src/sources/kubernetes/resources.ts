@@ -21,6 +21,7 @@ export const watchedResources: Readonly<Record<KnownKind, ApiResource>> = {
   GatewayClass: res("GatewayClass", "gateway.networking.k8s.io", "v1", "gatewayclasses", false),
   Gateway: res("Gateway", "gateway.networking.k8s.io", "v1", "gateways", true),
   HTTPRoute: res("HTTPRoute", "gateway.networking.k8s.io", "v1", "httproutes", true),
+  GRPCRoute: res("GRPCRoute", "gateway.networking.k8s.io", "v1", "grpcroutes", true),
   TLSRoute: res("TLSRoute", "gateway.networking.k8s.io", "v1", "tlsroutes", true),
   ListenerSet: res("ListenerSet", "gateway.networking.k8s.io", "v1", "listenersets", true),
   TCPRoute: res("TCPRoute", "gateway.networking.k8s.io", "v1", "tcproutes", true),
@@ -53,7 +54,6 @@ export const mayBeForbidden: ReadonlySet<KnownKind> = new Set<KnownKind>(["Confi
  * not installed, or that RBAC does not let us list, just goes unreported (said once in the log).
  */
 export const skippedResources: readonly ApiResource[] = [
-  res("GRPCRoute", "gateway.networking.k8s.io", "v1", "grpcroutes", true),
   res("BackendTLSPolicy", "gateway.networking.k8s.io", "v1", "backendtlspolicies", true),
 ];
 
@@ -65,6 +65,7 @@ export const statusResources: Readonly<Record<string, ApiResource>> = {
   GatewayClass: watchedResources.GatewayClass,
   Gateway: watchedResources.Gateway,
   HTTPRoute: watchedResources.HTTPRoute,
+  GRPCRoute: watchedResources.GRPCRoute,
   TLSRoute: watchedResources.TLSRoute,
   ListenerSet: watchedResources.ListenerSet,
   TCPRoute: watchedResources.TCPRoute,

@@ -5,7 +5,7 @@
  * that asks something of Gatehouse is reported:
  * - a route or ListenerSet whose parentRefs (or ListenerSet parentRef) name one of our Gateways (a
  *   Gateway whose GatewayClass names our controller);
- * - a BackendTLSPolicy that targets a Service one of our Gateways' HTTPRoutes or TLSRoutes sends to,
+ * - a BackendTLSPolicy that targets a Service one of our Gateways' HTTPRoutes, GRPCRoutes or TLSRoutes sends to,
  *   since Gatehouse then speaks plain HTTP where TLS was asked for.
  */
 import type { RawObject } from "./informer.ts";

@@ -21,7 +21,7 @@ const objectRef = z
   .object({ group: optStr, kind: optStr, name: str, namespace: optStr, port: int.optional() })
   .loose();
 
-const gatewayTyped = <K extends string, S extends z.ZodType>(kind: K, spec: S) =>
+export const gatewayTyped = <K extends string, S extends z.ZodType>(kind: K, spec: S) =>
   z
     .object({
       apiVersion: z.enum(["gateway.networking.k8s.io/v1", "gateway.networking.k8s.io/v1beta1"]),
@@ -142,7 +142,7 @@ const headerFilter = z
   .loose();
 const pathModifier = z.object({ type: str, replaceFullPath: optStr, replacePrefixMatch: optStr }).loose();
 
-const httpRouteFilter = z
+export const httpRouteFilter = z
   .object({
     type: str,
     requestHeaderModifier: headerFilter.optional(),
@@ -182,7 +182,7 @@ const httpRouteFilter = z
   .loose();
 export type HTTPRouteFilter = z.infer<typeof httpRouteFilter>;
 
-const valueMatch = z.object({ type: optStr, name: str, value: str }).loose();
+export const valueMatch = z.object({ type: optStr, name: str, value: str }).loose();
 const httpRouteMatch = z
   .object({
     path: z.object({ type: optStr, value: optStr }).loose().optional(),
@@ -193,7 +193,7 @@ const httpRouteMatch = z
   .loose();
 export type HTTPRouteMatch = z.infer<typeof httpRouteMatch>;
 
-const httpBackendRef = objectRef.extend({
+export const httpBackendRef = objectRef.extend({
   weight: int.optional(),
   filters: z.array(httpRouteFilter).optional(),
 });
@@ -216,7 +216,7 @@ const httpRouteRule = z
   .loose();
 export type HTTPRouteRule = z.infer<typeof httpRouteRule>;
 
-const parentRef = z
+export const parentRef = z
   .object({
     group: optStr,
     kind: optStr,

@@ -3,6 +3,7 @@ import type { ResourceSnapshot } from "../snapshot.ts";
 import type * as AuthPolicySchemas from "./auth-policy.ts";
 import type * as CoreSchemas from "./core.ts";
 import type * as GatewaySchemas from "./gateway.ts";
+import type * as GRPCRouteSchemas from "./grpcroute.ts";
 import type * as NetworkingSchemas from "./networking.ts";
 import type * as PolicySchemas from "./policies.ts";
 import type * as RouteFilterSchemas from "./route-filter.ts";
@@ -19,6 +20,7 @@ const modules = {
   authPolicy: () => require("./auth-policy.ts") as typeof AuthPolicySchemas,
   core: () => require("./core.ts") as typeof CoreSchemas,
   gateway: () => require("./gateway.ts") as typeof GatewaySchemas,
+  grpcRoute: () => require("./grpcroute.ts") as typeof GRPCRouteSchemas,
   networking: () => require("./networking.ts") as typeof NetworkingSchemas,
   policies: () => require("./policies.ts") as typeof PolicySchemas,
   routeFilter: () => require("./route-filter.ts") as typeof RouteFilterSchemas,
@@ -86,6 +88,12 @@ export const knownKinds = {
     field: "httpRoutes",
     get schema() {
       return modules.gateway().httpRoute;
+    },
+  },
+  GRPCRoute: {
+    field: "grpcRoutes",
+    get schema() {
+      return modules.grpcRoute().grpcRoute;
     },
   },
   ListenerSet: {
@@ -180,6 +188,7 @@ export const lenientKinds: ReadonlySet<KnownKind> = new Set<KnownKind>([
   "GatewayClass",
   "Gateway",
   "HTTPRoute",
+  "GRPCRoute",
   "TLSRoute",
   "ListenerSet",
   "TCPRoute",

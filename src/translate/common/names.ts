@@ -82,6 +82,11 @@ export function httpRouteName(namespace: string, name: string): string {
   return `httproute/${namespace}/${name}`;
 }
 
+/** `grpcroute/<ns>/<name>`: the prefix of every route a GRPCRoute makes (rules and matches as HTTPRoute's). */
+export function grpcRouteName(namespace: string, name: string): string {
+  return `grpcroute/${namespace}/${name}`;
+}
+
 /** `httproute/<ns>/<name>/rule/<i>/match/<j>`: one route per HTTPRoute rule match. */
 export function httpRouteMatchName(routeName: string, rule: number, match: number): string {
   return `${routeName}/rule/${rule}/match/${match}`;
@@ -144,6 +149,12 @@ export function backendId(
 ): string {
   // A Service may have a TCP and a UDP port of one number (DNS): a UDP backend is its own.
   return `${namespace}/${service}:${port}${protocol === "UDP" ? "/udp" : ""}`;
+}
+
+/** `<backend id>/h2c`: a Service port a GRPCRoute names without appProtocol `kubernetes.io/h2c`, spoken
+ * to with h2c all the same (gRPC has no HTTP/1.1 form), apart from the HTTP/1.1 backend of that port. */
+export function h2cBackendId(id: string): string {
+  return `${id}/h2c`;
 }
 
 /** `<backend id>@cluster-ip`: a backend's Service cluster IP as its one endpoint (`service-upstream`). */

@@ -7,7 +7,8 @@ import type {
   VirtualHost,
 } from "../../model/index.ts";
 import type { ConfigMap, Secret } from "../../sources/schema/core.ts";
-import type { Gateway } from "../../sources/schema/gateway.ts";
+import type { Gateway, HTTPRoute } from "../../sources/schema/gateway.ts";
+import type { GRPCRoute } from "../../sources/schema/grpcroute.ts";
 import type { ResourceSnapshot } from "../../sources/snapshot.ts";
 import { generationOf } from "../../status/conditions.ts";
 import { GatewayReason } from "../../status/reasons.ts";
@@ -22,12 +23,14 @@ import { compareStrings, type SourceOrder } from "../common/sort.ts";
 import { assignAddresses, type GatewayAddress } from "./addresses.ts";
 import { insecureFallbackFields } from "./frontend-validation.ts";
 import { backendClientCertificate } from "./gateway-tls.ts";
+import { type GRPCRouteTranslation, translateGRPCRoute } from "./grpcroute/grpcroute.ts";
 import type { HTTPRouteTranslation } from "./httproute/httproute.ts";
 import { translateHTTPRouteKept } from "./httproute/memo.ts";
 import type { RuleEntry } from "./httproute/rule.ts";
 import { listenerSetStatus, planListenerSets } from "./listener-sets.ts";
 import { isProgrammed, type ListenerPlan, planListeners } from "./listeners.ts";
 import { attachRoute, type GatewayEntry, type ParentResult } from "./route-attachment.ts";
+import { type AttachedHTTPRoute, refuseKindConflicts } from "./route-kind-conflicts.ts";
 import { compareGatewayRoutes } from "./route-precedence.ts";
 import {
   type GatewayConditions,
@@ -82,7 +85,9 @@ const byNsName = <T extends { metadata?: { name?: string; namespace?: string } }
  * The Gateway API half of translation, in a fixed order:
  * 1. our GatewayClasses (`spec.controllerName` = our controller) and the Gateways naming them;
  * 2. each Gateway's listeners validated (listeners.ts) and its address chosen (addresses.ts);
- * 3. each HTTPRoute translated alone (httproute.ts), then attached to our Gateways (route-attachment.ts);
+ * 3. each HTTPRoute and GRPCRoute translated alone (httproute/, grpcroute/), then attached to our Gateways
+ *    (route-attachment.ts), an HTTPRoute and a GRPCRoute on one listener hostname settled by age
+ *    (route-kind-conflicts.ts);
  *    then each TLSRoute and TCPRoute likewise, onto TLS Passthrough and TCP listeners only
  *    (stream-routes/placement.ts);
  * 4. accepted attachments placed on virtual hosts named by hostname intersection, sorted by precedence;
@@ -166,16 +171,33 @@ export function translateGatewayAPI(
   const hosts = new Map<string, Map<string, HostGroup>>(); // `<gw>/<listener>` → hostname → routes
   const backends: Backend[] = [];
   const routeStatuses: ObjectStatus[] = [];
-  for (const route of [...arrayOf(snapshot?.httpRoutes)].filter((r) => r?.metadata).sort(byNsName)) {
+  // HTTPRoutes, then GRPCRoutes: attached first, as a GRPCRoute and an HTTPRoute may not share a hostname.
+  const httpLike: (AttachedHTTPRoute & { t: HTTPRouteTranslation | GRPCRouteTranslation })[] = [];
+  const attachEach = <R extends HTTPRoute | GRPCRoute>(
+    kind: AttachedHTTPRoute["kind"],
+    list: readonly R[] | undefined,
+    translateRoute: (route: R) => HTTPRouteTranslation | GRPCRouteTranslation,
+  ) => {
+    for (const route of [...arrayOf(list)].filter((r) => r?.metadata).sort(byNsName)) {
+      try {
+        const t = translateRoute(route);
+        const parents = attachRoute(t, parentsOf, labelsOf, kind);
+        if (parents.length > 0) httpLike.push({ kind, t, ref: t.ref, order: t.order, parents });
+      } catch (err) {
+        problems.push(internalProblem(sourceRef(kind, route), err));
+      }
+    }
+  };
+  attachEach("HTTPRoute", snapshot?.httpRoutes, (r) => translateHTTPRouteKept(r, index, grants));
+  attachEach("GRPCRoute", snapshot?.grpcRoutes, (r) => translateGRPCRoute(r, index, grants));
+  for (const [i, parents] of refuseKindConflicts(httpLike).entries()) {
+    const { kind, t } = httpLike[i] as (typeof httpLike)[0];
     try {
-      const t = translateHTTPRouteKept(route, index, grants);
-      const parents = attachRoute(t, parentsOf, labelsOf);
-      if (parents.length === 0) continue;
       place(t, parents, attached, hosts);
       if (parents.some((p) => p.accepted.ok)) backends.push(...t.backends);
-      routeStatuses.push(httpRouteStatus(t, parents, opts.gatewayController, generationOf(route)));
+      routeStatuses.push(httpRouteStatus(t, parents, opts.gatewayController, generationOf(t.route), kind));
     } catch (err) {
-      problems.push(internalProblem(sourceRef("HTTPRoute", route), err));
+      problems.push(internalProblem(t.ref, err));
     }
   }
   const stream = (kind: "TLSRoute" | "TCPRoute" | "UDPRoute") =>
@@ -251,7 +273,7 @@ export function translateGatewayAPI(
 
 /** Count accepted attachments and put the route's entries on the virtual hosts of each listener. */
 function place(
-  t: HTTPRouteTranslation,
+  t: HTTPRouteTranslation | GRPCRouteTranslation,
   parents: readonly ParentResult[],
   attached: Map<string, Set<string>>,
   hosts: Map<string, Map<string, HostGroup>>,
@@ -294,7 +316,7 @@ function modelListener(
       routes: [...g.routes.values()]
         .map(({ entry, source }) => ({ ...entry, order: { ...entry, source } }))
         .sort((a, b) => compareGatewayRoutes(a.order, b.order))
-        .map(({ ruleIndex: _r, matchIndex: _m, order: _o, ...route }): Route => route),
+        .map(({ ruleIndex: _r, matchIndex: _m, grpc: _g, order: _o, ...route }): Route => route),
     }));
   return {
     name,

@@ -21,20 +21,21 @@ export type Outcome =
 
 const ok: Outcome = { ok: true };
 const httpRouteKind: RouteKind = { group: gatewayGroup, kind: "HTTPRoute" };
+const grpcRouteKind: RouteKind = { group: gatewayGroup, kind: "GRPCRoute" };
 const tlsRouteKind: RouteKind = { group: gatewayGroup, kind: "TLSRoute" };
 const tcpRouteKind: RouteKind = { group: gatewayGroup, kind: "TCPRoute" };
 const udpRouteKind: RouteKind = { group: gatewayGroup, kind: "UDPRoute" };
 
 /** The route kinds Gatehouse attaches, each to the listener protocol that serves it. */
-export type AttachedKind = "HTTPRoute" | "TLSRoute" | "TCPRoute" | "UDPRoute";
+export type AttachedKind = "HTTPRoute" | "GRPCRoute" | "TLSRoute" | "TCPRoute" | "UDPRoute";
 
-/** The route kind a listener protocol serves (undefined: a protocol Gatehouse does not serve). */
-function servedKind(protocol: string): RouteKind | undefined {
-  if (protocol === "HTTP" || protocol === "HTTPS") return httpRouteKind;
-  if (protocol === "TLS") return tlsRouteKind;
-  if (protocol === "TCP") return tcpRouteKind;
-  if (protocol === "UDP") return udpRouteKind;
-  return undefined;
+/** The route kinds a listener protocol serves (empty: a protocol Gatehouse does not serve). */
+function servedKinds(protocol: string): readonly RouteKind[] {
+  if (protocol === "HTTP" || protocol === "HTTPS") return [httpRouteKind, grpcRouteKind];
+  if (protocol === "TLS") return [tlsRouteKind];
+  if (protocol === "TCP") return [tcpRouteKind];
+  if (protocol === "UDP") return [udpRouteKind];
+  return [];
 }
 /** At most this many listeners per Gateway (CRD MaxItems). */
 export const maxListeners = 64;
@@ -139,8 +140,8 @@ export interface PlanContext {
 
 export function planListener(l: GatewayListener, ctx: PlanContext): ListenerPlan {
   const { namespace, secrets, grants, nowMs } = ctx;
-  const served = servedKind(l.protocol);
-  const supported = served !== undefined;
+  const served = servedKinds(l.protocol);
+  const supported = served.length > 0;
   const base = { name: l.name, spec: l, port: l.port, protocol: l.protocol };
   const kinds = routeKinds(l, served);
   const fail = (reason: string, message: string): Outcome => ({ ok: false, reason, message });
@@ -202,7 +203,7 @@ export function planListener(l: GatewayListener, ctx: PlanContext): ListenerPlan
     kinds.invalid.length > 0
       ? fail(
           ListenerReason.InvalidRouteKinds,
-          `allowedRoutes.kinds: ${kinds.invalid.join(", ")} not supported; supported: ${served?.kind ?? "none"}`,
+          `allowedRoutes.kinds: ${kinds.invalid.join(", ")} not supported; supported: ${served.map((k) => k.kind).join(", ") || "none"}`,
         )
       : ok;
   const caFailure = l.protocol === "HTTPS" ? ctx.frontend?.failure : undefined;
@@ -225,22 +226,23 @@ export function planListener(l: GatewayListener, ctx: PlanContext): ListenerPlan
 }
 
 /**
- * allowedRoutes.kinds split into what the protocol serves (`served`: HTTPRoute on HTTP/HTTPS, TLSRoute
- * on TLS, TCPRoute on TCP, UDPRoute on UDP; undefined for a protocol we do not serve) and what we refuse.
+ * allowedRoutes.kinds split into what the protocol serves (`served`: HTTPRoute and GRPCRoute on
+ * HTTP/HTTPS, TLSRoute on TLS, TCPRoute on TCP, UDPRoute on UDP; none for a protocol we do not serve) and
+ * what we refuse. A kind given twice counts once.
  */
 function routeKinds(
   l: GatewayListener,
-  served: RouteKind | undefined,
+  served: readonly RouteKind[],
 ): { valid: RouteKind[]; invalid: string[] } {
   const given = l.allowedRoutes?.kinds;
-  if (given === undefined) return { valid: served ? [served] : [], invalid: [] };
+  if (given === undefined) return { valid: [...served], invalid: [] };
   const valid: RouteKind[] = [];
   const invalid: string[] = [];
   for (const k of given) {
     const group = k.group ?? gatewayGroup;
-    if (served && group === served.group && k.kind === served.kind) {
-      if (valid.length === 0) valid.push(served);
-    } else invalid.push(`${group}/${k.kind}`);
+    const kind = served.find((s) => s.group === group && s.kind === k.kind);
+    if (kind === undefined) invalid.push(`${group}/${k.kind}`);
+    else if (!valid.includes(kind)) valid.push(kind);
   }
   return { valid, invalid };
 }

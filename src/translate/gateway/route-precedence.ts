@@ -1,5 +1,6 @@
 import type { RouteMatch } from "../../model/index.ts";
 import { compareSourceAge, compareStrings, type SourceOrder } from "../common/sort.ts";
+import type { GRPCMethodOrder } from "./grpcroute/method-match.ts";
 
 /** What decides an HTTPRoute match's place among all routes of one virtual host. */
 export interface GatewayRouteOrder {
@@ -7,6 +8,8 @@ export interface GatewayRouteOrder {
   readonly source: SourceOrder;
   readonly ruleIndex: number;
   readonly matchIndex: number;
+  /** Set for a GRPCRoute's match (grpcroute/method-match.ts). */
+  readonly grpc?: GRPCMethodOrder;
 }
 
 const pathRank = { Exact: 0, Prefix: 1, RegularExpression: 2 } as const;
@@ -21,6 +24,7 @@ const pathRank = { Exact: 0, Prefix: 1, RegularExpression: 2 } as const;
  * 5. rule order, then match order within the route.
  */
 export function compareGatewayRoutes(a: GatewayRouteOrder, b: GatewayRouteOrder): number {
+  if (a.grpc !== undefined && b.grpc !== undefined) return compareGRPCRoutes(a, b, a.grpc, b.grpc);
   const pa = a.match.path;
   const pb = b.match.path;
   return (
@@ -33,5 +37,27 @@ export function compareGatewayRoutes(a: GatewayRouteOrder, b: GatewayRouteOrder)
     a.ruleIndex - b.ruleIndex ||
     a.matchIndex - b.matchIndex ||
     compareStrings(pa.value, pb.value)
+  );
+}
+
+/**
+ * GRPCRouteRule.matches precedence, between the matches of GRPCRoutes (an HTTPRoute never shares a
+ * virtual host with one: route-kind-conflicts.ts): more characters in the service, then in the method,
+ * then more header matches; then oldest route, namespace/name, rule and match order, as above.
+ */
+function compareGRPCRoutes(
+  a: GatewayRouteOrder,
+  b: GatewayRouteOrder,
+  ga: GRPCMethodOrder,
+  gb: GRPCMethodOrder,
+): number {
+  return (
+    gb.service - ga.service ||
+    gb.method - ga.method ||
+    b.match.headers.length - a.match.headers.length ||
+    compareSourceAge(a.source, b.source) ||
+    a.ruleIndex - b.ruleIndex ||
+    a.matchIndex - b.matchIndex ||
+    compareStrings(a.match.path.value, b.match.path.value)
   );
 }

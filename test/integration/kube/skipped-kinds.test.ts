@@ -1,10 +1,10 @@
 // Single front: the Kubernetes source alone; no gateway and no listener is started.
 /**
- * Gateway API kinds Gatehouse does not serve (GRPCRoute, BackendTLSPolicy) are watched only to be reported:
- * each object that names one of our Gateways is in `skipped` (a SkippedKind problem at /debug/problems)
- * and logged once, however many snapshots follow; one attached to another implementation's Gateway is
- * not ours to judge and is not reported. A kind the API server does not serve (here BackendTLSPolicy) is just empty,
- * and none of them holds up the first snapshot.
+ * Gateway API kinds Gatehouse does not serve (BackendTLSPolicy) are watched only to be reported: each
+ * object that asks something of one of our Gateways (a policy on a Service our routes send to) is in
+ * `skipped` (a SkippedKind problem at /debug/problems) and logged once, however many snapshots follow;
+ * one on a Service only another implementation's routes use is not ours to judge and is not reported.
+ * None of them holds up the first snapshot. GRPCRoutes, once skipped, are served: they are not reported.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtemp, rm } from "node:fs/promises";
@@ -16,7 +16,7 @@ import { KubernetesSource } from "../../../src/sources/kubernetes/kube-source.ts
 import { skippedProblem } from "../../../src/sources/skipped.ts";
 import type { ResourceSnapshot } from "../../../src/sources/snapshot.ts";
 import { defaultResources, KubeApiServer, type Obj } from "../../helpers/kube-api-server.ts";
-import { gateway, gatewayClass, ns, service, within } from "../../helpers/kube-fixtures.ts";
+import { gateway, gatewayClass, httpRoute, ns, service, within } from "../../helpers/kube-fixtures.ts";
 
 let api: KubeApiServer;
 let source: KubernetesSource;
@@ -26,11 +26,14 @@ const logs: Record<string, unknown>[] = [];
 const snapshots: ResourceSnapshot[] = [];
 
 const gw = "gateway.networking.k8s.io";
-const grpcRoute = (name: string, parent = "gw"): Obj => ({
+const policy = (name: string, target = "web"): Obj => ({
   apiVersion: `${gw}/v1`,
-  kind: "GRPCRoute",
+  kind: "BackendTLSPolicy",
   metadata: { name, namespace: ns },
-  spec: { parentRefs: [{ name: parent }], rules: [{ backendRefs: [{ name: "web", port: 80 }] }] },
+  spec: {
+    targetRefs: [{ group: "", kind: "Service", name: target }],
+    validation: { wellKnownCACertificates: "System", hostname: "web.example.com" },
+  },
 });
 const skippedLogs = () => logs.filter((l) => String(l.msg).includes("Gateway API kind Gatehouse does not"));
 
@@ -40,7 +43,14 @@ beforeAll(async () => {
     bookmarkIntervalMs: 200,
     resources: [
       ...defaultResources,
-      { group: gw, version: "v1", plural: "grpcroutes", kind: "GRPCRoute", namespaced: true, status: true },
+      {
+        group: gw,
+        version: "v1",
+        plural: "backendtlspolicies",
+        kind: "BackendTLSPolicy",
+        namespaced: true,
+        status: true,
+      },
     ],
   });
   dir = await mkdtemp(join(tmpdir(), "gatehouse-kube-skipped-"));
@@ -48,8 +58,11 @@ beforeAll(async () => {
   api.create(gateway("gw", 8080));
   api.create({ ...gatewayClass("other"), spec: { controllerName: "example.com/another-controller" } });
   api.create({ ...gateway("other-gw", 8081), spec: { gatewayClassName: "other", listeners: [] } });
-  api.create(grpcRoute("grpc"));
-  api.create(grpcRoute("foreign", "other-gw"));
+  api.create(httpRoute("web-route", "gw", "web.example.com", "web"));
+  api.create(httpRoute("theirs", "other-gw", "other.example.com", "other"));
+  api.create({ ...httpRoute("served", "gw", "grpc.example.com", "web"), kind: "GRPCRoute" });
+  api.create(policy("tls"));
+  api.create(policy("foreign", "other"));
   const client = new KubeClient(loadKubeConfig(await api.writeKubeconfig(join(dir, "kubeconfig"))));
   source = new KubernetesSource(client, (snapshot) => snapshots.push(snapshot), {
     debounceMs: 5,
@@ -69,34 +82,35 @@ describe("skipped Gateway API kinds", () => {
   test("each object is reported and logged once; new ones as they come; gone ones leave", async () => {
     await within(2000, () => source.skipped.length === 1);
     expect(source.skipped).toEqual([
-      { kind: "GRPCRoute", apiVersion: `${gw}/v1`, namespace: ns, name: "grpc" },
+      { kind: "BackendTLSPolicy", apiVersion: `${gw}/v1`, namespace: ns, name: "tls" },
     ]);
+    expect(snapshots.at(-1)?.grpcRoutes.map((r) => r.metadata.name)).toEqual(["served"]);
     expect(skippedProblem(source.skipped[0] as (typeof source.skipped)[0])).toMatchObject({
-      object: { kind: "GRPCRoute", namespace: ns, name: "grpc" },
+      object: { kind: "BackendTLSPolicy", namespace: ns, name: "tls" },
       reason: "SkippedKind",
       severity: "warning",
     });
-    // Another snapshot (a Service changes) does not log the GRPCRoute again.
+    // Another snapshot (a Service changes) does not log the policy again.
     const n = snapshots.length;
     api.create(service("web"));
     await within(2000, () => snapshots.length > n);
     expect(skippedLogs().map((l) => [l.kind, l.name, l.level])).toEqual([
-      ["GRPCRoute", `${ns}/grpc`, "warn"],
+      ["BackendTLSPolicy", `${ns}/tls`, "warn"],
     ]);
     // Another one arrives: reported and logged; removing the first drops it from the report.
-    api.create(grpcRoute("extra"));
+    api.create(policy("extra"));
     await within(2000, () => source.skipped.some((s) => s.name === "extra"));
-    api.remove("GRPCRoute", ns, "grpc");
-    await within(2000, () => !source.skipped.some((s) => s.name === "grpc"));
-    expect(source.skipped.map((s) => `${s.kind}/${s.name}`)).toEqual(["GRPCRoute/extra"]);
+    api.remove("BackendTLSPolicy", ns, "tls");
+    await within(2000, () => !source.skipped.some((s) => s.name === "tls"));
+    expect(source.skipped.map((s) => `${s.kind}/${s.name}`)).toEqual(["BackendTLSPolicy/extra"]);
     expect(skippedLogs().map((l) => [l.kind, l.name])).toEqual([
-      ["GRPCRoute", `${ns}/grpc`],
-      ["GRPCRoute", `${ns}/extra`],
+      ["BackendTLSPolicy", `${ns}/tls`],
+      ["BackendTLSPolicy", `${ns}/extra`],
     ]);
   });
 
-  test("kinds the API server does not serve are empty and said at info level only", () => {
+  test("every skipped kind is served by this API server: none is said to be absent", () => {
     const absent = logs.filter((l) => String(l.msg).startsWith("the API server does not serve this kind"));
-    expect(absent.map((l) => [l.kind, l.level]).sort()).toEqual([["BackendTLSPolicy", "info"]]);
+    expect(absent.map((l) => [l.kind, l.level])).toEqual([]);
   });
 });

@@ -13,7 +13,7 @@ export interface BackendContext {
   /** Namespace of the HTTPRoute; references default to it. */
   readonly namespace: string;
   /** Kind of the referring route, as ReferenceGrants name it in `from`; HTTPRoute when absent. */
-  readonly routeKind?: "HTTPRoute" | "TLSRoute" | "TCPRoute" | "UDPRoute";
+  readonly routeKind?: "HTTPRoute" | "GRPCRoute" | "TLSRoute" | "TCPRoute" | "UDPRoute";
 }
 
 /** A reference the route could not resolve, for its ResolvedRefs condition. */
@@ -89,7 +89,8 @@ export function resolveBackendRef(ref: BackendObjectRef, field: string, ctx: Bac
     .get(`${namespace}/${ref.name}`)
     ?.spec?.ports?.find((p) => p.port === ref.port)?.appProtocol;
   // A passthrough connection is never read, so whatever the backend speaks over TLS is fine.
-  if (appProtocol && routeKind === "HTTPRoute" && unsupportedAppProtocols.has(appProtocol)) {
+  const proxied = routeKind === "HTTPRoute" || routeKind === "GRPCRoute";
+  if (appProtocol && proxied && unsupportedAppProtocols.has(appProtocol)) {
     return fail(
       RouteReason.UnsupportedProtocol,
       `Service port ${ref.port} has appProtocol "${appProtocol}", which Gatehouse cannot speak to a backend`,

@@ -18,6 +18,7 @@ import { RouteReason } from "../../../status/reasons.ts";
 import { parseDuration } from "../../common/durations.ts";
 import { httpRouteMatchName } from "../../common/names.ts";
 import { arrayOf } from "../../common/objects.ts";
+import type { GRPCMethodOrder } from "../grpcroute/method-match.ts";
 import { regexProblem } from "../regex-safety.ts";
 import { type BackendContext, type RefIssue, resolveBackendRef, weightedBackend } from "./backend-refs.ts";
 import { convertFilters, type RuleInvalid } from "./filters.ts";
@@ -26,6 +27,8 @@ import { convertFilters, type RuleInvalid } from "./filters.ts";
 export interface RuleEntry extends Route {
   readonly ruleIndex: number;
   readonly matchIndex: number;
+  /** A GRPCRoute's entry: what its precedence reads instead of the path (route-precedence.ts). */
+  readonly grpc?: GRPCMethodOrder;
 }
 
 export interface TranslatedRule {
