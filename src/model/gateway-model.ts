@@ -3,7 +3,8 @@
  * types, and the data plane compiles them into a RouteTable. Plain readonly data only: no classes,
  * RegExp objects or functions, so a model can be dumped as YAML, diffed in golden tests and compared.
  */
-import type { Backend, Listener } from "./http-routes.ts";
+import type { Backend } from "./backends.ts";
+import type { Listener } from "./http-routes.ts";
 import type { PassthroughListener } from "./passthrough.ts";
 
 /** The whole configuration the data plane serves. */

@@ -293,37 +293,3 @@ export interface WeightedBackend {
    */
   readonly failStatus?: number;
 }
-
-/** Protocol spoken to the upstream. */
-export type BackendProtocol = "http" | "h2c" | "websocket";
-
-/** An upstream: one Service port, resolved to pod endpoints. */
-export interface Backend {
-  /** `<namespace>/<service>:<port>` (Service port number); `…@cluster-ip`: the Service's cluster IP. */
-  readonly id: string;
-  /** The Service this backend is. */
-  readonly service: {
-    /** The Service's namespace. */
-    readonly namespace: string;
-    /** The Service's name. */
-    readonly name: string;
-    /** The Service port number (never the targetPort; endpoints carry the pod port). */
-    readonly port: number;
-  };
-  /** From the Service port's appProtocol; `http` by default. */
-  readonly protocol: BackendProtocol;
-  /** Endpoints traffic goes to: the ready ones, or the serving-but-terminating ones if none are ready. */
-  readonly endpoints: readonly Endpoint[];
-  /** Why the backend cannot serve, when it cannot: requests to it get 503. */
-  readonly problem?: "ServiceNotFound" | "PortNotFound" | "NoReadyEndpoints";
-}
-
-/** One pod address and port. */
-export interface Endpoint {
-  /** IP address (v4 or v6, no brackets). */
-  readonly address: string;
-  /** Target port on the pod. */
-  readonly port: number;
-  /** Pod name from the EndpointSlice's targetRef, when known (logs only). */
-  readonly pod?: string;
-}

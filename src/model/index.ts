@@ -3,6 +3,7 @@
  */
 
 export type * from "./auth.ts";
+export type * from "./backends.ts";
 export type * from "./balancing.ts";
 export type * from "./client-certificates.ts";
 export type * from "./filters.ts";
