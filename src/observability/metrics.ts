@@ -61,7 +61,7 @@ export class GatewayMetrics {
   private peers: (() => Promise<PeerMetrics[]>) | undefined;
   private readonly upstreamErrors = new Counter({
     name: "gatehouse_upstream_errors_total",
-    help: "Failed forwarding attempts (each retry counts) by backend (namespace/service:port) and kind (connect: refused, reset or unreadable before response headers, 502; timeout: no response headers in time, 504).",
+    help: "Failed forwarding attempts (each retry counts) by backend (namespace/service:port) and kind (connect: refused, reset or unreadable before response headers, 502; timeout: no response headers in time, 504; tls: a TLS backend's handshake failed or its certificate was refused, 502).",
     labelNames: ["backend", "kind"] as const,
     registers: [this.registry],
   });
@@ -295,7 +295,7 @@ export class GatewayMetrics {
     this.mirrorCopies.inc({ mirror, outcome });
   }
 
-  upstreamError(backend: string, kind: "connect" | "timeout"): void {
+  upstreamError(backend: string, kind: "connect" | "timeout" | "tls"): void {
     this.upstreamErrors.inc({ backend, kind });
   }
 

@@ -7,6 +7,7 @@ import { compileClientCertificate } from "../auth/client-certificate.ts";
 import { compileIPAccess, hasAllowList } from "../auth/ip-access.ts";
 import type { Backend, GatewayModel, Listener, Route, VirtualHost } from "../model/index.ts";
 import { parseLocationTemplate } from "../model/location-template.ts";
+import { compileBackendTLS } from "./backend-tls/options.ts";
 import { RouteBalancer } from "./balancing/route-balancer.ts";
 import { compileFilterChain, joinChains } from "./filters/chain.ts";
 import type { FilterChain } from "./filters/filter-types.ts";
@@ -54,7 +55,8 @@ function compileBackend(id: string, b: Backend): CompiledBackend {
     ? []
     : b.endpoints.map((e) => `http://${e.address.includes(":") ? `[${e.address}]` : e.address}:${e.port}`);
   const problem = b.problem ?? (bases.length === 0 ? "NoReadyEndpoints" : undefined);
-  return { id, bases, problem, h2c: b.protocol === "h2c", next: 0 };
+  const tls = b.tls === undefined ? undefined : compileBackendTLS(b.tls);
+  return { id, bases, problem, h2c: b.protocol === "h2c", ...(tls !== undefined ? { tls } : {}), next: 0 };
 }
 
 function compileListener(l: Listener, ctx: CompileContext): ListenerTable {

@@ -16,6 +16,7 @@ import type {
   SourceRef,
 } from "../model/index.ts";
 import type { LocationPart } from "../model/location-template.ts";
+import type { CompiledBackendTLS } from "./backend-tls/options.ts";
 import type { BalanceInput } from "./balancing/request-input.ts";
 import type { FilterChain } from "./filters/filter-types.ts";
 import type { CaptureRegex, ValueRegex } from "./match/regex/regex.ts";
@@ -220,6 +221,8 @@ export interface CompiledBackend {
   readonly problem: string | undefined;
   /** Speak HTTP/2 with prior knowledge (appProtocol `kubernetes.io/h2c`) instead of HTTP/1.1. */
   readonly h2c: boolean;
+  /** TLS to the endpoints (HTTP/2 by ALPN when `h2c`); absent: cleartext. */
+  readonly tls?: CompiledBackendTLS;
   /** Round-robin position; the one mutable field, shared by every route using this backend. */
   next: number;
 }

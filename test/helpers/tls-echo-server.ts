@@ -17,16 +17,21 @@ export interface TlsEchoOptions {
   readonly ingress?: string;
   readonly service?: string;
   readonly pod?: string;
+  /** The highest TLS version offered (a backend stuck on TLS 1.2). */
+  readonly maxVersion?: "TLSv1.2" | "TLSv1.3";
 }
 
 export interface TlsEchoServer {
   readonly port: number;
   readonly requests: number;
+  /** TLS connections accepted (handshakes that completed). */
+  readonly connections: number;
   stop(): Promise<void>;
 }
 
 export async function startTlsEchoServer(options: TlsEchoOptions): Promise<TlsEchoServer> {
   let requests = 0;
+  let connections = 0;
   let port = 0;
   const sockets = new Set<TLSSocket>();
   const server = createServer(
@@ -34,6 +39,7 @@ export async function startTlsEchoServer(options: TlsEchoOptions): Promise<TlsEc
       cert: options.certPem,
       key: options.keyPem,
       minVersion: "TLSv1.2",
+      ...(options.maxVersion ? { maxVersion: options.maxVersion } : {}),
       ALPNProtocols: ["http/1.1"],
       ...(options.clientCA ? { ca: options.clientCA, requestCert: true, rejectUnauthorized: false } : {}),
     },
@@ -41,6 +47,7 @@ export async function startTlsEchoServer(options: TlsEchoOptions): Promise<TlsEc
       // Given but not verified by the CA: refuse, as Go's VerifyClientCertIfGiven does in the handshake.
       const given = Object.keys(socket.getPeerCertificate() ?? {}).length > 0;
       if (options.clientCA && given && !socket.authorized) return socket.destroy();
+      connections++;
       sockets.add(socket);
       socket.on("close", () => sockets.delete(socket));
       socket.on("error", () => socket.destroy());
@@ -76,6 +83,9 @@ export async function startTlsEchoServer(options: TlsEchoOptions): Promise<TlsEc
     port,
     get requests() {
       return requests;
+    },
+    get connections() {
+      return connections;
     },
     stop: () =>
       new Promise<void>((resolve) => {

@@ -16,6 +16,7 @@ import type { Backend, RequestMirrorFilter } from "../../model/index.ts";
 import { fillLocation, type LocationPart, type LocationVariable } from "../../model/location-template.ts";
 import { mirrorTargetProblem, parseMirrorPath } from "../../model/mirror-target.ts";
 import { logger } from "../../observability/logger.ts";
+import { type FetchTLS, tlsOrigin } from "../backend-tls/options.ts";
 import { normaliseHost } from "../match/host.ts";
 import type { MirrorOutcome } from "../request/observer.ts";
 import { parseRequestTarget } from "../request/request-target.ts";
@@ -57,6 +58,8 @@ interface Destination {
   readonly path: readonly LocationPart[] | undefined;
   /** The path when it has no variable: the request's query is appended to it. */
   readonly literal: string | undefined;
+  /** A TLS backend's settings (its `base` is then `https://…`). */
+  readonly tls?: FetchTLS;
 }
 
 export function compileRequestMirror(
@@ -71,7 +74,12 @@ export function compileRequestMirror(
   const withBody = f.body !== false;
   const https = f.url?.scheme === "https";
   // The certificate is verified against the Host sent, when one is set (`https://10.0.0.1…` + mirror-host).
-  const tls = https && f.host !== undefined ? { tls: { serverName: hostName(f.host) } } : {};
+  const tls =
+    dest.tls !== undefined
+      ? { tls: dest.tls }
+      : https && f.host !== undefined
+        ? { tls: { serverName: hostName(f.host) } }
+        : {};
   return {
     request: (ctx) => {
       if (share === 0 || (share < 1 && Math.random() >= share)) return undefined;
@@ -146,12 +154,18 @@ function destination(
       warn(`RequestMirror names unknown backend ${f.backendId}; nothing is mirrored`);
       return undefined;
     }
+    const tls = backend.tls;
     return {
       label: f.backendId,
-      base: () => (backend.bases.length === 0 ? undefined : nextEndpoint(backend)),
+      base: () => {
+        if (backend.bases.length === 0) return undefined;
+        const base = nextEndpoint(backend);
+        return tls === undefined ? base : tlsOrigin(base);
+      },
       host: null,
       path: undefined,
       literal: undefined,
+      ...(tls !== undefined ? { tls: tls.fetch } : {}),
     };
   }
   const t = f.url;

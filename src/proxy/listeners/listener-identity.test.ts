@@ -1,15 +1,23 @@
 import { describe, expect, test } from "bun:test";
 import type { ListenerTable } from "../table.ts";
 import { selfSigned } from "../testing/certs.ts";
-import { identityOf, sameShape } from "./listener-identity.ts";
+import { http2Refusal, identityOf, offersHttp2, sameShape, servesGrpc } from "./listener-identity.ts";
 
 const a = selfSigned("a.example");
 const b = selfSigned("b.example");
 type Validation = { caPem: string; mode: "AllowValidOnly" | "AllowInsecureFallback" };
-const https = (certs = [a], clientValidation?: Validation) =>
+/** A catch-all virtual host with one route from an object of `kind`. */
+const hostsWith = (kind?: string) => ({
+  exact: new Map(),
+  oneLabel: new Map(),
+  anyLabels: new Map(),
+  any: kind === undefined ? undefined : { hostname: "*", routes: [{ source: { kind } }] },
+});
+const https = (certs = [a], clientValidation?: Validation, routeKind?: string) =>
   ({
     protocol: "HTTPS",
     tls: { certificates: certs, ...(clientValidation ? { clientValidation } : {}) },
+    hosts: hostsWith(routeKind),
   }) as unknown as ListenerTable;
 
 describe("listener identity", () => {
@@ -34,5 +42,27 @@ describe("listener identity", () => {
     expect(sameShape(rotated, strict)).toBe(true);
     const fallback = identityOf(https([a], { caPem: "ca1", mode: "AllowInsecureFallback" }));
     expect(sameShape(fallback, strict)).toBe(false);
+  });
+
+  test("serving GRPCRoutes changes the shape: the server then offers h2 whatever --http2 says", () => {
+    const grpc = https([a], undefined, "GRPCRoute");
+    expect(servesGrpc(grpc)).toBe(true);
+    expect(servesGrpc(https([a], undefined, "HTTPRoute"))).toBe(false);
+    expect(sameShape(identityOf(grpc), identityOf(https([a], undefined, "HTTPRoute")))).toBe(false);
+  });
+
+  test("HTTP/2 over TLS: the flag, or GRPCRoutes; on --front bun not where client certificates are verified", () => {
+    const mtls = { caPem: "ca", mode: "AllowValidOnly" as const };
+    const grpc = https([a], undefined, "GRPCRoute");
+    const grpcMtls = https([a], mtls, "GRPCRoute");
+    const web = https([a], undefined, "HTTPRoute");
+    expect([offersHttp2(grpc, false, "raw"), offersHttp2(grpc, false, "bun")]).toEqual([true, true]);
+    expect([offersHttp2(web, false, "raw"), offersHttp2(web, true, "bun")]).toEqual([false, true]);
+    expect([offersHttp2(grpcMtls, false, "raw"), offersHttp2(grpcMtls, false, "bun")]).toEqual([true, false]);
+    expect(http2Refusal(grpcMtls, false, "bun")).toContain("get no HTTP/2");
+    expect([http2Refusal(grpcMtls, false, "raw"), http2Refusal(web, false, "bun")]).toEqual([
+      undefined,
+      undefined,
+    ]);
   });
 });

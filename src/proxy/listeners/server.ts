@@ -36,7 +36,7 @@ import {
   unenforcedOnBunFront,
   unmatchedProxyProtocolPorts,
 } from "./front-settings.ts";
-import { identityOf, sameShape } from "./listener-identity.ts";
+import { http2Refusal, identityOf, offersHttp2, sameShape } from "./listener-identity.ts";
 import { groupListeners } from "./listener-merge.ts";
 import { defaultFront, type FrontKind, type GatewayServerOptions } from "./server-options.ts";
 import { listenerMigrationEnabled, sniEntries } from "./tls.ts";
@@ -140,12 +140,12 @@ export class GatewayServer {
       if (lt.tls?.clientValidation !== undefined && this.front !== "raw" && this.http2) {
         log.error(
           "client certificate validation is not served by --front bun with --http2: listener not opened",
-          {
-            listener: lt.name,
-          },
+          { listener: lt.name },
         );
         return false;
       }
+      const why = http2Refusal(lt, this.http2, this.front); // never silent: gRPC cannot be served there
+      if (why !== undefined) log.error(why, { listener: lt.name });
       return true;
     });
     const wanted = groupListeners(servable, this.bind, (warning) =>
@@ -276,7 +276,7 @@ export class GatewayServer {
         lt.protocol === "HTTPS" && lt.tls !== undefined
           ? {
               certificates: lt.tls.certificates,
-              http2: this.http2,
+              http2: offersHttp2(lt, this.http2, this.front),
               bind: !shared,
               ...(lt.tls.clientValidation ? { clientValidation: lt.tls.clientValidation } : {}),
               // Scanners and broken clients fail handshakes all day: a metric and a debug line, not a warning.
@@ -318,7 +318,7 @@ export class GatewayServer {
       lt.protocol === "HTTPS"
         ? sniEntries(lt.name, lt.tls?.certificates ?? [], lt.tls?.clientValidation)
         : undefined;
-    if (tls !== undefined && this.http2) {
+    if (tls !== undefined && offersHttp2(lt, this.http2, this.front)) {
       const hostname = lt.address || this.bind;
       const idleTimeoutSeconds = this.settings.idleTimeoutSeconds;
       const upgrades = {

@@ -18,6 +18,7 @@
 
 import { MAX_RESPONSE_HEAD_BYTES } from "../../model/http-syntax.ts";
 import type { LimitedLog } from "../../observability/log-limit.ts";
+import { isTLSFailure, tlsOrigin } from "../backend-tls/options.ts";
 import type { RequestContext } from "../filters/filter-types.ts";
 import { type ChoiceLease, type CompiledBackend, type CompiledRoute, nextEndpoint } from "../table.ts";
 import { watchConnect } from "./connect-watch.ts";
@@ -118,6 +119,7 @@ export async function forward(
     req.signal.addEventListener("abort", onClientGone);
     let res: Response;
     try {
+      const tls = backend.tls;
       res = backend.h2c
         ? await h2cFetch(base, ctx.path + ctx.query, {
             method: req.method,
@@ -125,8 +127,9 @@ export async function forward(
             body: upload instanceof ReadableStream ? upload : req.body,
             signal: ctrl.signal,
             request: req,
+            ...(tls !== undefined ? { tls } : {}),
           })
-        : await fetch(base + ctx.path + ctx.query, {
+        : await fetch((tls === undefined ? base : tlsOrigin(base)) + ctx.path + ctx.query, {
             method: req.method,
             headers: ctx.headers,
             body: upload,
@@ -135,25 +138,34 @@ export async function forward(
             // Never through an HTTP(S)_PROXY from the environment: endpoints are pod addresses.
             proxy: false,
             signal: ctrl.signal,
+            ...(tls !== undefined ? { tls: tls.fetch } : {}),
           });
     } catch (err) {
       lease?.end(true);
       if (req.signal.aborted && !timedOut) return CLIENT_GONE;
       const status = timedOut ? UPSTREAM_TIMEOUT : UPSTREAM_UNREACHABLE;
-      log("warn", route.name, timedOut ? "upstream timed out" : "upstream unreachable", {
-        route: route.name,
-        backend: backend.id,
-        endpoint: base,
-        attempt,
-        error: unreachable
-          ? `could not connect within ${connectMs} ms (no response headers, and a probe could not connect either)`
-          : sendStalled
-            ? `upstream took no request bytes for ${sendGapMs} ms`
-            : timedOut
-              ? `no response headers within ${Math.round(ms)} ms`
-              : String(err),
-      });
-      observer?.upstreamFailed?.(backend.id, timedOut ? "timeout" : "connect");
+      const refusedTLS = !timedOut && backend.tls !== undefined && isTLSFailure(err);
+      log(
+        "warn",
+        route.name,
+        timedOut ? "upstream timed out" : refusedTLS ? "upstream TLS failed" : "upstream unreachable",
+        {
+          route: route.name,
+          backend: backend.id,
+          endpoint: base,
+          attempt,
+          error: unreachable
+            ? `could not connect within ${connectMs} ms (no response headers, and a probe could not connect either)`
+            : sendStalled
+              ? `upstream took no request bytes for ${sendGapMs} ms`
+              : timedOut
+                ? `no response headers within ${Math.round(ms)} ms`
+                : refusedTLS
+                  ? `${String(err)} (expected ${backend.tls?.expects})`
+                  : String(err),
+        },
+      );
+      observer?.upstreamFailed?.(backend.id, timedOut ? "timeout" : refusedTLS ? "tls" : "connect");
       // A connect that timed out is a failed connection: retried as one.
       if (attempt < attempts && (!timedOut || unreachable || (retry?.codes.includes(504) ?? false))) {
         await backoff(retry?.backoffMs);

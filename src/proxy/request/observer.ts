@@ -66,8 +66,9 @@ export interface RequestObserver {
 export type MirrorOutcome = "answered" | "failed" | "skipped_streamed_body" | "skipped_busy";
 
 /** `connect`: refused, reset or an unreadable answer before response headers (502); `timeout`: no
- * response headers within the attempt's time limit (504). */
-export type UpstreamFailure = "connect" | "timeout";
+ * response headers within the attempt's time limit (504); `tls`: the TLS handshake with a TLS backend
+ * failed, its certificate refused (502). */
+export type UpstreamFailure = "connect" | "timeout" | "tls";
 
 /** What the raw-socket front's fast path tells an observer about a request it served. */
 export interface RawExchange {

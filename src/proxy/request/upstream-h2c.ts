@@ -16,6 +16,7 @@
  * measured in docs/http.md ("Trailers").
  */
 import { type ClientHttp2Session, type ClientHttp2Stream, connect, constants } from "node:http2";
+import { type CompiledBackendTLS, tlsOrigin } from "../backend-tls/options.ts";
 
 const sessions = new Map<string, ClientHttp2Session>();
 
@@ -55,18 +56,20 @@ const FORBIDDEN = new Set([
   "te",
 ]);
 
-function sessionFor(base: string): ClientHttp2Session {
-  const cur = sessions.get(base);
+/** The session to `base`, in TLS (ALPN h2) with `tls`'s settings when given; kept per base and settings. */
+function sessionFor(base: string, tls: CompiledBackendTLS | undefined): ClientHttp2Session {
+  const id = tls === undefined ? base : `${tls.key} ${base}`;
+  const cur = sessions.get(id);
   if (cur !== undefined && !cur.closed && !cur.destroyed) return cur;
-  const s = connect(base);
+  const s = tls === undefined ? connect(base) : connect(tlsOrigin(base), tls.http2);
   const forget = () => {
-    if (sessions.get(base) === s) sessions.delete(base);
+    if (sessions.get(id) === s) sessions.delete(id);
   };
   s.on("close", forget);
   s.on("goaway", forget);
   // Errors reach the streams that were using the session; the session itself is only dropped.
   s.on("error", forget);
-  sessions.set(base, s);
+  sessions.set(id, s);
   return s;
 }
 
@@ -77,6 +80,8 @@ export interface H2cInit {
   readonly signal: AbortSignal;
   /** The client's request, whose trailer fields (keepRequestTrailers) follow the body upstream. */
   readonly request?: Request;
+  /** HTTP/2 over TLS to the backend, with these settings; absent: h2c. */
+  readonly tls?: CompiledBackendTLS;
 }
 
 /** `base` is `http://ip:port`, `target` the path and query. */
@@ -85,7 +90,7 @@ export function h2cFetch(base: string, target: string, init: H2cInit): Promise<R
     const req: Record<string, string> = {
       ":method": init.method,
       ":path": target,
-      ":scheme": "http",
+      ":scheme": init.tls === undefined ? "http" : "https",
       ":authority": init.headers.get("host") ?? base.slice(7),
     };
     init.headers.forEach((v, k) => {
@@ -97,7 +102,7 @@ export function h2cFetch(base: string, target: string, init: H2cInit): Promise<R
     try {
       const trailers =
         init.body === null || init.request === undefined ? undefined : trailersByRequest.get(init.request);
-      stream = sessionFor(base).request(req, {
+      stream = sessionFor(base, init.tls).request(req, {
         endStream: init.body === null,
         signal: init.signal,
         ...(trailers !== undefined ? { waitForTrailers: true } : {}),
@@ -132,6 +137,19 @@ export function h2cFetch(base: string, target: string, init: H2cInit): Promise<R
 
 function noop(): void {}
 
+/** What `reset` destroys a stream with to send RST_STREAM CANCEL: an AbortError, which Bun maps to CANCEL. */
+const CANCELLED = Object.assign(new Error("stream cancelled"), { name: "AbortError", code: "ABORT_ERR" });
+
+/**
+ * Resets `stream` (CANCEL, or INTERNAL_ERROR) without ending it first. Bun 1.4.5's `close(code)` and
+ * `destroy()` send an empty DATA frame with END_STREAM before the RST_STREAM (seen on the wire): the
+ * backend would read a request body cut short as whole, and answer it. `destroy(err)` sends RST_STREAM
+ * alone (docs/http.md, "gRPC").
+ */
+function reset(stream: ClientHttp2Stream, cancel: boolean): void {
+  if (!stream.destroyed) stream.destroy(cancel ? CANCELLED : new Error("trailers not sent"));
+}
+
 function sendTrailers(
   stream: ClientHttp2Stream,
   fields: Record<string, string | string[] | undefined>,
@@ -142,7 +160,7 @@ function sendTrailers(
   try {
     stream.sendTrailers(out);
   } catch {
-    if (!stream.destroyed) stream.close(constants.NGHTTP2_INTERNAL_ERROR);
+    reset(stream, false);
   }
 }
 
@@ -154,7 +172,7 @@ async function sendBody(body: ReadableStream<Uint8Array>, stream: ClientHttp2Str
     }
     stream.end();
   } catch {
-    if (!stream.destroyed) stream.close(constants.NGHTTP2_CANCEL);
+    reset(stream, true);
   }
 }
 
@@ -178,7 +196,7 @@ function bodyOf(stream: ClientHttp2Stream): ReadableStream<Uint8Array> {
       stream.resume();
     },
     cancel() {
-      if (!stream.destroyed) stream.close(constants.NGHTTP2_CANCEL);
+      reset(stream, true);
     },
   });
   return body;

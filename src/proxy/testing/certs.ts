@@ -130,3 +130,54 @@ export function clientCertificate(
   );
   return { certPem: certPem as string, keyPem: keyPem as string };
 }
+
+/**
+ * A server certificate (ExtKeyUsage serverAuth) signed by `ca`, with DNS and URI names; `expired`: valid
+ * for one day in 2020 only. For backends spoken to in TLS.
+ */
+export function serverCertificate(
+  ca: TestAuthority,
+  names: { readonly dns?: readonly string[]; readonly uri?: readonly string[] },
+  opts: { expired?: boolean } = {},
+): { certPem: string; keyPem: string } {
+  const san = [...(names.dns ?? []).map((d) => `DNS:${d}`), ...(names.uri ?? []).map((u) => `URI:${u}`)];
+  const ext = `extendedKeyUsage=serverAuth\n${san.length > 0 ? `subjectAltName=${san.join(",")}\n` : ""}`;
+  const sign = opts.expired
+    ? ["ca", "-batch", "-config", "ca.cnf", "-cert", "ca.crt", "-keyfile", "ca.key", "-in", "s.csr"].concat(
+        ["-out", "s.crt", "-notext", "-extfile", "ext.cnf", "-startdate", "20200101000000Z"],
+        ["-enddate", "20200102000000Z"],
+      )
+    : ["x509", "-req", "-in", "s.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial"].concat([
+        "-days",
+        "1",
+        "-out",
+        "s.crt",
+        "-extfile",
+        "ext.cnf",
+      ]);
+  const [certPem, keyPem] = openssl(
+    [
+      [
+        "req",
+        "-newkey",
+        "ec",
+        "-pkeyopt",
+        "ec_paramgen_curve:prime256v1",
+        "-nodes",
+        "-subj",
+        "/CN=backend",
+      ].concat(["-keyout", "s.key", "-out", "s.csr"]),
+      sign,
+    ],
+    {
+      "ca.crt": ca.certPem,
+      "ca.key": ca.keyPem,
+      "ext.cnf": ext,
+      "ca.cnf": CA_CONFIG,
+      "index.txt": "",
+      serial: "01\n",
+    },
+    ["s.crt", "s.key"],
+  );
+  return { certPem: certPem as string, keyPem: keyPem as string };
+}

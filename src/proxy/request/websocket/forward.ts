@@ -31,7 +31,7 @@ export async function forwardWebSocket(
   const t = route.timeouts;
   const ms = limit(t?.backendRequestMs ?? t?.requestMs ?? settings.defaultUpstreamTimeoutMs);
   const base = lease === undefined ? nextEndpoint(backend) : lease.next();
-  const up = await openUpstream(ctx, base, ms);
+  const up = await openUpstream(ctx, base, ms, backend.tls);
   lease?.end(!up.ok);
   if (!up.ok) {
     if (up.status !== 499) {

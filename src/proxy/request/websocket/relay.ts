@@ -12,6 +12,7 @@
  * more than MAX_BUFFERED behind closes both sides with 1013 (try again later).
  */
 import type { Server, ServerWebSocket, WebSocketHandler } from "bun";
+import type { CompiledBackendTLS } from "../../backend-tls/options.ts";
 import type { RequestContext } from "../../filters/filter-types.ts";
 
 /** What each proxied client socket carries. */
@@ -41,7 +42,13 @@ export type UpstreamOpen = { ok: true; socket: WebSocket } | { ok: false; status
  * Opens the upstream socket for `ctx` (its headers are a copy of the client's, already edited by the
  * filters) at `base` (`http://ip:port`); resolves once it is open or has failed.
  */
-export function openUpstream(ctx: RequestContext, base: string, timeoutMs: number): Promise<UpstreamOpen> {
+export function openUpstream(
+  ctx: RequestContext,
+  base: string,
+  timeoutMs: number,
+  /** WebSocket over TLS (`wss`) with these settings; absent: `ws`. */
+  tls?: CompiledBackendTLS,
+): Promise<UpstreamOpen> {
   const h = ctx.headers;
   const offered = h.get("sec-websocket-protocol");
   // Bun's client makes its own handshake: key, version and extensions are its business.
@@ -60,8 +67,13 @@ export function openUpstream(ctx: RequestContext, base: string, timeoutMs: numbe
           .split(",")
           .map((p) => p.trim())
           .filter((p) => p !== "");
-  const url = `ws${base.slice(4)}${ctx.path}${ctx.query}`;
-  const socket = new WebSocket(url, { headers: h, protocols, perMessageDeflate: false });
+  const url = `${tls === undefined ? "ws" : "wss"}${base.slice(4)}${ctx.path}${ctx.query}`;
+  const socket = new WebSocket(url, {
+    headers: h,
+    protocols,
+    perMessageDeflate: false,
+    ...(tls !== undefined ? { tls: tls.fetch } : {}),
+  });
   socket.binaryType = "arraybuffer";
   return new Promise((resolve) => {
     let timer: Timer | undefined;
