@@ -6,6 +6,7 @@
  */
 
 import { limitedLog } from "../../observability/log-limit.ts";
+import type { CompiledBackendTLS } from "../backend-tls/options.ts";
 import type { RequestContext } from "../filters/filter-types.ts";
 import { limit } from "../request/forward.ts";
 import type { RequestInfo } from "../request/observer.ts";
@@ -25,6 +26,7 @@ import { filteredUpstreamHead, plainUpstreamHead, type UpstreamRequest } from ".
 import { BODY_NONE, type RequestHead } from "./http1/request-head.ts";
 import { UpstreamExchange } from "./upstream/exchange.ts";
 import type { ExchangeLimits } from "./upstream/exchange-limits.ts";
+import { TLS_FAILED } from "./upstream/pool.ts";
 
 export class FastExchange extends UpstreamExchange {
   private readonly backend: CompiledBackend;
@@ -66,6 +68,10 @@ export class FastExchange extends UpstreamExchange {
     return endpoint;
   }
 
+  protected upstreamTLS(): CompiledBackendTLS | undefined {
+    return this.backend.tls;
+  }
+
   protected requestHead(endpoint: string): UpstreamRequest {
     const state = this.conn.state0;
     const hop = {
@@ -96,15 +102,18 @@ export class FastExchange extends UpstreamExchange {
 
   protected attemptFailed(timedOut: boolean, attempt: number, error: string): void {
     this.lease?.end(true);
+    const tlsRefused = error.startsWith(TLS_FAILED);
     const route = this.route.name;
-    limitedLog("warn", route, timedOut ? "upstream timed out" : "upstream unreachable", {
+    const msg = timedOut ? "upstream timed out" : tlsRefused ? "upstream TLS failed" : "upstream unreachable";
+    limitedLog("warn", route, msg, {
       route,
       backend: this.backend.id,
       endpoint: this.endpoint,
       attempt,
-      error,
+      error: tlsRefused ? `${error} (expected ${this.backend.tls?.expects})` : error,
     });
-    this.conn.state0.settings.observer?.upstreamFailed?.(this.backend.id, timedOut ? "timeout" : "connect");
+    const kind = timedOut ? "timeout" : tlsRefused ? "tls" : "connect";
+    this.conn.state0.settings.observer?.upstreamFailed?.(this.backend.id, kind);
   }
 
   protected observe(status: number, bytes: number): void {

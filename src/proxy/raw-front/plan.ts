@@ -1,7 +1,7 @@
 /**
  * Which routes the raw-socket front serves itself (the fast path) and which go through `handleRequest`
- * with real Request/Response objects. Fast: a Forward whose every backend choice is a plain HTTP/1.1
- * backend in cleartext (TLS backends are spoken to by fetch: docs/http.md "TLS to backends") with endpoints, no invalid reference, and only filters the fast path implements (header
+ * with real Request/Response objects. Fast: a Forward whose every backend choice is an HTTP/1.1 backend
+ * (in cleartext, or TLS checked by name: docs/http.md "TLS to backends") with endpoints, no invalid reference, and only filters the fast path implements (header
  * modifiers, URL rewrite, response rewrite), on a route whose guards all run here too: client address
  * lists, token authentication (no OIDC login, whose redirects and callbacks need the Request) and rate
  * limits, but no CORS filter (its preflights skip authentication, which guards.ts decides). Decided once
@@ -43,7 +43,8 @@ function decide(route: CompiledRoute): boolean {
       c.backend !== undefined &&
       c.backend.bases.length > 0 &&
       !c.backend.h2c &&
-      c.backend.tls === undefined &&
+      // Bun.connect has no checkServerIdentity: subjectAltNames are checked on the full request path.
+      c.backend.tls?.fetch.checkServerIdentity === undefined &&
       c.filters.error === undefined &&
       c.filters.kinds.every((k) => FAST_FILTERS.has(k)),
   );

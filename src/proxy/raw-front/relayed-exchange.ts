@@ -58,6 +58,11 @@ export class RelayedExchange extends UpstreamExchange {
     return this.endpoint;
   }
 
+  /** The internal listener is on this host: cleartext over a unix socket. */
+  protected upstreamTLS(): undefined {
+    return undefined;
+  }
+
   protected requestHead(): UpstreamRequest {
     const tls = this.relayTls ? this.conn.tls : undefined;
     return { head: internalHead(this.head, this.conn.origin.peer, tls), requestId: "" };

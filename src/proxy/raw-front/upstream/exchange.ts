@@ -1,11 +1,11 @@
 /**
  * One request relayed over a pooled upstream connection with no Request/Response objects: the request
  * head written as bytes, the body streamed (Content-Length as is, chunked re-framed from the decoded
- * payload so nothing ambiguous goes on), the response head parsed, edited and written, and the
- * response body piped through in its own framing, parsed only to know where it ends. The upstream
- * connection goes back to the pool only when the response was read completely, the request body was
- * all sent, and both sides agreed on keep-alive. Subclasses say where the request goes and what its
- * head is: FastExchange (a route's backend) and RelayedExchange (the internal Bun.serve listener).
+ * payload so nothing ambiguous goes on), the response head parsed, edited and written, and the response
+ * body piped through in its own framing, parsed only to know where it ends. The upstream connection goes
+ * back to the pool only when the response was read completely, the request body was all sent, and both
+ * sides agreed on keep-alive. Subclasses say where the request goes, in TLS or not, and what its head is:
+ * FastExchange (a route's backend) and RelayedExchange (the internal Bun.serve listener).
  *
  * Time limits and retries: exchange-limits.ts. A pooled connection that turns out closed before any
  * response byte is retried once on a fresh one when nothing was lost by sending (idempotent method,
@@ -13,6 +13,7 @@
  */
 import { MAX_RESPONSE_HEAD_BYTES } from "../../../model/http-syntax.ts";
 import type { ResponseBandwidth } from "../../../model/index.ts";
+import type { CompiledBackendTLS } from "../../backend-tls/options.ts";
 import type { ResponseFilter } from "../../filters/filter-types.ts";
 import type { ClientSide, Exchange } from "../client-side.ts";
 import { generatedResponse, passedOnHead, type ResponseHeaderEdit } from "../http1/head-to-client.ts";
@@ -68,6 +69,8 @@ export abstract class UpstreamExchange
 
   /** The endpoint of the next attempt (`http://ip:port` or `unix:/path`). */
   protected abstract pickEndpoint(): string;
+  /** TLS to the endpoint (a TLS backend), or none. */
+  protected abstract upstreamTLS(): CompiledBackendTLS | undefined;
   /** The request head for `endpoint`. */
   protected abstract requestHead(endpoint: string): UpstreamRequest;
   /** The response head went to the client (or an error of ours did): tell observability. */
@@ -83,8 +86,6 @@ export abstract class UpstreamExchange
     // The request is on its way: a client waiting to send its body may now send it.
     this.conn.bodyWanted();
   }
-
-  // ---- request side ----
 
   body(buf: Buffer, start: number, end: number): void {
     const up = this.upstream;
@@ -122,8 +123,6 @@ export abstract class UpstreamExchange
     this.upstream?.destroy();
     this.upstream = undefined;
   }
-
-  // ---- upstream side ----
 
   onOpen(conn: UpstreamConn): void {
     this.upstream = conn;
@@ -228,7 +227,8 @@ export abstract class UpstreamExchange
     this.requestId = req.requestId;
     const retriable = this.head.bodyKind === BODY_NONE && IDEMPOTENT.has(this.head.method);
     const maxIdle = retriable ? undefined : UNSAFE_MAX_IDLE_MS;
-    const up = upstreamPool.acquire(endpoint, this, fresh, maxIdle, this.limits.connectMs);
+    const tls = this.upstreamTLS();
+    const up = upstreamPool.acquire(endpoint, this, fresh, maxIdle, this.limits.connectMs, tls);
     this.upstream = up;
     // A head built in the scratch buffer is written before anything else can build one (acquire only
     // takes a pooled connection or starts connecting).

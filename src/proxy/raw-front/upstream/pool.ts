@@ -6,8 +6,14 @@
  * `Bun.connect` has no time limit of its own: a new connection asked for with one is on a deadline list
  * until it opens; past it the handler hears `onClose` with a ConnectTimeout (nginx `proxy_connect_timeout`),
  * and a socket that opens later is closed at once.
+ *
+ * A TLS backend's connections (backend-tls/options.ts) are pooled apart, keyed by its settings and the
+ * endpoint. Such a connection is handed to its exchange only once the handshake has verified the
+ * certificate (Bun calls `open` before the handshake, and bytes written then are lost: measured); a
+ * refused certificate closes it with a BackendTLSError before any request byte leaves.
  */
 import type { Socket } from "bun";
+import type { CompiledBackendTLS } from "../../backend-tls/options.ts";
 import { type DeadlineList, deadlineList, type Expiring } from "../deadlines.ts";
 import { Outbox } from "../outbox.ts";
 
@@ -18,6 +24,17 @@ export interface UpstreamHandler {
   onDrain(conn: UpstreamConn): void;
   /** Closed, reset or could not connect; called once. */
   onClose(conn: UpstreamConn, error: Error | undefined): void;
+}
+
+/** How a TLS backend's failed handshake or refused certificate starts, as an attempt's error text. */
+export const TLS_FAILED = "BackendTLSError: the TLS handshake with the backend failed";
+
+/** A TLS backend's handshake failed or its certificate was refused. */
+export class BackendTLSError extends Error {
+  override readonly name = "BackendTLSError";
+  constructor(readonly code: string) {
+    super(`the TLS handshake with the backend failed: ${code}`);
+  }
 }
 
 /** A new connection did not open within its limit. */
@@ -47,7 +64,8 @@ export class UpstreamConn implements Expiring {
   dlNext: Expiring | undefined;
   dlDue = 0;
 
-  constructor(readonly endpoint: string) {}
+  /** `key`: where the pool keeps it idle (the endpoint, prefixed by the TLS settings' key for TLS). */
+  constructor(readonly key: string) {}
 
   /** Still not open when its connect limit passed. */
   expired(): void {
@@ -85,8 +103,10 @@ export class UpstreamPool {
     fresh = false,
     maxIdleMs = Number.POSITIVE_INFINITY,
     connectMs = Number.POSITIVE_INFINITY,
+    tls?: CompiledBackendTLS,
   ): UpstreamConn {
-    const list = fresh ? undefined : this.idle.get(endpoint);
+    const key = tls === undefined ? endpoint : `${tls.key} ${endpoint}`;
+    const list = fresh ? undefined : this.idle.get(key);
     const warmest = list?.[list.length - 1];
     const usable =
       warmest !== undefined &&
@@ -99,7 +119,7 @@ export class UpstreamPool {
       handler.onOpen(pooled);
       return pooled;
     }
-    const conn = new UpstreamConn(endpoint);
+    const conn = new UpstreamConn(key);
     conn.handler = handler;
     if (connectMs !== Number.POSITIVE_INFINITY) {
       conn.connectMs = connectMs;
@@ -109,7 +129,15 @@ export class UpstreamPool {
     const opened =
       a.unix !== undefined
         ? Bun.connect<UpstreamConn>({ unix: a.unix, data: conn, socket: HANDLERS })
-        : Bun.connect<UpstreamConn>({ hostname: a.hostname, port: a.port, data: conn, socket: HANDLERS });
+        : tls === undefined
+          ? Bun.connect<UpstreamConn>({ hostname: a.hostname, port: a.port, data: conn, socket: HANDLERS })
+          : Bun.connect<UpstreamConn>({
+              hostname: a.hostname,
+              port: a.port,
+              data: conn,
+              socket: TLS_HANDLERS,
+              tls: tls.fetch,
+            });
     opened.catch((err: unknown) => closed(conn, err instanceof Error ? err : new Error(String(err))));
     return conn;
   }
@@ -121,10 +149,10 @@ export class UpstreamPool {
       conn.destroy();
       return;
     }
-    let list = this.idle.get(conn.endpoint);
+    let list = this.idle.get(conn.key);
     if (list === undefined) {
       list = [];
-      this.idle.set(conn.endpoint, list);
+      this.idle.set(conn.key, list);
     }
     if (list.length >= MAX_IDLE) {
       conn.destroy();
@@ -153,7 +181,7 @@ export class UpstreamPool {
   }
 
   forget(conn: UpstreamConn): void {
-    const list = this.idle.get(conn.endpoint);
+    const list = this.idle.get(conn.key);
     if (list === undefined) return;
     const i = list.indexOf(conn);
     if (i >= 0) list.splice(i, 1);
@@ -197,20 +225,23 @@ function closed(conn: UpstreamConn, error: Error | undefined): void {
   h?.onClose(conn, error);
 }
 
+/** The connection is ready for requests (open, and for TLS verified): its queued bytes go out. */
+function ready(s: Socket<UpstreamConn>): void {
+  const conn = s.data;
+  conn.dlList?.disarm(conn);
+  conn.socket = s;
+  if (conn.handler === undefined) {
+    s.terminate();
+    return;
+  }
+  conn.out.attach(s as Socket<unknown>);
+  conn.handler.onOpen(conn);
+  // Whatever was queued while connecting is out: a client paused for it may go on.
+  if (!conn.out.backlogged) conn.handler?.onDrain(conn);
+}
+
 const HANDLERS = {
-  open(s: Socket<UpstreamConn>) {
-    const conn = s.data;
-    conn.dlList?.disarm(conn);
-    conn.socket = s;
-    if (conn.handler === undefined) {
-      s.terminate();
-      return;
-    }
-    conn.out.attach(s as Socket<unknown>);
-    conn.handler.onOpen(conn);
-    // Whatever was queued while connecting is out: a client paused for it may go on.
-    if (!conn.out.backlogged) conn.handler?.onDrain(conn);
-  },
+  open: ready,
   data(s: Socket<UpstreamConn>, chunk: Buffer) {
     const conn = s.data;
     // Bytes on an idle connection are not a response to anything: drop the connection.
@@ -243,5 +274,20 @@ const HANDLERS = {
   timeout(s: Socket<UpstreamConn>) {
     s.data.destroy();
     closed(s.data, new Error("idle timeout"));
+  },
+};
+
+const TLS_HANDLERS = {
+  ...HANDLERS,
+  // Connected, not yet verified: nothing may be written (the connect limit still runs).
+  open() {},
+  handshake(s: Socket<UpstreamConn>, ok: boolean, err: Error | null) {
+    if (ok && err === null) ready(s);
+    else {
+      const conn = s.data;
+      const h = conn.handler;
+      conn.destroy();
+      h?.onClose(conn, new BackendTLSError((err as { code?: string } | null)?.code ?? "handshake failed"));
+    }
   },
 };
