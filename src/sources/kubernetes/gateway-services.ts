@@ -18,6 +18,7 @@ const log = logger.child({ component: "gateway-services" });
 export const managedByLabel = "app.kubernetes.io/managed-by";
 export const gatewayNamespaceLabel = "gatehouse.dev/gateway-namespace";
 export const gatewayNameLabel = "gatehouse.dev/gateway-name";
+export const standardGatewayNameLabel = "gateway.networking.k8s.io/gateway-name";
 /** The annotation keys we set from `spec.infrastructure.annotations` (comma-separated), to remove them later. */
 export const managedAnnotationsKey = "gatehouse.dev/infrastructure-annotations";
 
@@ -72,7 +73,7 @@ export function desiredServices(
 ): RawObject[] {
   return gateways.map((g) => {
     const ns = g.metadata.namespace ?? "default";
-    const ports = [...new Set((g.spec?.listeners ?? []).map((l) => l.port))].sort((a, b) => a - b);
+    const ports = servicePorts(g);
     const uid = uidOf(g);
     // Owner references cannot cross namespaces: only a Gateway in the fleet's namespace owns its Service;
     // the others' Services are deleted by the leader (by label) when their Gateway goes.
@@ -97,6 +98,8 @@ export function desiredServices(
         labels: {
           ...stringMap(g.spec?.infrastructure?.labels),
           [managedByLabel]: "gatehouse",
+          // The label the spec names for resources created for a Gateway (GEP-1762).
+          [standardGatewayNameLabel]: g.metadata.name,
           [gatewayNamespaceLabel]: ns,
           [gatewayNameLabel]: g.metadata.name,
         },
@@ -106,10 +109,28 @@ export function desiredServices(
       spec: {
         type,
         selector: { ...fleet.selector },
-        ports: ports.map((port) => ({ name: `p${port}`, protocol: "TCP", port, targetPort: port + offset })),
+        ports: ports.map(({ port, protocol }) => ({
+          name: `${protocol === "UDP" ? "u" : "p"}${port}`,
+          protocol,
+          port,
+          targetPort: port + offset,
+        })),
       },
     };
   });
+}
+
+/**
+ * One Service port per listener port and transport: a UDP listener's port is a UDP Service port (named
+ * `u<port>`), every other listener's a TCP one (`p<port>`); a port with both kinds of listener has both.
+ */
+function servicePorts(g: Gateway): { port: number; protocol: "TCP" | "UDP" }[] {
+  const seen = new Map<string, { port: number; protocol: "TCP" | "UDP" }>();
+  for (const l of g.spec?.listeners ?? []) {
+    const protocol = l.protocol === "UDP" ? "UDP" : "TCP";
+    seen.set(`${l.port}/${protocol}`, { port: l.port, protocol });
+  }
+  return [...seen.values()].sort((a, b) => a.port - b.port || a.protocol.localeCompare(b.protocol));
 }
 
 /** The infrastructure annotations, plus the list of their keys (none: no annotations at all). */
