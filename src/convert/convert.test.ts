@@ -34,6 +34,8 @@ function caseOptions(file: string): Partial<TranslateOptions> {
 /** Inputs whose conversion is not exact, and why (convert says so in a finding); every other is exact. */
 const INEXACT: Readonly<Record<string, string>> = {
   "annotations-auth-tls.in.yaml": "client certificates per host: Gateway API checks them per listener only",
+  "annotations-backend-protocol.in.yaml":
+    "h2c, client certificates, TLS versions, FCGI's 503, one BackendTLSPolicy for a port Ingresses shared",
   "annotations-bandwidth.in.yaml": "limit-rate: Gateway API has no response bandwidth limit",
   "annotations-fail-closed.in.yaml":
     "the 403 of an unenforced access annotation is an AuthPolicy denying all",

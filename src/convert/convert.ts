@@ -11,6 +11,7 @@
  * - `route-filters.ts`: HTTPRouteFilters for what Gateway API has no field for (not with `portable`);
  * - `passthrough.ts`: `ssl-passthrough` hosts as TLS listeners and TLSRoutes;
  * - `policies.ts`: AuthPolicy and RateLimitPolicy for the guards Gateway API has no field for;
+ * - `backend-tls.ts`: `backend-protocol` TLS as BackendTLSPolicies (with their CA ConfigMaps), h2c as a finding;
  * - `verify.ts`: the output translated again, each converted host's routes compared with the Ingress's;
  * - `findings.ts`: what was not kept; `output.ts`: the YAML, each finding as a comment beside its object.
  * Nothing is dropped without a finding: a finding is a comment, a stderr line and a `--strict` failure.
@@ -20,6 +21,7 @@ import { DEFAULT_HTTP_LISTENER, DEFAULT_HTTPS_LISTENER } from "../translate/comm
 import { annotationOf, nameOf, namespaceOf, sourceRef } from "../translate/common/objects.ts";
 import { NGINX_PREFIX } from "../translate/ingress/annotations/nginx-annotations.ts";
 import { type TranslateOptions, translate } from "../translate/translate.ts";
+import { convertBackendProtocols } from "./backend-tls.ts";
 import { type Finding, Findings } from "./findings.ts";
 import { type GatewayRef, planGateway } from "./gateway.ts";
 import { convertHTTPRoutes } from "./httproutes.ts";
@@ -43,7 +45,8 @@ export interface ConvertOptions {
 }
 
 export interface ConvertResult {
-  /** Objects to apply, in output order: Gateway, ReferenceGrants, HTTPRoutes, HTTPRouteFilters, TLSRoutes, then policies. */
+  /** Objects to apply, in output order: Gateway, ReferenceGrants, HTTPRoutes, HTTPRouteFilters, TLSRoutes,
+   * policies, then BackendTLSPolicies with their CA ConfigMaps. */
   readonly objects: readonly Json[];
   readonly findings: readonly Finding[];
   /** How many converted hosts the verification compared, and how many matched. */
@@ -72,6 +75,7 @@ export function convertIngresses(snapshot: ResourceSnapshot, options: ConvertOpt
   );
   const policies = convertPolicies(routes, snapshot, findings);
   const passthrough = convertPassthrough(result.model, plan, findings, ingressNames);
+  const backendTLS = convertBackendProtocols(result.model, ingressListeners, snapshot, findings);
   const served = new Set([
     ...routes.map((r) => `${r.ingress.namespace}/${r.ingress.name}`),
     ...passthrough.routes.map((r) => {
@@ -97,6 +101,7 @@ export function convertIngresses(snapshot: ResourceSnapshot, options: ConvertOpt
     ...(routeFilters?.objects ?? []),
     ...passthrough.routes,
     ...policies,
+    ...backendTLS,
   ];
   const verified = verifyConversion(
     snapshot,

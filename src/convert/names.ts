@@ -74,3 +74,13 @@ export function certificateGrantName(gateway: { namespace: string; name: string 
 
 /** The annotation on each HTTPRoute naming the Ingress (same namespace) it was converted from. */
 export const SOURCE_ANNOTATION = "gatehouse.dev/converted-from-ingress";
+
+/** The BackendTLSPolicy written for a Service port an Ingress spoke TLS to (`backend-protocol: HTTPS`…). */
+export function backendTLSPolicyName(service: string, port: number): string {
+  return `${service}-${port}-backend-tls`;
+}
+
+/** The ConfigMap holding that policy's CA (`ca.crt`, copied from the Ingress's `proxy-ssl-secret`). */
+export function backendCAConfigMapName(service: string, port: number): string {
+  return `${service}-${port}-backend-ca`;
+}

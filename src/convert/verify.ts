@@ -7,6 +7,8 @@
  */
 import type { GatewayModel, Listener, RedirectAction, Route } from "../model/index.ts";
 import type { AuthPolicy } from "../sources/schema/auth-policy.ts";
+import type { BackendTLSPolicy } from "../sources/schema/backend-tls-policy.ts";
+import type { ConfigMap } from "../sources/schema/core.ts";
 import type { Gateway, GatewayClass, HTTPRoute, ReferenceGrant } from "../sources/schema/gateway.ts";
 import type { RateLimitPolicy } from "../sources/schema/policies.ts";
 import type { HTTPRouteFilterObject } from "../sources/schema/route-filter.ts";
@@ -60,7 +62,9 @@ export function verifyConversion(
       const name = gatewayListenerName(plan.ref.namespace, plan.ref.name, section);
       const target = converted.listeners.find((l) => l.name === name);
       const now = target?.virtualHosts.find((v) => v.hostname === vh.hostname)?.routes ?? [];
-      const difference = firstDifference(before, now) ?? certificateDifference(listener, target, vh.hostname);
+      const difference =
+        firstDifference(before, now, model.backends, converted.backends) ??
+        certificateDifference(listener, target, vh.hostname);
       if (difference === undefined) {
         same++;
         continue;
@@ -126,12 +130,17 @@ function uniqueSources(routes: readonly Route[]) {
  * the same order between any two routes one request could match (the order of routes that can never
  * match the same request, such as `/aaa` and `/ccc`, is no behaviour).
  */
-function firstDifference(before: readonly Route[], now: readonly Route[]): string | undefined {
+function firstDifference(
+  before: readonly Route[],
+  now: readonly Route[],
+  beforeBackends: GatewayModel["backends"],
+  nowBackends: GatewayModel["backends"],
+): string | undefined {
   // Key order is not behaviour: the two APIs' translators build the same values in different orders.
-  const keys = now.map((r) => canonical(behaviour(r)));
+  const keys = now.map((r) => canonical(behaviour(r, nowBackends)));
   const position: number[] = [];
   for (const [i, b] of before.entries()) {
-    const k = canonical(behaviour(b));
+    const k = canonical(behaviour(b, beforeBackends));
     const j = keys.findIndex((key, n) => key === k && !position.includes(n));
     if (j >= 0) {
       position.push(j);
@@ -141,12 +150,10 @@ function firstDifference(before: readonly Route[], now: readonly Route[]): strin
     const same = now.find((n, x) => !position.includes(x) && path(n) === path(b));
     if (same === undefined)
       return `route ${i + 1} (${describe(b)}) is served by no converted route of that path`;
-    const nb = behaviour(b);
-    const nn = behaviour(same);
-    const key = [...new Set([...Object.keys(nb), ...Object.keys(nn)])].find(
-      (f) => canonical(nb[f]) !== canonical(nn[f]),
-    );
-    return `route ${i + 1} (${describe(b)}) differs in ${key}: ${shown(nb[key ?? ""])} became ${shown(nn[key ?? ""])}`;
+    const nb = behaviour(b, beforeBackends);
+    const nn = behaviour(same, nowBackends);
+    const [where, was, is] = deepestDifference(nb, nn, "");
+    return `route ${i + 1} (${describe(b)}) differs in ${where}: ${shown(was)} became ${shown(is)}`;
   }
   if (now.length > before.length)
     return `${now.length - before.length} more route(s) are served, e.g. ${describe(now.find((_, x) => !position.includes(x)) as Route)}`;
@@ -158,6 +165,25 @@ function firstDifference(before: readonly Route[], now: readonly Route[]): strin
       )
         return `${describe(before[j] as Route)} now comes before ${describe(before[i] as Route)}`;
   return undefined;
+}
+
+/**
+ * The deepest field where two values differ (`action.backends[0].backend.tls`), so a finding shows what
+ * changed rather than a whole action cut at 160 characters.
+ */
+function deepestDifference(a: unknown, b: unknown, path: string): [string, unknown, unknown] {
+  const bothArrays = Array.isArray(a) && Array.isArray(b) && a.length === b.length;
+  const bothObjects =
+    !Array.isArray(a) && !Array.isArray(b) && typeof a === "object" && typeof b === "object" && a && b;
+  if (!bothArrays && !bothObjects) return [path, a, b];
+  const x = a as Record<string, unknown>;
+  const y = b as Record<string, unknown>;
+  const key = [...new Set([...Object.keys(x), ...Object.keys(y)])].find(
+    (k) => canonical(x[k]) !== canonical(y[k]),
+  );
+  if (key === undefined) return [path, a, b];
+  const next = bothArrays ? `${path}[${key}]` : path === "" ? key : `${path}.${key}`;
+  return deepestDifference(x[key], y[key], next);
 }
 
 function shown(value: unknown): string {
@@ -189,11 +215,11 @@ function describe(r: Route): string {
 }
 
 /** What a route does, without what names its origin. */
-function behaviour(r: Route): Json {
+function behaviour(r: Route, backends: GatewayModel["backends"]): Json {
   const { name: _n, source: _s, ruleName: _r, auth, ipAccess, rateLimit, filters, ...rest } = r;
   return {
     ...rest,
-    action: r.action.kind === "Redirect" ? literalLocation(r.action) : r.action,
+    action: r.action.kind === "Redirect" ? literalLocation(r.action) : spokenTo(r.action, backends),
     // A redirect forwards nothing: a rewrite of what would be forwarded does nothing beside it.
     filters: r.action.kind === "Redirect" ? filters.filter((f) => f.kind !== "URLRewrite") : filters,
     // A policy that fails closed answers 401 whatever else it says, and why is not behaviour.
@@ -211,6 +237,35 @@ function behaviour(r: Route): Json {
     ...(rateLimit
       ? { rateLimit: { ...rateLimit, source: undefined, policy: undefined, bucket: undefined } }
       : {}),
+  };
+}
+
+/**
+ * A Forward's backends by what they are, not by id: an Ingress's own variant of a Service port
+ * (`backend-protocol`: `…/h2c`, `…/tls/ingress/…`) and what the converted objects make of that port
+ * (appProtocol, a BackendTLSPolicy) have different ids and may do the same, or differ in the protocol or
+ * the TLS spoken (which object asked for the TLS is not behaviour).
+ */
+function spokenTo(a: Route["action"], backends: GatewayModel["backends"]): Json {
+  if (a.kind !== "Forward") return a as unknown as Json;
+  return {
+    ...a,
+    backends: a.backends.map((wb) => {
+      const b = backends[wb.backendId];
+      if (b === undefined) return wb;
+      const { source: _source, ...tls } = b.tls ?? { source: undefined };
+      const { backendId: _id, ...rest } = wb;
+      return {
+        ...rest,
+        backend: {
+          service: b.service,
+          protocol: b.protocol,
+          clusterIP: wb.backendId.endsWith("@cluster-ip"),
+          ...(b.tls !== undefined ? { tls } : {}),
+          ...(b.problem !== undefined ? { problem: b.problem } : {}),
+        },
+      };
+    }),
   };
 }
 
@@ -273,5 +328,7 @@ export function snapshotAfter(
     authPolicies: replaced(snapshot.authPolicies, of<AuthPolicy>("AuthPolicy")),
     rateLimitPolicies: replaced(snapshot.rateLimitPolicies, of<RateLimitPolicy>("RateLimitPolicy")),
     httpRouteFilters: replaced(snapshot.httpRouteFilters, of<HTTPRouteFilterObject>("HTTPRouteFilter")),
+    configMaps: replaced(snapshot.configMaps, of<ConfigMap>("ConfigMap")),
+    backendTLSPolicies: replaced(snapshot.backendTLSPolicies ?? [], of<BackendTLSPolicy>("BackendTLSPolicy")),
   };
 }

@@ -95,3 +95,17 @@ export function authSecret(ingress: Ingress): string | undefined {
   const parsed = typeof raw === "string" ? authSecretKey(raw, ingressNamespace(ingress)) : undefined;
   return parsed !== undefined && "key" in parsed ? parsed.key : undefined;
 }
+
+/** `proxy-ssl-secret: <namespace>/<name>`: the CA (`ca.crt`) and client certificate for TLS to backends. */
+export const PROXY_SSL_SECRET = "proxy-ssl-secret";
+
+/**
+ * `namespace/name` of the Secret an Ingress's proxy-ssl-secret names, or undefined: the source keeps it.
+ * Read as auth-tls-secret is (authTLSSecretKey): ingress-nginx's proxyssl parser takes `namespace/name`
+ * and refuses another namespace than the Ingress's ("cross namespace secrets are not supported").
+ */
+export function proxySSLSecret(ingress: Ingress): string | undefined {
+  const raw = ingress.metadata?.annotations?.[NGINX_PREFIX + PROXY_SSL_SECRET];
+  const parsed = typeof raw === "string" ? authTLSSecretKey(raw, ingressNamespace(ingress)) : undefined;
+  return parsed !== undefined && "key" in parsed ? parsed.key : undefined;
+}

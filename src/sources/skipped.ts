@@ -1,8 +1,8 @@
 /**
  * Objects of kinds Gatehouse does not read, as both sources report them (never silently): a warning
  * problem each (`SkippedKind`, at `/debug/problems` and in `gatehouse translate`), and a log line the
- * first time each is seen. Gateway API kinds get the louder wording: a BackendTLSPolicy is
- * something a user expects a Gateway API implementation to serve.
+ * first time each is seen. Gateway API kinds get the louder wording: an XBackendTrafficPolicy
+ * is something a user expects a Gateway API implementation to serve.
  */
 import type { Problem } from "../model/index.ts";
 

@@ -1,4 +1,5 @@
 import type { AuthPolicy } from "./schema/auth-policy.ts";
+import type { BackendTLSPolicy } from "./schema/backend-tls-policy.ts";
 import type { ConfigMap, EndpointSlice, Secret, Service } from "./schema/core.ts";
 import type {
   Gateway,
@@ -26,8 +27,9 @@ export interface ResourceSnapshot {
   readonly services: readonly Service[];
   readonly endpointSlices: readonly EndpointSlice[];
   readonly secrets: readonly Secret[];
-  /** ConfigMaps, read for their `data` only (ingress-nginx `custom-headers`). The Kubernetes source
-   * delivers only those an Ingress references; the folder source every one in the folder. */
+  /** ConfigMaps, read for their `data` only (ingress-nginx `custom-headers`, CA bundles of Gateway
+   * `spec.tls.frontend` and BackendTLSPolicies). The Kubernetes source delivers only those something
+   * references; the folder source every one in the folder. */
   readonly configMaps: readonly ConfigMap[];
   /** Core Namespaces, read only for their labels (Gateway `allowedRoutes.namespaces.selector`). A
    * namespace with no object here is taken to carry only `kubernetes.io/metadata.name`. */
@@ -46,6 +48,8 @@ export interface ResourceSnapshot {
   /** UDPRoutes (v1 or v1alpha2): every client's datagrams to a UDP listener relayed to one backend. */
   readonly udpRoutes: readonly UDPRoute[];
   readonly referenceGrants: readonly ReferenceGrant[];
+  /** BackendTLSPolicies (Gateway API v1): TLS to the Services they target; translate/gateway/backend-tls/. */
+  readonly backendTLSPolicies: readonly BackendTLSPolicy[];
   /** gatehouse.dev AuthPolicies (GEP-713 targetRefs); see docs/auth.md. */
   readonly authPolicies: readonly AuthPolicy[];
   /** gatehouse.dev RateLimitPolicies (GEP-713 targetRefs); see docs/ratelimit.md. */
@@ -86,6 +90,7 @@ export const emptySnapshot: ResourceSnapshot = {
   tcpRoutes: [],
   udpRoutes: [],
   referenceGrants: [],
+  backendTLSPolicies: [],
   authPolicies: [],
   rateLimitPolicies: [],
   httpRouteFilters: [],

@@ -74,3 +74,14 @@ export type RouteRefFailure =
   | typeof RouteReason.RefNotPermitted
   | typeof RouteReason.InvalidKind
   | typeof RouteReason.UnsupportedProtocol;
+
+/** BackendTLSPolicy ancestor conditions (apis/v1/backendtlspolicy_types.go, PolicyConditionReason). */
+export const BackendTLSPolicyReason = {
+  Accepted: "Accepted",
+  Conflicted: "Conflicted",
+  Invalid: "Invalid",
+  NoValidCACertificate: "NoValidCACertificate",
+  ResolvedRefs: "ResolvedRefs",
+  InvalidCACertificateRef: "InvalidCACertificateRef",
+  InvalidKind: "InvalidKind",
+} as const;

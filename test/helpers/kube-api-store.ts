@@ -69,6 +69,7 @@ export const defaultResources: readonly ResourceDef[] = [
   def("gateway.networking.k8s.io", "v1", "listenersets", "ListenerSet", true, true),
   def("gateway.networking.k8s.io", "v1", "udproutes", "UDPRoute", true, true),
   def("gateway.networking.k8s.io", "v1beta1", "referencegrants", "ReferenceGrant", true, false),
+  def("gateway.networking.k8s.io", "v1", "backendtlspolicies", "BackendTLSPolicy", true, true),
   def("coordination.k8s.io", "v1", "leases", "Lease", true, false),
   def("gatehouse.dev", "v1alpha1", "authpolicies", "AuthPolicy", true, true),
   def("gatehouse.dev", "v1alpha1", "ratelimitpolicies", "RateLimitPolicy", true, true),

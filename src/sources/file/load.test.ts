@@ -98,19 +98,21 @@ describe("loadFolder", () => {
 
   test("Gateway API kinds Gatehouse does not serve: named, warned once per object across loads", async () => {
     const grpc = (n: string) =>
-      `apiVersion: gateway.networking.k8s.io/v1\nkind: BackendTLSPolicy\nmetadata: { name: ${n}, namespace: shop }\n`;
+      `apiVersion: gateway.networking.x-k8s.io/v1alpha1\nkind: XBackendTrafficPolicy\nmetadata: { name: ${n}, namespace: shop }\n`;
     await put("g.yaml", `${grpc("a")}---\n${grpc("b")}`);
     const seen = new FirstSeen();
     const first = (await readFolder(dir)).load;
     expect(first.skippedKinds.map((s) => [s.kind, s.namespace, s.name, s.docIndex])).toEqual([
-      ["BackendTLSPolicy", "shop", "a", 0],
-      ["BackendTLSPolicy", "shop", "b", 1],
+      ["XBackendTrafficPolicy", "shop", "a", 0],
+      ["XBackendTrafficPolicy", "shop", "b", 1],
     ]);
     logLoad(first, undefined, seen);
     logLoad((await readFolder(dir)).load, undefined, seen); // the same objects: no new line
     await put("g.yaml", `${grpc("a")}---\n${grpc("c")}`);
     logLoad((await readFolder(dir)).load, undefined, seen);
-    const warned = logs.filter((l) => String(l.msg).startsWith("BackendTLSPolicy is a Gateway API kind"));
+    const warned = logs.filter((l) =>
+      String(l.msg).startsWith("XBackendTrafficPolicy is a Gateway API kind"),
+    );
     expect(warned.map((l) => [l.name, l.level, l.doc])).toEqual([
       ["shop/a", "warn", 0],
       ["shop/b", "warn", 1],

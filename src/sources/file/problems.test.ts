@@ -28,13 +28,13 @@ describe("loadProblems", () => {
 
   test("a skipped object is named; a Gateway API kind says it is not served", () => {
     const grpc =
-      "apiVersion: gateway.networking.k8s.io/v1\nkind: BackendTLSPolicy\nmetadata: { name: g, namespace: ns }\n";
+      "apiVersion: gateway.networking.x-k8s.io/v1alpha1\nkind: XBackendTrafficPolicy\nmetadata: { name: g, namespace: ns }\n";
     const cm = "apiVersion: v1\nkind: ServiceAccount\nmetadata: { name: c }\n";
     const problems = loadProblems(load({ "a.yaml": `${grpc}---\n${cm}` }));
     expect(problems.map((p) => [p.object, p.message])).toEqual([
       [
-        { kind: "BackendTLSPolicy", namespace: "ns", name: "g" },
-        "BackendTLSPolicy is a Gateway API kind Gatehouse does not support: it is not served and gets no status",
+        { kind: "XBackendTrafficPolicy", namespace: "ns", name: "g" },
+        "XBackendTrafficPolicy is a Gateway API kind Gatehouse does not support: it is not served and gets no status",
       ],
       [
         { kind: "ServiceAccount", namespace: "", name: "c" },

@@ -24,6 +24,7 @@ const empty = {
   TCPRoute: [],
   UDPRoute: [],
   ReferenceGrant: [],
+  BackendTLSPolicy: [],
   AuthPolicy: [],
   RateLimitPolicy: [],
   HTTPRouteFilter: [],
@@ -173,4 +174,19 @@ test("referencedSecrets: an Ingress's auth-secret (its namespace only) and an Au
     authPolicies: [policy],
   });
   expect([...refs].sort()).toEqual(["n/more", "n/users", "p/k1", "p/k2", "p/u"]);
+});
+
+test("referencedSecrets: an Ingress's proxy-ssl-secret, in its own namespace only", () => {
+  const ingress = (name: string, value: string) => ({
+    metadata: {
+      name,
+      namespace: "n",
+      annotations: { "nginx.ingress.kubernetes.io/proxy-ssl-secret": value },
+    },
+  });
+  const refs = referencedSecrets({
+    gateways: [],
+    ingresses: [ingress("a", "n/backend-ca"), ingress("b", "other/ca"), ingress("c", "bare")] as never,
+  });
+  expect([...refs]).toEqual(["n/backend-ca"]);
 });

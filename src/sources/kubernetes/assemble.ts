@@ -1,4 +1,4 @@
-import { authSecret, authTLSSecret, customHeadersConfigMap } from "../nginx-references.ts";
+import { authSecret, authTLSSecret, customHeadersConfigMap, proxySSLSecret } from "../nginx-references.ts";
 import type { Gateway } from "../schema/gateway.ts";
 import { type KnownKind, knownKinds, parseObject } from "../schema/index.ts";
 import type { Ingress } from "../schema/networking.ts";
@@ -58,7 +58,7 @@ export function assembleSnapshot(
  * `namespace/name` of every Secret a Gateway listener (`tls.certificateRefs`, core Secrets only) or the
  * Gateway's `spec.tls.backend.clientCertificateRef` (judged for its ResolvedRefs condition) or its
  * `spec.tls.frontend` CA references (kind Secret), an
- * Ingress (`spec.tls[].secretName`, ingress-nginx `auth-tls-secret` and `auth-secret`) or a policy (any `secretRef: { name }` in its spec, same namespace)
+ * Ingress (`spec.tls[].secretName`, ingress-nginx `auth-tls-secret`, `auth-secret` and `proxy-ssl-secret`) or a policy (any `secretRef: { name }` in its spec, same namespace)
  * names, plus `always` (the `--default-certificate` Secret, which no object names). Only these are kept
  * in memory with their data.
  */
@@ -88,6 +88,8 @@ export function referencedSecrets(
     if (users !== undefined) out.add(users);
     const authTLS = authTLSSecret(ing);
     if (authTLS !== undefined) out.add(authTLS);
+    const proxySSL = proxySSLSecret(ing);
+    if (proxySSL !== undefined) out.add(proxySSL);
   }
   return out;
 }
@@ -112,12 +114,14 @@ function collectSecretRefs(value: unknown, namespace: string, out: Set<string>):
 
 /**
  * `namespace/name` of every ConfigMap an Ingress names in ingress-nginx's `custom-headers` (in its own
- * namespace; nginx-references.ts reads the value) or a Gateway names as a client CA (`spec.tls.frontend`).
+ * namespace; nginx-references.ts reads the value), a Gateway names as a client CA (`spec.tls.frontend`)
+ * or a BackendTLSPolicy names in `validation.caCertificateRefs` (core ConfigMaps, in its own namespace).
  * Only these are kept in memory with their data.
  */
 export function referencedConfigMaps(
   ingresses: readonly unknown[],
   gateways: readonly unknown[] = [],
+  backendTLSPolicies: readonly unknown[] = [],
 ): Set<string> {
   const out = new Set<string>();
   for (const ing of ingresses) {
@@ -125,6 +129,22 @@ export function referencedConfigMaps(
     if (key !== undefined) out.add(key);
   }
   for (const gw of gateways) for (const key of frontendCARefs(gw as Gateway, "ConfigMap")) out.add(key);
+  for (const p of backendTLSPolicies) for (const key of backendTLSCARefs(p)) out.add(key);
+  return out;
+}
+
+/** `namespace/name` of the core ConfigMaps a BackendTLSPolicy's `validation.caCertificateRefs` name (read loosely). */
+function backendTLSCARefs(policy: unknown): string[] {
+  const p = (policy ?? {}) as { metadata?: { namespace?: unknown }; spec?: { validation?: unknown } };
+  const ns =
+    typeof p.metadata?.namespace === "string" && p.metadata.namespace ? p.metadata.namespace : "default";
+  const refs = (p.spec?.validation as { caCertificateRefs?: unknown } | null | undefined)?.caCertificateRefs;
+  const out: string[] = [];
+  for (const r of Array.isArray(refs) ? refs : []) {
+    const ref = (r ?? {}) as { group?: unknown; kind?: unknown; name?: unknown };
+    if ((ref.group ?? "") === "" && ref.kind === "ConfigMap" && typeof ref.name === "string")
+      out.push(`${ns}/${ref.name}`);
+  }
   return out;
 }
 

@@ -88,7 +88,7 @@ export class KubernetesSource {
       kind: "ConfigMap",
       dataFields: ["data"],
       unread: ["binaryData"],
-      referencedBy: (o) => referencedConfigMaps(o.Ingress, o.Gateway),
+      referencedBy: (o) => referencedConfigMaps(o.Ingress, o.Gateway, o.BackendTLSPolicy),
       waitMs: opts.secretWaitMs,
     });
     this.#informers = new Map(
@@ -224,7 +224,7 @@ export class KubernetesSource {
     if (gateways.size === 0) return [];
     let services: Set<string> | undefined;
     const relevant = (kind: string, o: RawObject): boolean => {
-      if (kind !== "BackendTLSPolicy") return attachesToOurs(o, gateways);
+      if (kind !== "XBackendTrafficPolicy") return attachesToOurs(o, gateways);
       services ??= servicesOfOurRoutes(
         [...this.objects("HTTPRoute"), ...this.objects("GRPCRoute"), ...this.objects("TLSRoute")],
         gateways,

@@ -27,6 +27,7 @@ export const watchedResources: Readonly<Record<KnownKind, ApiResource>> = {
   TCPRoute: res("TCPRoute", "gateway.networking.k8s.io", "v1", "tcproutes", true),
   UDPRoute: res("UDPRoute", "gateway.networking.k8s.io", "v1", "udproutes", true),
   ReferenceGrant: res("ReferenceGrant", "gateway.networking.k8s.io", "v1beta1", "referencegrants", true),
+  BackendTLSPolicy: res("BackendTLSPolicy", "gateway.networking.k8s.io", "v1", "backendtlspolicies", true),
   IngressClass: res("IngressClass", "networking.k8s.io", "v1", "ingressclasses", false),
   Ingress: res("Ingress", "networking.k8s.io", "v1", "ingresses", true),
   Service: res("Service", "", "v1", "services", true),
@@ -42,19 +43,24 @@ export const watchedResources: Readonly<Record<KnownKind, ApiResource>> = {
 /**
  * Watched kinds that only one feature reads, so that a ClusterRole from before that feature does not keep
  * the gateway from becoming ready: a 403 on their list counts as empty (KindInformerOptions
- * `forbiddenIsEmpty`), and the feature reports what it could not read. ConfigMaps: only `custom-headers`
- * reads them. Every other kind stays required: without it the configuration would be wrong, not short.
+ * `forbiddenIsEmpty`), and the feature reports what it could not read (ConfigMaps: `custom-headers`, and
+ * the CA bundles of Gateway `spec.tls.frontend` and BackendTLSPolicies, which then say InvalidCACertificateRef
+ * and fail closed). Every other kind stays required: without it the configuration would be wrong, not
+ * short. BackendTLSPolicy too: unseen, its Services would be spoken to in cleartext. (A 404, the CRD not
+ * installed, counts as empty for every kind: then no policy can exist.)
  */
 export const mayBeForbidden: ReadonlySet<KnownKind> = new Set<KnownKind>(["ConfigMap"]);
 
 /**
- * Gateway API kinds of the v1.6.1 standard channel that Gatehouse does not serve. They are listed and
- * watched only so that each object is reported (a `SkippedKind` warning and a log line; skipped.ts)
- * instead of ignored in silence. Unlike `watchedResources` they never hold up a snapshot: a kind that is
- * not installed, or that RBAC does not let us list, just goes unreported (said once in the log).
+ * Gateway API kinds that Gatehouse does not serve: every kind of the v1.6.1 standard channel is served, so
+ * this is the experimental XBackendTrafficPolicy (on Services, like BackendTLSPolicy), which a user may
+ * expect an implementation to honour. They are listed and watched only so that each object is reported
+ * (a `SkippedKind` warning and a log line; skipped.ts) instead of ignored in silence. Unlike
+ * `watchedResources` they never hold up a snapshot: a kind that is not installed, or that RBAC does not
+ * let us list, just goes unreported (said once in the log).
  */
 export const skippedResources: readonly ApiResource[] = [
-  res("BackendTLSPolicy", "gateway.networking.k8s.io", "v1", "backendtlspolicies", true),
+  res("XBackendTrafficPolicy", "gateway.networking.x-k8s.io", "v1alpha1", "xbackendtrafficpolicies", true),
 ];
 
 /** The Lease kind leader election reads and writes. */
@@ -73,6 +79,7 @@ export const statusResources: Readonly<Record<string, ApiResource>> = {
   Ingress: watchedResources.Ingress,
   AuthPolicy: watchedResources.AuthPolicy,
   RateLimitPolicy: watchedResources.RateLimitPolicy,
+  BackendTLSPolicy: watchedResources.BackendTLSPolicy,
 };
 
 function res(kind: string, group: string, version: string, plural: string, namespaced: boolean): ApiResource {

@@ -45,7 +45,7 @@ describe("which skipped objects are ours to report", () => {
     expect(attachesToOurs(obj("GRPCRoute", "g", "not an object"), ours)).toBe(false);
   });
 
-  test("a BackendTLSPolicy on a Service one of our routes sends to", () => {
+  test("an XBackendTrafficPolicy on a Service one of our routes sends to", () => {
     const routes = [
       obj("HTTPRoute", "web", {
         parentRefs: [{ name: "ours", namespace: "infra" }],
@@ -60,7 +60,7 @@ describe("which skipped objects are ours to report", () => {
     expect([...services].sort()).toEqual(["app/web", "other/api"]);
     const policy = (target: string, namespace = "app") =>
       obj(
-        "BackendTLSPolicy",
+        "XBackendTrafficPolicy",
         "tls",
         { targetRefs: [{ group: "", kind: "Service", name: target }] },
         namespace,

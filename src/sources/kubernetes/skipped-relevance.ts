@@ -1,12 +1,12 @@
 /**
  * Which objects of the kinds Gatehouse does not serve are ours to report. A cluster may run another
- * Gateway API implementation that serves its GRPCRoutes, TCPRoutes and BackendTLSPolicies: reporting
+ * Gateway API implementation that serves its XBackendTrafficPolicies (and other kinds): reporting
  * those as "not served" would be false and would flood the log and `/debug/problems`. So only an object
  * that asks something of Gatehouse is reported:
  * - a route or ListenerSet whose parentRefs (or ListenerSet parentRef) name one of our Gateways (a
  *   Gateway whose GatewayClass names our controller);
- * - a BackendTLSPolicy that targets a Service one of our Gateways' HTTPRoutes, GRPCRoutes or TLSRoutes sends to,
- *   since Gatehouse then speaks plain HTTP where TLS was asked for.
+ * - an XBackendTrafficPolicy that targets a Service one of our Gateways' HTTPRoutes, GRPCRoutes or
+ *   TLSRoutes sends to, since Gatehouse then ignores what it asks (retry budgets, session persistence).
  */
 import type { RawObject } from "./informer.ts";
 
@@ -67,7 +67,7 @@ export function servicesOfOurRoutes(
   return out;
 }
 
-/** Whether a BackendTLSPolicy targets one of `services` (its targetRefs are local: same namespace). */
+/** Whether a policy on Services (XBackendTrafficPolicy) targets one of `services` (targetRefs are local: same namespace). */
 export function targetsOurServices(o: RawObject, services: ReadonlySet<string>): boolean {
   return refs(spec(o).targetRefs).some(
     (t) => (t.group ?? "") === "" && t.kind === "Service" && services.has(`${nsOf(o)}/${String(t.name)}`),

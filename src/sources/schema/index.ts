@@ -1,6 +1,7 @@
 import type { z } from "zod";
 import type { ResourceSnapshot } from "../snapshot.ts";
 import type * as AuthPolicySchemas from "./auth-policy.ts";
+import type * as BackendTLSPolicySchemas from "./backend-tls-policy.ts";
 import type * as CoreSchemas from "./core.ts";
 import type * as GatewaySchemas from "./gateway.ts";
 import type * as GRPCRouteSchemas from "./grpcroute.ts";
@@ -18,6 +19,7 @@ import { describeUnknownFields, unknownFields } from "./unknown-fields.ts";
  */
 const modules = {
   authPolicy: () => require("./auth-policy.ts") as typeof AuthPolicySchemas,
+  backendTLSPolicy: () => require("./backend-tls-policy.ts") as typeof BackendTLSPolicySchemas,
   core: () => require("./core.ts") as typeof CoreSchemas,
   gateway: () => require("./gateway.ts") as typeof GatewaySchemas,
   grpcRoute: () => require("./grpcroute.ts") as typeof GRPCRouteSchemas,
@@ -120,6 +122,12 @@ export const knownKinds = {
       return modules.streamRoutes().udpRoute;
     },
   },
+  BackendTLSPolicy: {
+    field: "backendTLSPolicies",
+    get schema() {
+      return modules.backendTLSPolicy().backendTLSPolicy;
+    },
+  },
   ReferenceGrant: {
     field: "referenceGrants",
     get schema() {
@@ -194,6 +202,7 @@ export const lenientKinds: ReadonlySet<KnownKind> = new Set<KnownKind>([
   "TCPRoute",
   "UDPRoute",
   "ReferenceGrant",
+  "BackendTLSPolicy",
 ]);
 
 /**

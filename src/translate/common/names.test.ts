@@ -1,5 +1,12 @@
 import { describe, expect, test } from "bun:test";
-import { gatewayListenerName, gatewayListenerSection, httpRouteMatchName, httpRouteName } from "./names.ts";
+import {
+  gatewayListenerName,
+  gatewayListenerSection,
+  h2cBackendId,
+  httpRouteMatchName,
+  httpRouteName,
+  ingressTLSBackendId,
+} from "./names.ts";
 
 describe("names", () => {
   test("a Gateway listener's name gives its section back, for that Gateway only", () => {
@@ -13,5 +20,10 @@ describe("names", () => {
 
   test("route names point at the rule and match they came from", () => {
     expect(httpRouteMatchName(httpRouteName("ns", "web"), 2, 0)).toBe("httproute/ns/web/rule/2/match/0");
+  });
+
+  test("an Ingress's TLS variant of a backend names the Ingress; its h2c one is GRPCRoute's", () => {
+    expect(ingressTLSBackendId("shop/api:443", "shop", "web")).toBe("shop/api:443/tls/ingress/shop/web");
+    expect(h2cBackendId("shop/api:443")).toBe("shop/api:443/h2c");
   });
 });

@@ -161,3 +161,25 @@ export function h2cBackendId(id: string): string {
 export function clusterIPBackendId(id: string): string {
   return `${id}@cluster-ip`;
 }
+
+/**
+ * `<backend id>/tls`: a backend spoken to over TLS as a BackendTLSPolicy says, apart from the cleartext
+ * backend of that Service port (which an Ingress or a TCPRoute may still use). `…/tls@gateway/<ns>/<name>`:
+ * the same for the routes of a Gateway with a backend client certificate (`spec.tls.backend`), so
+ * Gateways that present different certificates (or none) never share a connection pool.
+ */
+export function backendTLSId(id: string, clientCertificateOf?: { namespace: string; name: string }): string {
+  const of = clientCertificateOf
+    ? `@gateway/${clientCertificateOf.namespace}/${clientCertificateOf.name}`
+    : "";
+  return `${id}/tls${of}`;
+}
+
+/**
+ * `<backend id>/tls/ingress/<ns>/<name>`: a Service port an Ingress speaks TLS to (ingress-nginx
+ * `backend-protocol: HTTPS|GRPCS|AUTO_HTTP`), with that Ingress's own `proxy-ssl-*` settings (its CA, its
+ * name, its client certificate), apart from the cleartext backend other routes of that port use.
+ */
+export function ingressTLSBackendId(id: string, namespace: string, name: string): string {
+  return `${id}/tls/ingress/${namespace}/${name}`;
+}

@@ -1,3 +1,4 @@
+import type { BackendTLSPolicy } from "../../sources/schema/backend-tls-policy.ts";
 import type { EndpointSlice, Service } from "../../sources/schema/core.ts";
 import type { HTTPRouteFilterObject } from "../../sources/schema/route-filter.ts";
 import type { ResourceSnapshot } from "../../sources/snapshot.ts";
@@ -12,6 +13,12 @@ export interface SnapshotIndex {
   readonly slicesByService: ReadonlyMap<string, readonly EndpointSlice[]>;
   /** gatehouse.dev HTTPRouteFilters (HTTPRoute ExtensionRef filters); key `<ns>/<name>`. */
   readonly routeFilters: ReadonlyMap<string, HTTPRouteFilterObject>;
+  /**
+   * BackendTLSPolicies by the Service a targetRef names (core Service, key `<ns>/<service>`, the policy's
+   * namespace), each list by namespace/name; a policy with two targetRefs on one Service is listed once.
+   * Optional only for indexes made by hand in tests; absent: none.
+   */
+  readonly backendTLSPolicies?: ReadonlyMap<string, readonly BackendTLSPolicy[]>;
 }
 
 export const serviceNameLabel = "kubernetes.io/service-name";
@@ -34,5 +41,19 @@ export function indexSnapshot(snapshot: ResourceSnapshot): SnapshotIndex {
   const routeFilters = new Map<string, HTTPRouteFilterObject>();
   for (const f of arrayOf(snapshot?.httpRouteFilters))
     if (f?.metadata) routeFilters.set(`${namespaceOf(f)}/${nameOf(f)}`, f);
-  return { services, slicesByService, routeFilters };
+  const backendTLSPolicies = new Map<string, BackendTLSPolicy[]>();
+  const policies = arrayOf(snapshot?.backendTLSPolicies).filter((p) => p?.metadata);
+  policies.sort(
+    (a, b) => compareStrings(namespaceOf(a), namespaceOf(b)) || compareStrings(nameOf(a), nameOf(b)),
+  );
+  for (const p of policies) {
+    for (const t of arrayOf(p.spec?.targetRefs)) {
+      if ((t?.group ?? "") !== "" || t.kind !== "Service" || typeof t.name !== "string") continue;
+      const key = `${namespaceOf(p)}/${t.name}`;
+      const list = backendTLSPolicies.get(key) ?? [];
+      if (!list.includes(p)) list.push(p);
+      backendTLSPolicies.set(key, list);
+    }
+  }
+  return { services, slicesByService, routeFilters, backendTLSPolicies };
 }

@@ -21,8 +21,9 @@ import { internalProblem, problem } from "../common/problems.ts";
 import type { SnapshotIndex } from "../common/snapshot-index.ts";
 import { compareStrings, type SourceOrder } from "../common/sort.ts";
 import { assignAddresses, type GatewayAddress } from "./addresses.ts";
+import { translateBackendTLS } from "./backend-tls/backend-tls.ts";
 import { insecureFallbackFields } from "./frontend-validation.ts";
-import { backendClientCertificate } from "./gateway-tls.ts";
+import { type BackendClientCertificate, backendClientCertificate } from "./gateway-tls.ts";
 import { type GRPCRouteTranslation, translateGRPCRoute } from "./grpcroute/grpcroute.ts";
 import type { HTTPRouteTranslation } from "./httproute/httproute.ts";
 import { translateHTTPRouteKept } from "./httproute/memo.ts";
@@ -70,6 +71,8 @@ type PlannedGateway = GatewayEntry & {
   readonly duplicates: string[];
   readonly overLimit: number;
   readonly conds: GatewayConditions;
+  /** `spec.tls.backend.clientCertificateRef`, when set. */
+  readonly backendClient: BackendClientCertificate | undefined;
 };
 
 const addressOf = (addresses: ReadonlyMap<string, GatewayAddress>, key: string): GatewayAddress =>
@@ -91,7 +94,9 @@ const byNsName = <T extends { metadata?: { name?: string; namespace?: string } }
  *    then each TLSRoute and TCPRoute likewise, onto TLS Passthrough and TCP listeners only
  *    (stream-routes/placement.ts);
  * 4. accepted attachments placed on virtual hosts named by hostname intersection, sorted by precedence;
- * 5. statuses for every class, Gateway and route of ours (status.ts), problems read from them.
+ * 5. statuses for every class, Gateway and route of ours (status.ts), problems read from them;
+ * 6. BackendTLSPolicies put TLS (and each Gateway's backend client certificate) on the backends its routes
+ *    reach (backend-tls/), and get their statuses.
  * Every object is handled in its own try: a bug triggered by one object costs that object only.
  */
 export function translateGatewayAPI(
@@ -137,15 +142,17 @@ export function translateGatewayAPI(
     try {
       const planned = planListeners(gw, secrets, grants, opts.nowMs, caSources);
       const key = `${namespaceOf(gw)}/${nameOf(gw)}`;
+      const backendClient = backendClientCertificate(gw, secrets, grants, opts.nowMs);
       const conds = gatewayConditions(
         { gateway: gw, key, ...planned },
         addressOf(addresses, key),
-        backendClientCertificate(gw, secrets, grants, opts.nowMs),
+        backendClient?.outcome,
         gatewayParametersRefusal(gw, classRefusals.get(gw.spec?.gatewayClassName)),
       );
       const down = !conds.accepted.ok ? conds.accepted : !conds.programmed.ok ? conds.programmed : undefined;
       const notServing = down && !down.ok ? { reason: down.reason, message: down.message } : undefined;
-      entries.set(key, { gateway: gw, key, ...planned, conds, ...(notServing ? { notServing } : {}) });
+      const rest = { conds, backendClient, ...(notServing ? { notServing } : {}) };
+      entries.set(key, { gateway: gw, key, ...planned, ...rest });
     } catch (err) {
       problems.push(internalProblem(sourceRef("Gateway", gw), err));
     }
@@ -268,7 +275,12 @@ export function translateGatewayAPI(
   statuses.push(...routeStatuses, ...tls.statuses, ...tcp.statuses, ...udp.statuses);
   statuses.push(...sets.map((s) => listenerSetStatus(s, attached)));
   for (const s of statuses) problems.push(...problemsFromStatus(s));
-  return { listeners, passthroughListeners, backends, statuses, problems };
+  // 6. BackendTLSPolicies and backend client certificates (backend-tls/), on the placed routes.
+  const model = { listeners, passthroughListeners, backends };
+  const withTLS = translateBackendTLS(model, snapshot, index, caSources, entries, opts.gatewayController);
+  statuses.push(...withTLS.statuses);
+  problems.push(...withTLS.problems);
+  return { ...withTLS, passthroughListeners, statuses, problems };
 }
 
 /** Count accepted attachments and put the route's entries on the virtual hosts of each listener. */

@@ -17,8 +17,10 @@
  *    (annotations/host-edits.ts: app-root, server-alias, from-to-www-redirect); then the routes of
  *    Ingresses asking for access controls Gatehouse does not enforce answer 403 (annotations/audit.ts),
  *    unless the operator allows them open;
- * 7. the default HTTP listener, always present so the gateway listens even with no routes;
- * 8. `spec.tls`: the certificates of the default HTTPS listener, which serves the same virtual hosts
+ * 7. `backend-protocol` and `proxy-ssl-*`: the routes of Ingresses asking for h2c or TLS point at their own
+ *    variants of their backends, per listener (backends/backend-protocol.ts, backend-variants.ts);
+ * 8. the default HTTP listener, always present so the gateway listens even with no routes;
+ * 9. `spec.tls`: the certificates of the default HTTPS listener, which serves the same virtual hosts
  *    (tls.ts); an alias or www name takes its host's certificate where that covers it (host-edits.ts);
  *    `ssl-passthrough` hosts, with `--enable-ssl-passthrough`, a passthrough listener on the HTTPS port
  *    (ssl-passthrough.ts).
@@ -48,6 +50,12 @@ import { applyHostEdits, coverExtraNames } from "./annotations/host-edits.ts";
 import { applyRegexPaths } from "./annotations/regex-paths.ts";
 import { applyRouteEdits, type RouteEdit } from "./annotations/route-edits.ts";
 import { routeToClusterIPs } from "./annotations/service-upstream.ts";
+import {
+  asksBackendProtocol,
+  type IngressBackendSettings,
+  readBackendSettings,
+} from "./backends/backend-protocol.ts";
+import { applyBackendProtocols } from "./backends/backend-variants.ts";
 import {
   canaryEditsIgnored,
   canaryGuardsProblem,
@@ -104,6 +112,8 @@ export function translateIngresses(
   const edited = new Map<string, RouteEdit>();
   const canaries: { ingress: Ingress; t: IngressTranslation }[] = [];
   const configMaps = configMapIndex(snapshot?.configMaps, snapshot?.unreadable);
+  const secrets = secretSources(snapshot);
+  const protocols = new Map<string, IngressBackendSettings>();
   for (const ingress of ingresses) {
     try {
       const t = translateIngressKept(ingress);
@@ -120,6 +130,12 @@ export function translateIngresses(
           problems.push(canaryGuardsProblem(t.ref, guards));
           closed.set(`${t.ref.namespace}/${t.ref.name}`, failClosedAction(t.ref, guards));
         }
+      }
+      if (isCanary(ingress) && asksBackendProtocol(ingress)) problems.push(canaryEditsIgnored(t.ref));
+      else if (!isCanary(ingress)) {
+        const protocol = readBackendSettings(ingress, t.ref, secrets);
+        problems.push(...protocol.problems);
+        if (protocol.settings) protocols.set(`${t.ref.namespace}/${t.ref.name}`, protocol.settings);
       }
       if (edits.edit !== undefined && isCanary(ingress)) problems.push(canaryEditsIgnored(t.ref));
       else if (edits.edit !== undefined) edited.set(`${t.ref.namespace}/${t.ref.name}`, edits.edit);
@@ -155,7 +171,7 @@ export function translateIngresses(
   const mtls = applyClientCertificates(
     routed.virtualHosts,
     ingresses.filter((i) => !isCanary(i)),
-    secretSources(snapshot),
+    secrets,
   );
   // app-root, server-alias, from-to-www-redirect: the hosts' routes as edited, before failing closed.
   const hosts = applyHostEdits(mtls.virtualHosts, ingresses);
@@ -169,6 +185,8 @@ export function translateIngresses(
     opts.httpsPort,
     opts.enableSslPassthrough,
   );
+  // backend-protocol last, per listener (AUTO_HTTP differs between them), after passthrough read the backends.
+  const spoken = applyBackendProtocols(virtualHosts, protocols, routed.backends);
   const covered = coverExtraNames(ingressTLS(ingresses, snapshot, opts), hosts.extraNames);
   const aliases = hosts.extraNames.filter((e) => e.annotation === "server-alias");
   const tls = { ...covered, certificates: withClientCAs(covered.certificates, mtls.hostCAs, aliases) };
@@ -182,13 +200,14 @@ export function translateIngresses(
     ...hosts.problems,
     ...passthrough.problems,
     ...tls.problems,
+    ...spoken.problems,
   );
   return {
     ingresses,
-    http: httpListener(opts.httpPort, virtualHosts),
-    https: ingressHTTPSListener(tls, opts.httpsPort, DEFAULT_LISTENER_SOURCE, virtualHosts),
+    http: httpListener(opts.httpPort, spoken.http),
+    https: ingressHTTPSListener(tls, opts.httpsPort, DEFAULT_LISTENER_SOURCE, spoken.https),
     tls,
-    backends: routed.backends,
+    backends: spoken.backends,
     ...(passthrough.listener ? { passthrough: passthrough.listener } : {}),
     problems,
   };

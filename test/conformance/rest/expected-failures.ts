@@ -25,8 +25,8 @@ export function restExpectedFor(
 const x = (issue: number, test: string, reason: string): RestExpectedFailure => ({ test, issue, reason });
 
 /**
- * Issues: 26 upstream protocols (GRPCRoute, BackendTLSPolicy, backend
- * client certificates), 27 TCPRoute, UDPRoute, TLS termination for TLSRoute, ListenerSet, remaining Gateway.
+ * Issues: 26 upstream protocols (GRPCRoute; BackendTLSPolicy and backend client certificates pass), 27
+ * TCPRoute, UDPRoute, TLS termination for TLSRoute, ListenerSet, remaining Gateway.
  */
 export const restExpectedFailures: readonly RestExpectedFailure[] = [
   // issue 26
@@ -45,33 +45,6 @@ export const restExpectedFailures: readonly RestExpectedFailure[] = [
       ),
       front: "bun",
     }),
-  ),
-  x(
-    26,
-    "BackendTLSPolicy",
-    "BackendTLSPolicy is not read: no ancestor status, the hop to the backend stays plaintext",
-  ),
-  x(
-    26,
-    "BackendTLSPolicyConflictResolution",
-    "BackendTLSPolicy is not read: no conflict resolution, no ancestor status",
-  ),
-  x(
-    26,
-    "BackendTLSPolicyInvalidCACertificateRef",
-    "BackendTLSPolicy is not read: no NoValidCACertificate/InvalidCACertificateRef conditions",
-  ),
-  x(26, "BackendTLSPolicyInvalidKind", "BackendTLSPolicy is not read: no InvalidKind condition"),
-  x(26, "BackendTLSPolicyObservedGenerationBump", "BackendTLSPolicy is not read: no ancestor status to bump"),
-  x(
-    26,
-    "BackendTLSPolicySANValidation",
-    "BackendTLSPolicy is not read: no SAN validation of backend certificates",
-  ),
-  x(
-    26,
-    "GatewayTLSBackendClientCertificate",
-    "spec.tls.backend.clientCertificateRef is not presented to TLS backends (and BackendTLSPolicy is not read)",
   ),
   // issue 27
   x(

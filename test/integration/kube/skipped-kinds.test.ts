@@ -1,6 +1,6 @@
 // Single front: the Kubernetes source alone; no gateway and no listener is started.
 /**
- * Gateway API kinds Gatehouse does not serve (BackendTLSPolicy) are watched only to be reported: each
+ * Gateway API kinds Gatehouse does not serve (XBackendTrafficPolicy) are watched only to be reported: each
  * object that asks something of one of our Gateways (a policy on a Service our routes send to) is in
  * `skipped` (a SkippedKind problem at /debug/problems) and logged once, however many snapshots follow;
  * one on a Service only another implementation's routes use is not ours to judge and is not reported.
@@ -25,14 +25,14 @@ let restore: ((line: string) => void) | undefined;
 const logs: Record<string, unknown>[] = [];
 const snapshots: ResourceSnapshot[] = [];
 
-const gw = "gateway.networking.k8s.io";
+const gwx = "gateway.networking.x-k8s.io";
 const policy = (name: string, target = "web"): Obj => ({
-  apiVersion: `${gw}/v1`,
-  kind: "BackendTLSPolicy",
+  apiVersion: `${gwx}/v1alpha1`,
+  kind: "XBackendTrafficPolicy",
   metadata: { name, namespace: ns },
   spec: {
     targetRefs: [{ group: "", kind: "Service", name: target }],
-    validation: { wellKnownCACertificates: "System", hostname: "web.example.com" },
+    retryConstraint: { budget: { percent: 20 } },
   },
 });
 const skippedLogs = () => logs.filter((l) => String(l.msg).includes("Gateway API kind Gatehouse does not"));
@@ -44,10 +44,10 @@ beforeAll(async () => {
     resources: [
       ...defaultResources,
       {
-        group: gw,
-        version: "v1",
-        plural: "backendtlspolicies",
-        kind: "BackendTLSPolicy",
+        group: gwx,
+        version: "v1alpha1",
+        plural: "xbackendtrafficpolicies",
+        kind: "XBackendTrafficPolicy",
         namespaced: true,
         status: true,
       },
@@ -82,11 +82,11 @@ describe("skipped Gateway API kinds", () => {
   test("each object is reported and logged once; new ones as they come; gone ones leave", async () => {
     await within(2000, () => source.skipped.length === 1);
     expect(source.skipped).toEqual([
-      { kind: "BackendTLSPolicy", apiVersion: `${gw}/v1`, namespace: ns, name: "tls" },
+      { kind: "XBackendTrafficPolicy", apiVersion: `${gwx}/v1alpha1`, namespace: ns, name: "tls" },
     ]);
     expect(snapshots.at(-1)?.grpcRoutes.map((r) => r.metadata.name)).toEqual(["served"]);
     expect(skippedProblem(source.skipped[0] as (typeof source.skipped)[0])).toMatchObject({
-      object: { kind: "BackendTLSPolicy", namespace: ns, name: "tls" },
+      object: { kind: "XBackendTrafficPolicy", namespace: ns, name: "tls" },
       reason: "SkippedKind",
       severity: "warning",
     });
@@ -95,17 +95,17 @@ describe("skipped Gateway API kinds", () => {
     api.create(service("web"));
     await within(2000, () => snapshots.length > n);
     expect(skippedLogs().map((l) => [l.kind, l.name, l.level])).toEqual([
-      ["BackendTLSPolicy", `${ns}/tls`, "warn"],
+      ["XBackendTrafficPolicy", `${ns}/tls`, "warn"],
     ]);
     // Another one arrives: reported and logged; removing the first drops it from the report.
     api.create(policy("extra"));
     await within(2000, () => source.skipped.some((s) => s.name === "extra"));
-    api.remove("BackendTLSPolicy", ns, "tls");
+    api.remove("XBackendTrafficPolicy", ns, "tls");
     await within(2000, () => !source.skipped.some((s) => s.name === "tls"));
-    expect(source.skipped.map((s) => `${s.kind}/${s.name}`)).toEqual(["BackendTLSPolicy/extra"]);
+    expect(source.skipped.map((s) => `${s.kind}/${s.name}`)).toEqual(["XBackendTrafficPolicy/extra"]);
     expect(skippedLogs().map((l) => [l.kind, l.name])).toEqual([
-      ["BackendTLSPolicy", `${ns}/tls`],
-      ["BackendTLSPolicy", `${ns}/extra`],
+      ["XBackendTrafficPolicy", `${ns}/tls`],
+      ["XBackendTrafficPolicy", `${ns}/extra`],
     ]);
   });
 

@@ -5,6 +5,7 @@ import { lookupServiceBackend } from "../../common/backends.ts";
 import { backendId } from "../../common/names.ts";
 import { referenceAllowed } from "../../common/reference-grants.ts";
 import type { SnapshotIndex } from "../../common/snapshot-index.ts";
+import { policiesForPort } from "../backend-tls/targets.ts";
 
 /** What resolving backend references needs: the snapshot and the referring route. */
 export interface BackendContext {
@@ -38,15 +39,19 @@ interface BackendObjectRef {
   readonly port?: number;
 }
 
-/** appProtocols we cannot speak to a backend: TLS to backends is not supported yet. */
-const unsupportedAppProtocols = new Set(["https", "kubernetes.io/wss", "kubernetes.io/tls", "tls"]);
+/** appProtocols (compared in lower case) that are HTTP or WebSocket over TLS: served only as a BackendTLSPolicy says. */
+const tlsAppProtocols = new Set(["https", "kubernetes.io/wss"]);
+/** appProtocols we cannot speak to a backend of an HTTPRoute or GRPCRoute at all. */
+const unsupportedAppProtocols = new Set(["kubernetes.io/tls", "tls"]);
 
 /**
  * Resolve a BackendObjectReference (backendRefs, RequestMirror) to a Service port, in this order of
  * failure: kind other than core Service → InvalidKind; cross-namespace without a ReferenceGrant →
  * RefNotPermitted (checked before existence, so a grant-less route learns nothing about the other
  * namespace); no port, no Service, no such port or an ExternalName Service → BackendNotFound;
- * appProtocol needing TLS → UnsupportedProtocol. A Service without ready endpoints is valid (503).
+ * appProtocol `https` or `kubernetes.io/wss` with no BackendTLSPolicy on the port (nothing says how to
+ * verify the backend, and it is never spoken to in cleartext), or raw `tls` → UnsupportedProtocol. A
+ * Service without ready endpoints is valid (503).
  */
 export function resolveBackendRef(ref: BackendObjectRef, field: string, ctx: BackendContext): ResolvedRef {
   const group = ref.group ?? "";
@@ -85,16 +90,24 @@ export function resolveBackendRef(ref: BackendObjectRef, field: string, ctx: Bac
     ...(udp ? { protocol: udp } : {}),
   });
   if (lookup.issue) return fail(RouteReason.BackendNotFound, lookup.issue.message);
-  const appProtocol = ctx.index.services
+  const port = ctx.index.services
     .get(`${namespace}/${ref.name}`)
-    ?.spec?.ports?.find((p) => p.port === ref.port)?.appProtocol;
+    ?.spec?.ports?.find((p) => p.port === ref.port);
+  const appProtocol = port?.appProtocol?.toLowerCase();
   // A passthrough connection is never read, so whatever the backend speaks over TLS is fine.
   const proxied = routeKind === "HTTPRoute" || routeKind === "GRPCRoute";
   if (appProtocol && proxied && unsupportedAppProtocols.has(appProtocol)) {
     return fail(
       RouteReason.UnsupportedProtocol,
-      `Service port ${ref.port} has appProtocol "${appProtocol}", which Gatehouse cannot speak to a backend`,
+      `Service port ${ref.port} has appProtocol "${port?.appProtocol}", which Gatehouse cannot speak to a backend`,
     );
+  }
+  if (appProtocol && proxied && tlsAppProtocols.has(appProtocol)) {
+    if (policiesForPort(ctx.index, namespace, ref.name, port?.name).winner === undefined)
+      return fail(
+        RouteReason.UnsupportedProtocol,
+        `Service port ${ref.port} has appProtocol "${port?.appProtocol}": a BackendTLSPolicy on the Service must say how to verify the backend's certificate (it is never spoken to in cleartext)`,
+      );
   }
   return { id, backend: lookup.backend };
 }

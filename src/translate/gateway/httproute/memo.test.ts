@@ -4,6 +4,7 @@
  * cloned objects (which can reuse nothing): they must be equal, so a kept result is never stale.
  */
 import { describe, expect, test } from "bun:test";
+import type { BackendTLSPolicy } from "../../../sources/schema/backend-tls-policy.ts";
 import type { EndpointSlice, Service } from "../../../sources/schema/core.ts";
 import type { Gateway, GatewayClass, HTTPRoute, ReferenceGrant } from "../../../sources/schema/gateway.ts";
 import { emptySnapshot, type ResourceSnapshot } from "../../../sources/snapshot.ts";
@@ -125,5 +126,40 @@ describe("kept HTTPRoute translations", () => {
     (edited.spec?.rules?.[0]?.matches?.[0]?.path as { value: string }).value = "/moved";
     s = { ...s, httpRoutes: [edited] };
     expect(JSON.stringify(same(s).model)).toContain("/moved");
+  });
+
+  test("an https port is refused until a BackendTLSPolicy targets it, and again when it goes", () => {
+    const https: Service = {
+      ...service("app", "web", 80, 8080),
+      spec: { ports: [{ name: "https", port: 80, targetPort: 8080, appProtocol: "https" }] },
+    };
+    const policy: BackendTLSPolicy = {
+      apiVersion: "gateway.networking.k8s.io/v1",
+      kind: "BackendTLSPolicy",
+      metadata: { name: "web", namespace: "app" },
+      spec: {
+        targetRefs: [{ group: "", kind: "Service", name: "web", sectionName: "https" }],
+        validation: { wellKnownCACertificates: "System", hostname: "web.example.com" },
+      },
+    };
+    let s: ResourceSnapshot = {
+      ...emptySnapshot,
+      gatewayClasses: [cls],
+      gateways: [gw],
+      httpRoutes: [route],
+      services: [https],
+      endpointSlices: [slice("app", "web", "web-1", ["10.0.0.1"], 8080)],
+    };
+    const refused = (r: ReturnType<typeof same>) =>
+      JSON.stringify(r.statuses).includes("UnsupportedProtocol");
+    expect(refused(same(s))).toBe(true);
+    const first = translateHTTPRouteKept(route, indexSnapshot(s), []);
+    s = { ...s, backendTLSPolicies: [policy] };
+    expect(translateHTTPRouteKept(route, indexSnapshot(s), [])).not.toBe(first);
+    const served = same(s);
+    expect(refused(served)).toBe(false);
+    expect(Object.keys(served.model.backends)).toContain("app/web:80/tls");
+    s = { ...s, backendTLSPolicies: [] };
+    expect(refused(same(s))).toBe(true);
   });
 });

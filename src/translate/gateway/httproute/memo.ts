@@ -2,8 +2,8 @@
  * HTTPRoute translations kept from one translate to the next. A config change usually touches a few
  * objects, yet every apply translated every HTTPRoute again: at 10k routes that was half of translate's
  * time (31 of 60 ms warm, more on the cold code paths a rare apply runs on). A route's translation
- * depends on the route object and on what it read of the snapshot: the Services, EndpointSlices and
- * HTTPRouteFilters it looked up (recorded by the index handed to it) and the ReferenceGrants. A kept translation is used
+ * depends on the route object and on what it read of the snapshot: the Services, EndpointSlices,
+ * BackendTLSPolicies (whether an `https` port may be used) and HTTPRouteFilters it looked up (recorded by the index handed to it) and the ReferenceGrants. A kept translation is used
  * again only when the route is the same object (sources keep unchanged objects: the folder source's
  * parse cache, the informers' store) and every one of those reads gives the same objects again.
  *
@@ -11,6 +11,7 @@
  * new objects; `{ ...route, auth }`). kept-check.ts: GATEHOUSE_TRANSLATE_CHECK=1 (set for the test
  * suite, test/setup.ts) translates again on every reuse and throws if the kept result differs.
  */
+import type { BackendTLSPolicy } from "../../../sources/schema/backend-tls-policy.ts";
 import type { EndpointSlice, Service } from "../../../sources/schema/core.ts";
 import type { HTTPRoute, ReferenceGrant } from "../../../sources/schema/gateway.ts";
 import type { HTTPRouteFilterObject } from "../../../sources/schema/route-filter.ts";
@@ -24,6 +25,7 @@ interface Kept {
   readonly services: readonly (readonly [string, Service | undefined])[];
   readonly slices: readonly (readonly [string, readonly EndpointSlice[] | undefined])[];
   readonly filters: readonly (readonly [string, HTTPRouteFilterObject | undefined])[];
+  readonly tlsPolicies: readonly (readonly [string, readonly BackendTLSPolicy[] | undefined])[];
   readonly grants: readonly ReferenceGrant[];
 }
 
@@ -109,7 +111,8 @@ export function translateHTTPRouteKept(
     k.grants === grants &&
     k.services.every(([key, s]) => index.services.get(key) === s) &&
     k.slices.every(([key, s]) => sameObjects(index.slicesByService.get(key), s)) &&
-    k.filters.every(([key, f]) => index.routeFilters.get(key) === f)
+    k.filters.every(([key, f]) => index.routeFilters.get(key) === f) &&
+    k.tlsPolicies.every(([key, p]) => sameObjects(index.backendTLSPolicies?.get(key), p))
   ) {
     if (checkingKept)
       checkKept(
@@ -122,17 +125,19 @@ export function translateHTTPRouteKept(
   const services = new RecordingMap(index.services);
   const slices = new RecordingMap(index.slicesByService);
   const filters = new RecordingMap(index.routeFilters);
+  const tlsPolicies = new RecordingMap(index.backendTLSPolicies ?? new Map());
   const result = translateHTTPRoute(
     route,
-    { services, slicesByService: slices, routeFilters: filters },
+    { services, slicesByService: slices, routeFilters: filters, backendTLSPolicies: tlsPolicies },
     grants,
   );
-  if (!services.whole && !slices.whole && !filters.whole)
+  if (!services.whole && !slices.whole && !filters.whole && !tlsPolicies.whole)
     kept.set(route, {
       result,
       services: services.reads,
       slices: slices.reads,
       filters: filters.reads,
+      tlsPolicies: tlsPolicies.reads,
       grants,
     });
   else kept.delete(route);

@@ -110,7 +110,7 @@ export function readClientCertificate(
 }
 
 /** The `ca.crt` of the Secret `key`, or why it cannot be used. */
-function findCA(key: string, sources: SecretSources): { pem: string } | string {
+export function findCA(key: string, sources: SecretSources): { pem: string } | string {
   const unread = sources.unreadable.find((u) => u.kind === "Secret" && `${u.namespace}/${u.name}` === key);
   if (unread) return `Secret ${key} could not be read: ${unread.why}`;
   const secret = sources.secrets.get(key);

@@ -78,9 +78,9 @@ describe("auditAnnotations", () => {
 
   test("a value that asks for nothing is no difference", () => {
     expect(
-      reasons({ [nginx("backend-protocol")]: " HTTP ", [nginx("load-balance")]: "round_robin" }),
+      reasons({ [nginx("proxy-ssl-ciphers")]: " DEFAULT ", [nginx("load-balance")]: "round_robin" }),
     ).toEqual([]);
-    expect(reasons({ [nginx("backend-protocol")]: "HTTPS" })).toEqual(["AnnotationNotHonoured"]);
+    expect(reasons({ [nginx("proxy-ssl-ciphers")]: "HIGH" })).toEqual(["AnnotationNotHonoured"]);
   });
 
   // whitelist-source-range is enforced, so not listed; spelled in the wrong case it is not read, so it is.

@@ -33,7 +33,10 @@ const sticky = (what: string) => honoured(`session affinity (docs/load-balancing
 const externalAuth = "not sent to the auth service: Gatehouse sets no extra headers on the auth sub-request";
 const buffering =
   "nginx's buffers have no counterpart: bodies stream with backpressure, request bodies up to --request-buffer-bytes are read whole first (docs/http.md)";
-const proxySSL = "the backend is spoken to in plain HTTP: no TLS, client certificate or verification";
+const proxySSL = (what: string) =>
+  honoured(
+    `with backend-protocol HTTPS, GRPCS or AUTO_HTTP (else reported, not applied): ${what}; read without a proxy-ssl-secret and for GRPCS too, where ingress-nginx ignores it (docs/ingress.md)`,
+  );
 const tracing = "no tracing is set per Ingress";
 const subsets = (what: string) => honoured(`with upstream-hash-by: ${what} (docs/load-balancing.md)`);
 const waf = "no web application firewall inspects these requests";
@@ -129,9 +132,8 @@ export const NGINX_ANNOTATIONS: Readonly<Record<string, AnnotationEntry>> = {
   "auth-url": honouredGuard(
     "forward authentication on both fronts (such routes stay on the raw front's fast path): a request without body to the service with the client's headers, X-Original-URL/-Method, X-Real-IP, X-Forwarded-For, X-Auth-Request-Redirect; 2xx admits, 401 and 403 go to the client, any other answer, a redirect or no answer within 5 s is 503 (ingress-nginx: 500), never the backend; an AuthPolicy that wins the route replaces it; a URL that does not parse: every path answers 401",
   ),
-  "backend-protocol": notYet(
-    "the backend is spoken to in HTTP/1.1 (a Service port's appProtocol selects h2c or WebSocket); HTTPS, GRPC, GRPCS, FCGI and AJP backends are not supported",
-    ["http"],
+  "backend-protocol": honoured(
+    "case-insensitive: HTTP (default; a Service port's appProtocol kubernetes.io/h2c still selects h2c), HTTPS (HTTP/1.1 over TLS), GRPC (h2c), GRPCS (HTTP/2 over TLS), AUTO_HTTP (the client's scheme, as nginx's $scheme: TLS for requests that came over HTTPS, cleartext for the others) and H2C (h2c; ingress-nginx refuses this value and speaks HTTP/1.1); each Ingress's own, also on a Service port other Ingresses share; TLS is always verified (proxy-ssl-verify); FCGI is refused: the paths answer 503; another value is reported and HTTP applies, as in ingress-nginx",
   ),
   canary: honoured(
     "the Ingress's paths join the main Ingress's routes for the same host and path (whichever is older) as a canary backend; its other annotations are the main Ingress's, as in ingress-nginx, except that access controls it asks for (unenforced ones, its own AuthPolicy or rate limits) fail its canary routes closed and send its weighted share to the main backend",
@@ -306,13 +308,28 @@ export const NGINX_ANNOTATIONS: Readonly<Record<string, AnnotationEntry>> = {
   "proxy-send-timeout": honoured(
     "seconds the backend may take no byte of the request (nginx's proxy_send_timeout)",
   ),
-  "proxy-ssl-ciphers": notYet(proxySSL),
-  "proxy-ssl-name": notYet(proxySSL),
-  "proxy-ssl-protocols": notYet(proxySSL),
-  "proxy-ssl-secret": notYet(proxySSL),
-  "proxy-ssl-server-name": notYet(proxySSL, ["off"]),
-  "proxy-ssl-verify": notYet(proxySSL, ["off"]),
-  "proxy-ssl-verify-depth": notYet(proxySSL),
+  "proxy-ssl-ciphers": notYet(
+    "backends are offered the runtime's default TLS 1.2 ciphers whatever this says (TLS 1.3 suites are not configurable)",
+    ["default"],
+  ),
+  "proxy-ssl-name": proxySSL(
+    "the name the backend's certificate must carry, sent as SNI; a DNS name, no nginx variables; absent: the Service's cluster DNS name <service>.<namespace>.svc (nginx verifies `upstream_balancer`, which no certificate carries)",
+  ),
+  "proxy-ssl-protocols": proxySSL(
+    "TLSv1.2 and/or TLSv1.3 offered; older versions are reported and left out; absent: both (ingress-nginx: TLSv1.2 beside a proxy-ssl-secret)",
+  ),
+  "proxy-ssl-secret": proxySSL(
+    "`namespace/name` (the Ingress's namespace only, as ingress-nginx): ca.crt verifies the backend's certificate (absent: the runtime's public root CAs), tls.crt and tls.key are presented as the client certificate; a Secret missing, in another namespace, without ca.crt (which ingress-nginx would ignore) or with unusable keys makes the paths answer 503, never cleartext or unverified",
+  ),
+  "proxy-ssl-server-name": proxySSL(
+    "SNI is always sent (the name proxy-ssl-name or its default says); off, ingress-nginx's default, sends none there: reported",
+  ),
+  "proxy-ssl-verify": proxySSL(
+    "the backend's certificate is always verified; off, ingress-nginx's default, is reported (BackendTLSVerified) and verified all the same",
+  ),
+  "proxy-ssl-verify-depth": notYet(
+    "the backend's chain is verified to a trusted CA at any depth, where nginx stops at this many certificates (default 1)",
+  ),
   "relative-redirects": honoured(
     "changes nothing, as in ingress-nginx: it touches only redirects nginx builds from a relative URI, and every redirect ingress-nginx (and Gatehouse) issues names an absolute URL",
   ),
