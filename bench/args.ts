@@ -5,6 +5,8 @@ export const sectionNames = [
   "https",
   "guards",
   "streams",
+  "grpc",
+  "upstream-tls",
   "matcher",
   "apply",
   "memory",

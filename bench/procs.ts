@@ -121,6 +121,13 @@ export class Processes {
     throw new Error(`${cmd.join(" ")} did not become ready on port ${ready.port}`);
   }
 
+  /** Spawn `cmd` with no readiness probe (the caller checks it: an h2c-only server, say); stopped with the rest. */
+  spawn(cmd: string[]): Bun.Subprocess {
+    const proc = Bun.spawn(cmd, { stdout: "ignore", stderr: "inherit", stdin: "ignore" });
+    this.children.add(proc);
+    return proc;
+  }
+
   async stop(proc: Bun.Subprocess): Promise<void> {
     if (proc.exitCode === null && proc.signalCode === null) proc.kill("SIGTERM");
     await proc.exited;

@@ -4,6 +4,8 @@
  *   https    Gatehouse (both fronts) / nginx terminating TLS: keep-alive, new connections (https.ts)
  *   guards   JWT, rate-limit, basic-auth (and under a flood) and API-key rows against the same route unguarded (guards.ts)
  *   streams  a TCP listener's byte pipe (TCPRoute) / nginx stream / direct, over keep-alive connections (streams.ts)
+ *   grpc     unary gRPC calls through a GRPCRoute (h2c) / nginx grpc_pass / direct, loaded with h2load (grpc.ts)
+ *   upstream-tls  HTTP/1.1 to a backend in TLS (BackendTLSPolicy) and in cleartext / nginx proxy_ssl (upstream-tls.ts)
  *   matcher  route lookup at 10…100k routes (matcher.ts)
  *   apply    a config change at 10k routes, in process and end to end (apply.ts)
  *   memory   RSS at 10k routes, beside nginx (memory.ts)
@@ -17,6 +19,7 @@ import { join } from "node:path";
 import { applySection } from "./apply.ts";
 import { parseBenchArgs, type SectionName } from "./args.ts";
 import type { BenchContext } from "./context.ts";
+import { grpcSection } from "./grpc.ts";
 import { guardsSection } from "./guards.ts";
 import { httpsSection } from "./https.ts";
 import { matcherSection } from "./matcher.ts";
@@ -25,6 +28,7 @@ import { Processes } from "./procs.ts";
 import { proxySection } from "./proxy.ts";
 import { startupSection } from "./startup.ts";
 import { streamsSection } from "./streams.ts";
+import { upstreamTlsSection } from "./upstream-tls.ts";
 
 let args: ReturnType<typeof parseBenchArgs>;
 try {
@@ -40,6 +44,8 @@ const sections: Record<SectionName, { title: string; run: (ctx: BenchContext) =>
     https: { title: "https (TLS termination)", run: httpsSection },
     guards: { title: "guards (JWT, rate limit, basic auth, API keys)", run: guardsSection },
     streams: { title: "streams (TCPRoute byte pipe)", run: streamsSection },
+    grpc: { title: "grpc (GRPCRoute unary calls)", run: grpcSection },
+    "upstream-tls": { title: "upstream TLS (BackendTLSPolicy)", run: upstreamTlsSection },
     matcher: { title: "matcher", run: matcherSection },
     apply: { title: "config change", run: applySection },
     memory: { title: "memory", run: memorySection },

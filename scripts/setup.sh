@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Everything the tests need on a fresh machine with only Node.js and npm: Bun (from npm), then the
-# Debian packages the suites start for real (redis-server; nginx, its stream module and wrk for the
-# benchmark's smoke run;
+# Debian packages the suites start for real (redis-server; nginx, its stream module, wrk and h2load for
+# the benchmark's smoke run;
 # openssl for the conformance certificates; slowhttptest for the slow-client suite; chromium for the
 # dashboard's browser test),
 # the kernel setting certificate rotation relies on (net.ipv4.tcp_migrate_req), then the project's
@@ -23,6 +23,8 @@ command -v wrk >/dev/null 2>&1 || need+=(wrk)
 if ! nginx -V 2>&1 | grep -q -- '--with-stream '; then
   [ -f /usr/lib/nginx/modules/ngx_stream_module.so ] || need+=(libnginx-mod-stream)
 fi
+# The gRPC benchmark loads its HTTP/2 rows with h2load (wrk speaks HTTP/1.1 only).
+command -v h2load >/dev/null 2>&1 || need+=(nghttp2-client)
 # The conformance suites make their certificates with it and ask s_client what a server requests.
 command -v openssl >/dev/null 2>&1 || need+=(openssl)
 # The slow-client suite attacks the gateway with it (slow headers, bodies and reads).

@@ -7,6 +7,7 @@
  */
 import type { Http2ServerRequest, Http2ServerResponse } from "node:http2";
 import { Readable } from "node:stream";
+import { limitedLog } from "../../observability/log-limit.ts";
 import { keepRequestTrailers, responseTrailers } from "../request/upstream-h2c.ts";
 import type { ProxyServer } from "../request/websocket/relay.ts";
 
@@ -143,15 +144,30 @@ export async function writeResponse(
     const trailers = responseTrailers(out);
     if (trailers !== undefined && !gone.aborted) res.addTrailers(trailers);
     if (!gone.aborted) res.end();
-  } catch {
+  } catch (err) {
     // The upstream body failed mid-way (or the client went away): the status may be sent, so reset.
     if (reader !== undefined) void reader.cancel().catch(() => {});
-    if (res.stream !== undefined)
-      res.stream.close(2); // NGHTTP2_INTERNAL_ERROR
-    else res.destroy();
+    resetResponse(res);
+    // Never silent: a backend that reset its stream, or sent what the h2c client refused (a trailer
+    // block over its limit: FRAME_SIZE_ERROR), is the backend's fault, not the client's.
+    if (!gone.aborted)
+      limitedLog("warn", "http2", "upstream response failed mid-body: stream reset", {
+        error: err instanceof Error ? err.message : String(err),
+      });
   } finally {
     gone.removeEventListener("abort", cancel);
   }
+}
+
+/**
+ * Cuts a response whose head is out, so that the client sees it incomplete: RST_STREAM INTERNAL_ERROR
+ * over HTTP/2, the connection closed over HTTP/1.1. Bun 1.4.5's `close(code)` and `destroy()` on a
+ * server stream (and compat `res.destroy()`) end it with END_STREAM instead (measured against Node's
+ * client: a clean end, `rstCode` 0): a body cut short would look whole. `destroy(err)` sends RST_STREAM.
+ */
+export function resetResponse(res: Http2ServerResponse): void {
+  if (res.stream === undefined) res.destroy();
+  else if (!res.stream.destroyed) res.stream.destroy(new Error("response cut short"));
 }
 
 /** Until the client can take more, or is gone. */

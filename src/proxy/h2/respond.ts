@@ -10,7 +10,7 @@ import type { ListenerApp } from "../listeners/app.ts";
 import { errorResponse } from "../request/responses.ts";
 import type { ProxyServer } from "../request/websocket/relay.ts";
 import type { ListenerState } from "../settings.ts";
-import { toRequest, writeResponse } from "./bridge.ts";
+import { resetResponse, toRequest, writeResponse } from "./bridge.ts";
 
 export interface AppTarget {
   readonly app: ListenerApp;
@@ -55,6 +55,6 @@ export async function respondThroughApp(
     limitedLog("error", state.table.name, "unexpected error while serving a request", fields);
     if (!res.headersSent)
       await writeResponse(res, errorResponse(500, state.settings.serverHeader), false, signal);
-    else res.destroy();
+    else resetResponse(res);
   }
 }

@@ -164,13 +164,30 @@ function sendTrailers(
   }
 }
 
+/** Resolves once pending I/O callbacks have run: by then a body's end that came with its last bytes is in. */
+const settled = () => new Promise<undefined>((resolve) => setImmediate(resolve));
+
+/**
+ * Streams `body` to the backend. Bun 1.4.5 with `waitForTrailers` sends an empty DATA frame without
+ * END_STREAM when `end()` follows a write already flushed (seen on the wire); Node's nghttp2 counts such
+ * frames as invalid and closes the session after 1000 of them (ERR_HTTP2_TOO_MANY_INVALID_FRAMES, a flood
+ * guard), failing the calls in flight on it. So a chunk whose body has ended by the time it is sent leaves
+ * with the end (`end(chunk)`: no empty frame), and empty chunks are not written.
+ */
 async function sendBody(body: ReadableStream<Uint8Array>, stream: ClientHttp2Stream): Promise<void> {
+  const reader = body.getReader();
   try {
-    for await (const chunk of body) {
-      if (stream.destroyed) return;
-      if (!stream.write(chunk)) await new Promise((r) => stream.once("drain", r));
+    let next = reader.read();
+    for (;;) {
+      const { done, value } = await next;
+      if (done) return void stream.end();
+      if (stream.destroyed) return void reader.cancel().catch(noop);
+      next = reader.read();
+      if (value.byteLength === 0) continue;
+      const after = await Promise.race([next, settled()]);
+      if (after?.done) return void stream.end(value);
+      if (!stream.write(value)) await new Promise((r) => stream.once("drain", r));
     }
-    stream.end();
   } catch {
     reset(stream, true);
   }
