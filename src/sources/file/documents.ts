@@ -1,5 +1,11 @@
 import type * as Yaml from "yaml";
-import { isKnownKind, type KnownKind, parseObject, unknownFieldsWarning } from "../schema/index.ts";
+import {
+  isKnownKind,
+  type KnownKind,
+  parseObject,
+  refusedStandIn,
+  unknownFieldsWarning,
+} from "../schema/index.ts";
 import { nativeDocuments } from "./native-yaml.ts";
 
 /**
@@ -77,9 +83,10 @@ export function parseFileText(text: string): FileParse {
     for (const [object, where] of objects) {
       const result = validate(object);
       if ("skipped" in result) skipped.push({ docIndex, ...result.skipped });
-      else if ("problem" in result)
+      else if ("problem" in result) {
         problems.push({ docIndex, ...result.problem, reason: where + result.problem.reason });
-      else entries.push({ docIndex, ...result.entry });
+        if (result.standIn !== undefined) entries.push({ docIndex, ...result.standIn });
+      } else entries.push({ docIndex, ...result.entry });
     }
   }
   return { entries, problems, skipped };
@@ -133,7 +140,11 @@ export function yamlPackageDocuments(text: string): { documents: unknown[] } | {
 
 type Validated =
   | { readonly entry: Omit<Entry, "docIndex"> }
-  | { readonly problem: Omit<DocProblem, "docIndex"> }
+  | {
+      readonly problem: Omit<DocProblem, "docIndex">;
+      /** Served in place of a refused object whose absence would open a guard (refusedStandIn). */
+      readonly standIn?: Omit<Entry, "docIndex">;
+    }
   | { readonly skipped: Omit<SkippedDoc, "docIndex"> };
 
 function validate(raw: unknown): Validated {
@@ -143,7 +154,13 @@ function validate(raw: unknown): Validated {
   if (!isKnownKind(kind)) return { skipped: skippedIdentity(kind, raw) };
   const id = identity(kind, raw.metadata);
   const parsed = parseObject(raw);
-  if (!parsed.ok) return { problem: { kind, ...id, reason: "reason" in parsed ? parsed.reason : "invalid" } };
+  if (!parsed.ok) {
+    const problem = { kind, ...id, reason: "reason" in parsed ? parsed.reason : "invalid" };
+    const standIn = refusedStandIn(kind, raw, problem.reason);
+    if (standIn === undefined) return { problem };
+    const object = withDefaultNamespace(kind, standIn);
+    return { problem, standIn: { kind, key: id.key ?? "", name: id.name ?? "", object } };
+  }
   const unknownFields = unknownFieldsWarning(kind, raw);
   return {
     entry: {

@@ -53,6 +53,37 @@ test("invalid objects are returned for reporting and left out; valid ones go to 
   expect(cache.size).toBe(1); // pruned to what is still there
 });
 
+test("a refused BackendTLSPolicy is reported and served as a stand-in naming its targets (closed, not cleartext)", () => {
+  const typo = {
+    apiVersion: "gateway.networking.k8s.io/v1",
+    kind: "BackendTLSPolicy",
+    metadata: { name: "p", namespace: "n", creationTimestamp: "2026-01-01T00:00:00Z", uid: "u1" },
+    spec: { targetRef: { kind: "Service", name: "secure" }, validation: { hostname: "a.example" } },
+  };
+  const nothing = { ...typo, metadata: { name: "q", namespace: "n" }, spec: {} };
+  const { snapshot, invalid } = assembleSnapshot(
+    { ...empty, BackendTLSPolicy: [typo, nothing] },
+    () => true,
+    new Map(),
+  );
+  expect(invalid.map((i) => i.name)).toEqual(["n/p", "n/q"]);
+  // Only the one with a readable target stands in; it has no validation, so translation judges it Invalid.
+  expect(snapshot.backendTLSPolicies).toEqual([
+    {
+      apiVersion: "gateway.networking.k8s.io/v1",
+      kind: "BackendTLSPolicy",
+      metadata: {
+        name: "p",
+        namespace: "n",
+        creationTimestamp: "2026-01-01T00:00:00Z",
+        uid: "u1",
+        annotations: { "gatehouse.dev/refused-by-schema": expect.stringContaining("spec.targetRefs") },
+      },
+      spec: { targetRefs: [{ group: "", kind: "Service", name: "secure" }] },
+    },
+  ]);
+});
+
 test("Secrets are kept only when keepSecret says so", () => {
   const { snapshot } = assembleSnapshot(
     { ...empty, Secret: [secret("a"), secret("b")] },

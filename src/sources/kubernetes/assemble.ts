@@ -1,6 +1,6 @@
 import { authSecret, authTLSSecret, customHeadersConfigMap, proxySSLSecret } from "../nginx-references.ts";
 import type { Gateway } from "../schema/gateway.ts";
-import { type KnownKind, knownKinds, parseObject } from "../schema/index.ts";
+import { type KnownKind, knownKinds, parseObject, refusedStandIn } from "../schema/index.ts";
 import type { Ingress } from "../schema/networking.ts";
 import { emptySnapshotFields, type ResourceSnapshot } from "../snapshot.ts";
 
@@ -46,8 +46,12 @@ export function assembleSnapshot(
         cache.set(key, parsed);
       }
       if (parsed.ok) fields[knownKinds[parsed.kind].field].push(parsed.object);
-      else if ("reason" in parsed)
+      else if ("reason" in parsed) {
         invalid.push({ kind: parsed.kind, name: parsed.name, reason: parsed.reason, object: raw });
+        // A refused object whose absence would open a guard is served as its stand-in (closed).
+        const standIn = refusedStandIn(kind, raw, parsed.reason);
+        if (standIn !== undefined) fields[knownKinds[kind].field].push(standIn);
+      }
     }
   }
   for (const key of cache.keys()) if (!seen.has(key)) cache.delete(key);

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { refusedBySchemaAnnotation } from "./groups.ts";
 import { objectMeta } from "./meta.ts";
 
 /**
@@ -9,6 +10,7 @@ import { objectMeta } from "./meta.ts";
  * on its ancestors instead of vanishing (a vanished policy would leave its Service spoken to in cleartext).
  */
 const str = z.string();
+
 const optStr = z.string().optional();
 
 /**
@@ -49,3 +51,45 @@ export const backendTLSPolicy = z
   })
   .loose();
 export type BackendTLSPolicy = z.infer<typeof backendTLSPolicy>;
+
+/**
+ * What is served in place of a BackendTLSPolicy the schema refused (a `targetRef:` typo, a target without
+ * a kind): a policy with the same name and the targets that can still be read (`spec.targetRefs` items
+ * with a name, or a single `spec.targetRef`; kind Service when it is missing) and no `validation`, which
+ * translation judges Invalid. Its Services then answer 503 instead of being spoken to in cleartext, which
+ * is what dropping the policy would do (never open). Undefined when no target can be read (nothing to
+ * protect: the refusal is reported all the same). The schema's reason rides on an annotation of the
+ * stand-in (`refusedBySchemaAnnotation`), for the policy's status.
+ */
+export function refusedBackendTLSPolicyStandIn(raw: unknown, reason: string): BackendTLSPolicy | undefined {
+  const rec = (raw ?? {}) as { metadata?: unknown; spec?: unknown };
+  const meta = (rec.metadata ?? {}) as Record<string, unknown>;
+  if (typeof meta.name !== "string" || meta.name === "") return undefined;
+  const spec = (rec.spec ?? {}) as { targetRefs?: unknown; targetRef?: unknown };
+  const candidates = Array.isArray(spec.targetRefs) ? spec.targetRefs : [spec.targetRefs, spec.targetRef];
+  const targetRefs = candidates.flatMap((t) => {
+    const ref = (t ?? {}) as { kind?: unknown; name?: unknown; sectionName?: unknown };
+    if (typeof ref.name !== "string" || ref.name === "") return [];
+    return [
+      {
+        group: "",
+        kind: typeof ref.kind === "string" ? ref.kind : "Service",
+        name: ref.name,
+        ...(typeof ref.sectionName === "string" ? { sectionName: ref.sectionName } : {}),
+      },
+    ];
+  });
+  if (targetRefs.length === 0) return undefined;
+  return {
+    apiVersion: "gateway.networking.k8s.io/v1",
+    kind: "BackendTLSPolicy",
+    // Identity and age as given: status goes to the object, and the oldest policy still wins a conflict.
+    metadata: Object.fromEntries(
+      ["name", "namespace", "creationTimestamp", "uid", "resourceVersion", "generation"]
+        .map((k) => [k, meta[k]])
+        .filter(([, v]) => typeof v === "string" || typeof v === "number")
+        .concat([["annotations", { [refusedBySchemaAnnotation]: reason }]]),
+    ),
+    spec: { targetRefs },
+  } as BackendTLSPolicy;
+}

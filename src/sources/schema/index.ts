@@ -160,6 +160,17 @@ export function isKnownKind(kind: unknown): kind is KnownKind {
   return typeof kind === "string" && Object.hasOwn(knownKinds, kind);
 }
 
+/**
+ * What a source serves in place of an object the schema refused, for the kinds whose absence would open a
+ * guard: a BackendTLSPolicy that vanished would leave its Services spoken to in cleartext. Undefined for
+ * every other kind (a refused object is left out and reported).
+ */
+export function refusedStandIn(kind: KnownKind, raw: unknown, reason: string): unknown {
+  return kind === "BackendTLSPolicy"
+    ? modules.backendTLSPolicy().refusedBackendTLSPolicyStandIn(raw, reason)
+    : undefined;
+}
+
 /** Result of validating one raw object. */
 export type ParsedObject =
   | { readonly ok: true; readonly kind: KnownKind; readonly object: unknown }

@@ -17,6 +17,7 @@
 import type { BackendSubjectAltName, BackendTLS } from "../../../model/index.ts";
 import type { BackendTLSPolicy } from "../../../sources/schema/backend-tls-policy.ts";
 import type { ConfigMap } from "../../../sources/schema/core.ts";
+import { refusedBySchemaAnnotation } from "../../../sources/schema/groups.ts";
 import type { UnreadableObject } from "../../../sources/snapshot.ts";
 import { BackendTLSPolicyReason as R } from "../../../status/reasons.ts";
 import { caBundleProblem } from "../../common/ca-bundle.ts";
@@ -46,6 +47,12 @@ const wildcardHostname = /^(\*\.)?[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z
 const absoluteURI = /^[A-Za-z][A-Za-z0-9+.-]*:\S+$/;
 
 export function readBackendTLSPolicy(policy: BackendTLSPolicy, sources: CAConfigMaps): PolicyReading {
+  // A stand-in for a policy the schema refused (sources/schema/backend-tls-policy.ts): Invalid, saying why.
+  const refused = policy.metadata.annotations?.[refusedBySchemaAnnotation];
+  if (refused !== undefined) {
+    const message = `the policy was refused by the schema (${refused})`;
+    return { accepted: { ok: false, reason: R.Invalid, message }, resolvedRefs: { ok: true } };
+  }
   const v = policy.spec?.validation ?? {};
   const invalid: string[] = [];
   const hostname = v.hostname ?? "";
