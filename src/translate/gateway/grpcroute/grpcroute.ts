@@ -2,15 +2,14 @@ import type { Backend } from "../../../model/index.ts";
 import type { ReferenceGrant } from "../../../sources/schema/gateway.ts";
 import type { GRPCRoute } from "../../../sources/schema/grpcroute.ts";
 import { RouteReason } from "../../../status/reasons.ts";
-import type { HostPattern } from "../../common/host-patterns.ts";
 import { grpcRouteName } from "../../common/names.ts";
 import { arrayOf, creationMillis, sourceRef } from "../../common/objects.ts";
 import type { SnapshotIndex } from "../../common/snapshot-index.ts";
 import type { SourceOrder } from "../../common/sort.ts";
-import { parseGatewayHostname } from "../gateway-hostnames.ts";
 import type { RefIssue } from "../httproute/backend-refs.ts";
 import type { RuleInvalid } from "../httproute/filters.ts";
-import { type HTTPRouteTranslation, routeLimits } from "../httproute/httproute.ts";
+import type { HTTPRouteTranslation } from "../httproute/httproute.ts";
+import { checkRouteWide } from "../httproute/route-wide.ts";
 import type { RuleEntry } from "../httproute/rule.ts";
 import { ruleSession, withSession } from "../httproute/session-persistence.ts";
 import { translateGRPCRule } from "./grpc-rule.ts";
@@ -38,23 +37,9 @@ export function translateGRPCRoute(
   });
   const spec = route.spec ?? {};
   const rules = arrayOf(spec.rules);
-  if (arrayOf(spec.hostnames).length > routeLimits.hostnames)
-    return invalid(`spec.hostnames: at most ${routeLimits.hostnames} allowed`);
-  if (arrayOf(spec.parentRefs).length > routeLimits.parentRefs)
-    return invalid(`spec.parentRefs: at most ${routeLimits.parentRefs} allowed`);
-  if (rules.length > routeLimits.rules) return invalid(`spec.rules: at most ${routeLimits.rules} allowed`);
-  const totalMatches = rules.reduce((n, r) => n + Math.max(1, arrayOf(r.matches).length), 0);
-  if (totalMatches > routeLimits.totalMatches)
-    return invalid(`spec.rules: at most ${routeLimits.totalMatches} matches in all rules together`);
-  const names = rules.map((r) => r.name).filter((n): n is string => typeof n === "string");
-  if (new Set(names).size !== names.length)
-    return invalid("spec.rules: rule names must be unique within the route");
-  const hostnames: HostPattern[] = [];
-  for (const [i, h] of arrayOf(spec.hostnames).entries()) {
-    const parsed = parseGatewayHostname(h);
-    if (!parsed.ok) return invalid(`spec.hostnames[${i}] "${h}": ${parsed.message}`);
-    if (!hostnames.some((x) => x.hostname === parsed.host.hostname)) hostnames.push(parsed.host);
-  }
+  const wide = checkRouteWide(spec);
+  if (!wide.ok) return invalid(wide.message);
+  const hostnames = wide.hostnames;
   const ctx = { index, grants, namespace: ref.namespace, source: ref };
   const entries: RuleEntry[] = [];
   const backends: Backend[] = [];
