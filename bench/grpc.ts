@@ -17,7 +17,7 @@ import type { BenchContext } from "./context.ts";
 import { runH2load } from "./h2load.ts";
 import { measuredRun, type Run, repo, type Target, targetPids } from "./procs.ts";
 import { wrkTable } from "./proxy.ts";
-import { classesAndGateway } from "./workload.ts";
+import { classesAndGateway, localService, readyIngress } from "./workload.ts";
 
 const CALL = "/bench.Echo/Call";
 const GRPC_HEADERS = { "content-type": "application/grpc", te: "trailers" };
@@ -140,22 +140,6 @@ function grpcStatusOf(base: string): Promise<string> {
 /** Classes, a Gateway with the HTTP listener the GRPCRoute takes, the h2c Service; an Ingress to probe. */
 function grpcManifests(httpBackend: number, grpcBackend: number, httpPort: number, grpcPort: number): string {
   const [ingressClass, gatewayClass, gateway] = classesAndGateway("bench", "grpc", httpPort);
-  const service = (name: string, port: number, appProtocol?: string) => [
-    {
-      apiVersion: "v1",
-      kind: "Service",
-      metadata: { name, namespace: "bench" },
-      spec: { ports: [{ name: "p", port: 80, targetPort: port, ...(appProtocol ? { appProtocol } : {}) }] },
-    },
-    {
-      apiVersion: "discovery.k8s.io/v1",
-      kind: "EndpointSlice",
-      metadata: { name: `${name}-1`, namespace: "bench", labels: { "kubernetes.io/service-name": name } },
-      addressType: "IPv4",
-      endpoints: [{ addresses: ["127.0.0.1"], conditions: { ready: true } }],
-      ports: [{ name: "p", port }],
-    },
-  ];
   const docs: unknown[] = [
     ingressClass,
     gatewayClass,
@@ -172,30 +156,9 @@ function grpcManifests(httpBackend: number, grpcBackend: number, httpPort: numbe
       metadata: { name: "grpc", namespace: "bench" },
       spec: { parentRefs: [{ name: "grpc" }], rules: [{ backendRefs: [{ name: "grpc", port: 80 }] }] },
     },
-    ...service("grpc", grpcBackend, "kubernetes.io/h2c"),
-    ...service("backend", httpBackend),
-    {
-      apiVersion: "networking.k8s.io/v1",
-      kind: "Ingress",
-      metadata: { name: "ready", namespace: "bench" },
-      spec: {
-        ingressClassName: "gatehouse",
-        rules: [
-          {
-            host: "ready.bench",
-            http: {
-              paths: [
-                {
-                  path: "/ready",
-                  pathType: "Prefix",
-                  backend: { service: { name: "backend", port: { number: 80 } } },
-                },
-              ],
-            },
-          },
-        ],
-      },
-    },
+    ...localService("bench", "grpc", 80, grpcBackend, "kubernetes.io/h2c"),
+    ...localService("bench", "backend", 80, httpBackend),
+    readyIngress("bench", "ready.bench", "backend"),
   ];
   return docs.map((d) => stringify(d)).join("---\n");
 }

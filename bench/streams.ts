@@ -13,7 +13,7 @@ import { freePort } from "../test/helpers/ports.ts";
 import type { BenchContext } from "./context.ts";
 import { measuredRun, type Run, type Target, targetPids } from "./procs.ts";
 import { wrkTable } from "./proxy.ts";
-import { classesAndGateway } from "./workload.ts";
+import { classesAndGateway, localService, readyIngress } from "./workload.ts";
 
 export async function streamsSection(ctx: BenchContext): Promise<string> {
   const { settings, procs } = ctx;
@@ -100,46 +100,8 @@ function streamManifests(upstreamPort: number, httpPort: number, tcpPort: number
       metadata: { name: "streams", namespace: "bench" },
       spec: { parentRefs: [{ name: "streams" }], rules: [{ backendRefs: [{ name: "backend", port: 80 }] }] },
     },
-    {
-      apiVersion: "v1",
-      kind: "Service",
-      metadata: { name: "backend", namespace: "bench" },
-      spec: { ports: [{ name: "http", port: 80, targetPort: upstreamPort }] },
-    },
-    {
-      apiVersion: "discovery.k8s.io/v1",
-      kind: "EndpointSlice",
-      metadata: {
-        name: "backend-1",
-        namespace: "bench",
-        labels: { "kubernetes.io/service-name": "backend" },
-      },
-      addressType: "IPv4",
-      endpoints: [{ addresses: ["127.0.0.1"], conditions: { ready: true } }],
-      ports: [{ name: "http", port: upstreamPort }],
-    },
-    {
-      apiVersion: "networking.k8s.io/v1",
-      kind: "Ingress",
-      metadata: { name: "ready", namespace: "bench" },
-      spec: {
-        ingressClassName: "gatehouse",
-        rules: [
-          {
-            host: "ready.bench",
-            http: {
-              paths: [
-                {
-                  path: "/ready",
-                  pathType: "Prefix",
-                  backend: { service: { name: "backend", port: { number: 80 } } },
-                },
-              ],
-            },
-          },
-        ],
-      },
-    },
+    ...localService("bench", "backend", 80, upstreamPort),
+    readyIngress("bench", "ready.bench", "backend"),
   ];
   return docs.map((d) => stringify(d)).join("---\n");
 }

@@ -14,7 +14,7 @@ import type { BenchContext } from "./context.ts";
 import { measuredRun, type Run, repo, type Target, targetPids } from "./procs.ts";
 import { wrkTable } from "./proxy.ts";
 import { type BenchCertificate, makeCertificate } from "./tls.ts";
-import { classesAndGateway } from "./workload.ts";
+import { classesAndGateway, localService } from "./workload.ts";
 
 const NAME = "backend.bench";
 
@@ -98,22 +98,6 @@ async function tlsBackendReady(port: number, cert: BenchCertificate): Promise<vo
 function manifests(plainPort: number, tlsPort: number, httpPort: number, cert: BenchCertificate): string {
   const ns = "bench";
   const [ingressClass, gatewayClass, gateway] = classesAndGateway(ns, "upstreams", httpPort);
-  const service = (name: string, port: number, target: number) => [
-    {
-      apiVersion: "v1",
-      kind: "Service",
-      metadata: { name, namespace: ns },
-      spec: { ports: [{ name: "web", port, targetPort: target }] },
-    },
-    {
-      apiVersion: "discovery.k8s.io/v1",
-      kind: "EndpointSlice",
-      metadata: { name: `${name}-1`, namespace: ns, labels: { "kubernetes.io/service-name": name } },
-      addressType: "IPv4",
-      endpoints: [{ addresses: ["127.0.0.1"], conditions: { ready: true } }],
-      ports: [{ name: "web", port: target }],
-    },
-  ];
   const route = (name: string, host: string, service: string, port: number) => ({
     apiVersion: "gateway.networking.k8s.io/v1",
     kind: "HTTPRoute",
@@ -128,8 +112,8 @@ function manifests(plainPort: number, tlsPort: number, httpPort: number, cert: B
     ingressClass,
     gatewayClass,
     gateway,
-    ...service("plain", 80, plainPort),
-    ...service("secure", 443, tlsPort),
+    ...localService(ns, "plain", 80, plainPort),
+    ...localService(ns, "secure", 443, tlsPort),
     route("plain", "plain.bench", "plain", 80),
     route("tls", "tls.bench", "secure", 443),
     {

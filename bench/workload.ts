@@ -244,3 +244,58 @@ export function shuffled<T>(xs: readonly T[], seed = 1): T[] {
   }
   return out;
 }
+
+/**
+ * A Service with one port (`port` → `targetPort`, its appProtocol when given) and its EndpointSlice on
+ * 127.0.0.1: the bench's backends as the sources read them.
+ */
+export function localService(
+  namespace: string,
+  name: string,
+  port: number,
+  targetPort: number,
+  appProtocol?: string,
+): Record<string, unknown>[] {
+  return [
+    {
+      apiVersion: "v1",
+      kind: "Service",
+      metadata: { name, namespace },
+      spec: { ports: [{ name: "p", port, targetPort, ...(appProtocol ? { appProtocol } : {}) }] },
+    },
+    {
+      apiVersion: "discovery.k8s.io/v1",
+      kind: "EndpointSlice",
+      metadata: { name: `${name}-1`, namespace, labels: { "kubernetes.io/service-name": name } },
+      addressType: "IPv4",
+      endpoints: [{ addresses: ["127.0.0.1"], conditions: { ready: true } }],
+      ports: [{ name: "p", port: targetPort }],
+    },
+  ];
+}
+
+/** An Ingress serving `host` `/ready` from `service` port 80: what a section's readiness probe asks. */
+export function readyIngress(namespace: string, host: string, service: string): Record<string, unknown> {
+  return {
+    apiVersion: "networking.k8s.io/v1",
+    kind: "Ingress",
+    metadata: { name: "ready", namespace },
+    spec: {
+      ingressClassName: "gatehouse",
+      rules: [
+        {
+          host,
+          http: {
+            paths: [
+              {
+                path: "/ready",
+                pathType: "Prefix",
+                backend: { service: { name: service, port: { number: 80 } } },
+              },
+            ],
+          },
+        },
+      ],
+    },
+  };
+}
