@@ -148,7 +148,10 @@ const call = (pick: string): Promise<{ code: number; pod?: string }> => {
   md.add("pick", pick);
   return new Promise((resolve) => {
     client.Echo?.({}, md, { deadline: Date.now() + 5000 }, (err, res) =>
-      resolve({ code: err?.code ?? 0, ...(res?.assertions ? { pod: res.assertions.context.pod } : {}) }),
+      resolve({
+        code: err?.code ?? 0,
+        ...(res?.assertions?.context ? { pod: res.assertions.context.pod } : {}),
+      }),
     );
   });
 };
