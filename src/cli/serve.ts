@@ -16,6 +16,7 @@ import { type FolderLoad, FolderSource, loadProblems } from "../sources/file/ind
 import { ClusterRuntime } from "../sources/kubernetes/cluster.ts";
 import type { ResourceSnapshot } from "../sources/snapshot.ts";
 import type { ObjectStatus } from "../status/types.ts";
+import { withInfrastructure } from "../translate/gateway/infrastructure.ts";
 import { translate } from "../translate/translate.ts";
 import { translateOptionsOf } from "./translate-options.ts";
 
@@ -98,7 +99,8 @@ export async function startGateway(config: ServeConfig): Promise<RunningGateway>
     const { model, statuses, snapshot } = applied;
     const withKeys = withKeyHealth(statuses, auth.remoteKeyPolicies(), auth.unavailableKeys());
     rateLimit.publish(model, withKeys, (shown) => {
-      state.statuses = shown;
+      // What /debug/status shows of each Gateway's infrastructure (the writer takes `shown` as it is).
+      state.statuses = withInfrastructure(shown, snapshot.gateways);
       cluster?.applied(snapshot, shown);
     });
   };

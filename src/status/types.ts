@@ -32,4 +32,15 @@ export interface ObjectStatus {
   /** `metadata.generation` the status was computed from. */
   readonly generation?: number;
   readonly status: Readonly<Record<string, unknown>>;
+  /** Gateways, at /debug/status only: never written to the API (the spec exposes none in `.status`). */
+  readonly infrastructure?: InfrastructureMetadata;
+}
+
+/**
+ * The labels and annotations Gatehouse puts on every object it creates for a Gateway: its own, plus the
+ * Gateway's `spec.infrastructure.labels` and `annotations` it accepted (translate/gateway/infrastructure.ts).
+ */
+export interface InfrastructureMetadata {
+  readonly labels: Readonly<Record<string, string>>;
+  readonly annotations: Readonly<Record<string, string>>;
 }

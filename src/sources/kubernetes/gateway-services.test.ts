@@ -1,4 +1,5 @@
 import { expect, test } from "bun:test";
+import { infrastructureOf } from "../../translate/gateway/infrastructure.ts";
 import type { Gateway } from "../schema/gateway.ts";
 import { desiredServices } from "./gateway-services.ts";
 
@@ -35,4 +36,36 @@ test("a Gateway's Service: a UDP port for UDP listeners, TCP for the others, eac
   const meta = svc?.metadata as { labels: Record<string, string>; annotations: Record<string, string> };
   expect(meta.labels).toMatchObject({ team: "a", "gateway.networking.k8s.io/gateway-name": "edge" });
   expect(meta.annotations).toMatchObject({ owner: "b" });
+});
+
+test("the Service carries the Gateway's infrastructure record: the spec's entries, ours, nothing refused", () => {
+  const spoofed = {
+    ...gateway,
+    spec: {
+      ...gateway.spec,
+      infrastructure: {
+        labels: { team: "a", "gatehouse.dev/gateway-name": "spoof", "bad key": "x" },
+        annotations: { owner: "b", "gatehouse.dev/infrastructure-annotations": "forged" },
+      },
+    },
+  } as Gateway;
+  const [svc] = desiredServices(
+    [spoofed],
+    { namespace: "gatehouse", selector: { app: "gw" } },
+    "LoadBalancer",
+    0,
+    () => undefined,
+  );
+  const meta = svc?.metadata as { labels: Record<string, string>; annotations: Record<string, string> };
+  const record = infrastructureOf(spoofed).metadata;
+  expect(meta.labels).toEqual({ ...record.labels });
+  expect(meta.labels).toEqual({
+    "app.kubernetes.io/managed-by": "gatehouse",
+    "gatehouse.dev/gateway-name": "edge",
+    "gatehouse.dev/gateway-namespace": "apps",
+    "gateway.networking.k8s.io/gateway-name": "edge",
+    team: "a",
+  });
+  // The record's annotations, plus the list of their keys (so a dropped one can be removed later).
+  expect(meta.annotations).toEqual({ owner: "b", "gatehouse.dev/infrastructure-annotations": "owner" });
 });

@@ -8,6 +8,11 @@
 import type { GatewayModel } from "../../model/index.ts";
 import { logger } from "../../observability/logger.ts";
 import { OnePassAtATime } from "../../status/one-pass.ts";
+import {
+  infrastructureOf,
+  managedAnnotationsKey,
+  managedByLabel,
+} from "../../translate/gateway/infrastructure.ts";
 import type { Gateway } from "../schema/gateway.ts";
 import { describeFailure, type KubeClient } from "./client.ts";
 import type { RawObject } from "./informer.ts";
@@ -15,14 +20,7 @@ import { resourcePath, watchedResources } from "./resources.ts";
 
 const log = logger.child({ component: "gateway-services" });
 
-export const managedByLabel = "app.kubernetes.io/managed-by";
-export const gatewayNamespaceLabel = "gatehouse.dev/gateway-namespace";
-export const gatewayNameLabel = "gatehouse.dev/gateway-name";
-export const standardGatewayNameLabel = "gateway.networking.k8s.io/gateway-name";
-/** The annotation keys we set from `spec.infrastructure.annotations` (comma-separated), to remove them later. */
-export const managedAnnotationsKey = "gatehouse.dev/infrastructure-annotations";
-
-/** A string map from `spec.infrastructure.labels`/`annotations` (the schema leaves them unchecked). */
+/** The string entries of a Service's labels or annotations. */
 function stringMap(v: unknown): Record<string, string> {
   if (!v || typeof v !== "object" || Array.isArray(v)) return {};
   return Object.fromEntries(
@@ -60,9 +58,9 @@ export interface FleetService {
 }
 
 /**
- * The Service each of our Gateways should have (`gateways`: ours, as translation accepted them). The
- * Gateway's `spec.infrastructure.labels` and `annotations` go onto it, as the spec asks of "any resources
- * created in response to this Gateway" (our own labels win a clash).
+ * The Service each of our Gateways should have (`gateways`: ours, as translation accepted them). Its
+ * labels and annotations are the Gateway's infrastructure metadata (translate/gateway/infrastructure.ts:
+ * ours, plus the `spec.infrastructure` entries accepted), the record /debug/status shows.
  */
 export function desiredServices(
   gateways: readonly Gateway[],
@@ -89,21 +87,15 @@ export function desiredServices(
             },
           ]
         : undefined;
+    const { labels, annotations } = infrastructureOf(g).metadata;
     return {
       apiVersion: "v1",
       kind: "Service",
       metadata: {
         name: gatewayServiceName(ns, g.metadata.name),
         namespace: fleet.namespace,
-        labels: {
-          ...stringMap(g.spec?.infrastructure?.labels),
-          [managedByLabel]: "gatehouse",
-          // The label the spec names for resources created for a Gateway (GEP-1762).
-          [standardGatewayNameLabel]: g.metadata.name,
-          [gatewayNamespaceLabel]: ns,
-          [gatewayNameLabel]: g.metadata.name,
-        },
-        ...annotationsOf(stringMap(g.spec?.infrastructure?.annotations)),
+        labels: { ...labels },
+        ...annotationsOf(annotations),
         ...(owner ? { ownerReferences: owner } : {}),
       },
       spec: {
@@ -134,7 +126,7 @@ function servicePorts(g: Gateway): { port: number; protocol: "TCP" | "UDP" }[] {
 }
 
 /** The infrastructure annotations, plus the list of their keys (none: no annotations at all). */
-function annotationsOf(infra: Record<string, string>): { annotations?: Record<string, string> } {
+function annotationsOf(infra: Readonly<Record<string, string>>): { annotations?: Record<string, string> } {
   const keys = Object.keys(infra).sort();
   return keys.length ? { annotations: { ...infra, [managedAnnotationsKey]: keys.join(",") } } : {};
 }
@@ -148,7 +140,10 @@ function ownAnnotations(s: RawObject): Record<string, string> {
   return out;
 }
 
-/** The fields we own in a managed Service, to tell whether an update is due. */
+/**
+ * The fields we own in a managed Service, to tell whether an update is due. Labels in key order: the API
+ * server returns maps sorted, whatever order they were written in.
+ */
 function owned(s: RawObject): string {
   const spec = (s.spec ?? {}) as Record<string, unknown>;
   const meta = s.metadata ?? {};
@@ -156,7 +151,7 @@ function owned(s: RawObject): string {
     spec.type,
     spec.selector,
     spec.ports,
-    meta.labels,
+    Object.entries(stringMap(meta.labels)).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
     ownAnnotations(s),
     meta.ownerReferences ?? null,
   ]);

@@ -11,6 +11,7 @@ import type { TLSRoute } from "../../sources/schema/tlsroute.ts";
 import { sourceRef } from "../common/objects.ts";
 import { problem } from "../common/problems.ts";
 import { unenforcedSessionTimeouts } from "./httproute/session-persistence.ts";
+import { infrastructureProblems } from "./infrastructure.ts";
 
 /** A parametersRef as the status names it: `group/kind name` (core kinds without the group). */
 function describeRef(ref: unknown): string {
@@ -51,7 +52,8 @@ export function gatewayParametersRefusal(gw: Gateway, classRefusal: string | und
  *   ListenerSet (listener-sets.ts);
  * - Gateway `spec.defaultScope` and route `spec.useDefaultGateways` other than `None` (experimental,
  *   GEP-3793): Gatehouse has no default Gateways, so no route attaches that way. Routes are warned only
- *   when a Gateway of ours asks to be a default one (otherwise their default Gateways are not ours).
+ *   when a Gateway of ours asks to be a default one (otherwise their default Gateways are not ours);
+ * - Gateway `spec.infrastructure` labels and annotations not propagated (infrastructure.ts).
  */
 export function unsupportedFieldWarnings(
   gateways: readonly Gateway[],
@@ -59,6 +61,7 @@ export function unsupportedFieldWarnings(
 ): Problem[] {
   const out: Problem[] = [];
   for (const gw of gateways) {
+    out.push(...infrastructureProblems(gw));
     const from = gw.spec?.allowedListeners?.namespaces?.from;
     if (from !== undefined && !["None", "All", "Same", "Selector"].includes(from))
       out.push(

@@ -125,4 +125,28 @@ describe("rest status checks", () => {
     };
     expect(runRestStatusCheck(check, v)).toBe("");
   });
+
+  test("GatewayInfrastructurePropagated reads the Gateway's infrastructure record", () => {
+    const check = {
+      check: "GatewayInfrastructurePropagated",
+      gateway: gw,
+      labelSelector: "gateway.networking.k8s.io/gateway-name=gw",
+      labels: { key2: "value2" },
+      annotations: { key1: "value1" },
+    };
+    const withRecord = (labels: Record<string, string>, annotations: Record<string, string>) =>
+      view([{ ...st("Gateway", gw, {}), infrastructure: { labels, annotations } }]);
+    const named = { "gateway.networking.k8s.io/gateway-name": "gw" };
+    expect(runRestStatusCheck(check, withRecord({ ...named, key2: "value2" }, { key1: "value1" }))).toBe("");
+    expect(runRestStatusCheck(check, view([st("Gateway", gw, {})]))).toContain("no infrastructure record");
+    expect(runRestStatusCheck(check, withRecord({ key2: "value2" }, { key1: "value1" }))).toContain(
+      "does not match",
+    );
+    expect(runRestStatusCheck(check, withRecord({ ...named, key2: "other" }, {}))).toContain(
+      "lacks label key2=value2, annotation key1=value1",
+    );
+    expect(
+      runRestStatusCheck({ ...check, labelSelector: "a in (b)" }, withRecord(named, { key1: "value1" })),
+    ).toContain("is not one key=value");
+  });
 });

@@ -96,7 +96,7 @@ export function runRestStatusCheck(check: StatusCheck, view: RestStatusView): st
     case "GatewayStatusAddresses":
       return statusAddresses(view, c);
     case "GatewayInfrastructurePropagated":
-      return `${c.gateway}: folder mode exposes no generated ServiceAccount, Pod or Service to read labels from`;
+      return infrastructurePropagated(view, c);
     case "ListenerSetCondition": {
       const ls = c.listenerSet as string;
       const cond = c.condition as Cond;
@@ -290,4 +290,34 @@ function statusAddresses(view: RestStatusView, c: Record<string, unknown>): stri
       return `${gw}: status address type ${found.type}, spec says ${entry?.type}`;
   }
   return "";
+}
+
+/**
+ * GatewayInfrastructure: upstream lists the ServiceAccounts, Pods and Services its label selector picks in
+ * the Gateway's namespace and wants the first of each to carry the infrastructure labels and annotations.
+ * Folder mode creates no object; the Gateway's infrastructure record at /debug/status is the metadata
+ * Gatehouse puts on each object it creates for the Gateway (in a cluster its Service, built from the same
+ * record), so it stands in for all three kinds. It has no namespace (docs/conformance.md).
+ */
+function infrastructurePropagated(view: StatusView, c: Record<string, unknown>): string {
+  const gw = c.gateway as string;
+  const { namespace, name } = splitRef(gw);
+  const record = view.statuses.find(
+    (s) => s.target.kind === "Gateway" && s.target.namespace === namespace && s.target.name === name,
+  )?.infrastructure;
+  if (!record) return `${gw}: no infrastructure record with its status`;
+  const selector = /^([^=!,\s]+)=([^=!,\s]*)$/.exec(c.labelSelector as string);
+  if (!selector) return `${gw}: label selector ${JSON.stringify(c.labelSelector)} is not one key=value`;
+  const [, key, value] = selector as unknown as [string, string, string];
+  if (record.labels[key] !== value)
+    return `${gw}: its record does not match ${c.labelSelector}: ${JSON.stringify(record.labels)}`;
+  const missing = (want: unknown, have: Readonly<Record<string, string>>) =>
+    Object.entries((want ?? {}) as Record<string, string>)
+      .filter(([k, v]) => have[k] !== v)
+      .map(([k, v]) => `${k}=${v}`);
+  const problems = [
+    ...missing(c.labels, record.labels).map((l) => `label ${l}`),
+    ...missing(c.annotations, record.annotations).map((a) => `annotation ${a}`),
+  ];
+  return problems.length ? `${gw}: its record lacks ${problems.join(", ")}: ${JSON.stringify(record)}` : "";
 }

@@ -161,6 +161,16 @@ forEachFront("one Service per Gateway, listener ports on internal ports", (front
     };
     api.apply(withInfra({ "example.com/lb": "internal", "example.com/tier": "gold" }));
     await within(5000, () => managedService()?.metadata.annotations?.["example.com/tier"] === "gold");
+    // The spoofed label of ours is refused with a warning; /debug/status shows what the Service carries.
+    const problem = gw.state.problems.find(
+      (p) => p.object.kind === "Gateway" && p.message.includes('labels["gatehouse.dev/gateway-name"]'),
+    );
+    expect(problem?.severity).toBe("warning");
+    const record = gw.state.statuses.find(
+      (s) => s.target.kind === "Gateway" && s.target.name === "edge",
+    )?.infrastructure;
+    expect(managedService()?.metadata.labels).toEqual(record?.labels);
+    expect(record?.annotations).toEqual({ "example.com/lb": "internal", "example.com/tier": "gold" });
     // Someone else's annotation on the Service is left alone.
     const svc = managedService() as Obj;
     svc.metadata.annotations["other.example/note"] = "keep";

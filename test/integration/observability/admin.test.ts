@@ -41,6 +41,7 @@ kind: Gateway
 metadata: { name: gw, namespace: demo }
 spec:
   gatewayClassName: gatehouse
+  infrastructure: { labels: { team: edge }, annotations: { example.com/lb: internal } }
   listeners: [{ name: http, port: ${port}, protocol: HTTP }]
 ---
 apiVersion: gateway.networking.k8s.io/v1
@@ -100,12 +101,27 @@ forEachFront("a gateway serving a folder", (front) => {
       expect((await fetch(`${admin}/readyz`)).status).toBe(200);
     });
 
-    test("/debug/status: the Gateway and HTTPRoute statuses as JSON", async () => {
+    test("/debug/status: the Gateway and HTTPRoute statuses as JSON, the Gateway's infrastructure record", async () => {
       const res = await fetch(`${admin}/debug/status`);
       expect(res.headers.get("content-type")).toContain("application/json");
-      const statuses = (await res.json()) as { target: { kind: string; name: string }; status: unknown }[];
+      const statuses = (await res.json()) as {
+        target: { kind: string; name: string };
+        status: unknown;
+        infrastructure?: unknown;
+      }[];
       const gateway = statuses.find((s) => s.target.kind === "Gateway" && s.target.name === "gw");
       expect(JSON.stringify(gateway?.status)).toContain('"type":"Programmed","status":"True"');
+      // What Gatehouse would put on the objects it creates for the Gateway (none in folder mode).
+      expect(gateway?.infrastructure).toEqual({
+        labels: {
+          "app.kubernetes.io/managed-by": "gatehouse",
+          "gatehouse.dev/gateway-name": "gw",
+          "gatehouse.dev/gateway-namespace": "demo",
+          "gateway.networking.k8s.io/gateway-name": "gw",
+          team: "edge",
+        },
+        annotations: { "example.com/lb": "internal" },
+      });
       const route = statuses.find((s) => s.target.kind === "HTTPRoute" && s.target.name === "web");
       expect(JSON.stringify(route?.status)).toContain('"type":"Accepted","status":"True"');
     });
