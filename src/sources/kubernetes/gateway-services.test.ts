@@ -1,7 +1,9 @@
 import { expect, test } from "bun:test";
 import { infrastructureOf } from "../../translate/gateway/infrastructure.ts";
 import type { Gateway } from "../schema/gateway.ts";
-import { desiredServices } from "./gateway-services.ts";
+import type { KubeClient } from "./client.ts";
+import { desiredServices, GatewayServices } from "./gateway-services.ts";
+import type { RawObject } from "./informer.ts";
 
 const gateway = {
   apiVersion: "gateway.networking.k8s.io/v1",
@@ -68,4 +70,60 @@ test("the Service carries the Gateway's infrastructure record: the spec's entrie
   });
   // The record's annotations, plus the list of their keys (so a dropped one can be removed later).
   expect(meta.annotations).toEqual({ owner: "b", "gatehouse.dev/infrastructure-annotations": "owner" });
+});
+
+test("a Service the API server completed (node ports, default protocol) is not rewritten; a changed one keeps its node ports", async () => {
+  const fleet = { namespace: "gatehouse", selector: { app: "gw" } };
+  const [want] = desiredServices([gateway], fleet, "LoadBalancer", 10000, () => undefined);
+  const wantSpec = want?.spec as { ports: Record<string, unknown>[] };
+  // As the API server returns it: node ports allocated, a clusterIP, defaults filled in.
+  const have = {
+    ...want,
+    metadata: { ...want?.metadata, resourceVersion: "7" },
+    spec: {
+      ...wantSpec,
+      clusterIP: "10.0.0.9",
+      ports: wantSpec.ports.map((p, i) => ({ ...p, nodePort: 30000 + i })),
+    },
+  } as RawObject;
+  const calls: { method: string; body: unknown }[] = [];
+  const client = {
+    request: async (method: string, _path: string, opts: { body?: unknown }) => {
+      calls.push({ method, body: opts.body });
+      return { status: 200 };
+    },
+  } as unknown as KubeClient;
+  const services = new GatewayServices(
+    client,
+    () => [have],
+    () => true,
+  );
+  services.update([want as RawObject]);
+  await services.stop();
+  expect(calls).toEqual([]);
+
+  const grown = {
+    ...gateway,
+    spec: {
+      ...gateway.spec,
+      listeners: [...(gateway.spec?.listeners ?? []), { name: "tls", port: 443, protocol: "HTTPS" }],
+    },
+  } as Gateway;
+  const [changed] = desiredServices([grown], fleet, "LoadBalancer", 10000, () => undefined);
+  const again = new GatewayServices(
+    client,
+    () => [have],
+    () => true,
+  );
+  again.update([changed as RawObject]);
+  await again.stop();
+  expect(calls.map((c) => c.method)).toEqual(["PUT"]);
+  const put = calls[0]?.body as { spec: { clusterIP: string; ports: { name: string; nodePort?: number }[] } };
+  expect(put.spec.clusterIP).toBe("10.0.0.9");
+  expect(put.spec.ports.map((p) => [p.name, p.nodePort])).toEqual([
+    ["p53", 30000],
+    ["u53", 30001],
+    ["p80", 30002],
+    ["p443", undefined],
+  ]);
 });

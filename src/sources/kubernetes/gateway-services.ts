@@ -150,11 +150,38 @@ function owned(s: RawObject): string {
   return JSON.stringify([
     spec.type,
     spec.selector,
-    spec.ports,
+    ownPorts(spec.ports),
     Object.entries(stringMap(meta.labels)).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
     ownAnnotations(s),
     meta.ownerReferences ?? null,
   ]);
+}
+
+interface ServicePort {
+  readonly name?: string;
+  readonly protocol?: string;
+  readonly port?: number;
+  readonly targetPort?: number | string;
+  readonly nodePort?: number;
+}
+
+/**
+ * The port fields we set. The API server adds others (a LoadBalancer's or NodePort's `nodePort`, and the
+ * protocol's default): compared whole, every apply would rewrite every such Service.
+ */
+function ownPorts(ports: unknown): unknown[] {
+  if (!Array.isArray(ports)) return [];
+  return (ports as ServicePort[]).map((p) => [p.name, p.protocol ?? "TCP", p.port, p.targetPort]);
+}
+
+/** The desired ports, each keeping the node port the API server gave the existing port of its name. */
+function keepNodePorts(want: unknown, have: unknown): unknown {
+  if (!Array.isArray(want) || !Array.isArray(have)) return want;
+  const nodePorts = new Map((have as ServicePort[]).map((p) => [p.name, p.nodePort]));
+  return (want as ServicePort[]).map((p) => {
+    const nodePort = nodePorts.get(p.name);
+    return nodePort === undefined ? p : { ...p, nodePort };
+  });
 }
 
 /**
@@ -206,7 +233,10 @@ export class GatewayServices {
       byKey.delete(`${namespace}/${name}`);
       if (!have) calls.push(["POST", resourcePath(watchedResources.Service, namespace), want]);
       else if (owned(have) !== owned(want)) {
-        const spec = { ...(have.spec as object), ...(want.spec as object) };
+        const haveSpec = (have.spec ?? {}) as Record<string, unknown>;
+        const wantSpec = (want.spec ?? {}) as Record<string, unknown>;
+        // A changed port list must not move the node ports a load balancer already sends to.
+        const spec = { ...haveSpec, ...wantSpec, ports: keepNodePorts(wantSpec.ports, haveSpec.ports) };
         // Others' annotations stay; the ones we set before and no longer want go.
         const kept = { ...stringMap(have.metadata?.annotations) };
         for (const k of Object.keys(ownAnnotations(have))) delete kept[k];
