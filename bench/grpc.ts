@@ -5,8 +5,7 @@
  * bench/grpc-backend.mjs (under Node); the load is h2load (bench/h2load.ts): POSTs of one empty gRPC message,
  * `content-type: application/grpc`, `te: trailers`, over few connections with several calls open on each,
  * as gRPC clients multiplex. h2load checks HTTP statuses only, so before timing one call through each
- * target must end with `grpc-status: 0` from the backend's trailers (`--front bun` loses them: the section
- * fails there, docs/http.md).
+ * target must end with `grpc-status: 0` from the backend's trailers.
  */
 import { mkdir, writeFile } from "node:fs/promises";
 import { connect } from "node:http2";

@@ -51,6 +51,16 @@ describe("listener identity", () => {
     expect(sameShape(identityOf(grpc), identityOf(https([a], undefined, "HTTPRoute")))).toBe(false);
   });
 
+  test("a plain listener serving GRPCRoutes: another server on --front bun only", () => {
+    const plain = (kind: string) =>
+      ({ protocol: "HTTP", hosts: hostsWith(kind) }) as unknown as ListenerTable;
+    expect(identityOf(plain("GRPCRoute"), false, "bun")).not.toBe(
+      identityOf(plain("HTTPRoute"), false, "bun"),
+    );
+    expect(identityOf(plain("GRPCRoute"), false, "raw")).toBe(identityOf(plain("HTTPRoute"), false, "raw"));
+    expect(identityOf(plain("GRPCRoute"), false, "bun").split("\n")[0]).toBe("HTTP");
+  });
+
   test("HTTP/2 over TLS: the flag, or GRPCRoutes; on --front bun not where client certificates are verified", () => {
     const mtls = { caPem: "ca", mode: "AllowValidOnly" as const };
     const grpc = https([a], undefined, "GRPCRoute");

@@ -2,7 +2,8 @@
  * What a listener's server was started with, as one string GatewayServer compares on every apply: equal
  * identities keep the server; a change of certificates or of the client CA bundle alone may be swapped in
  * place (node:tls servers: the contexts carry both); anything else (protocol, whether client certificates
- * are asked for and in which mode, sharing the port with a passthrough listener) needs a new server.
+ * are asked for and in which mode, sharing the port with a passthrough listener, whether a listener serves
+ * GRPCRoutes where that changes its server) needs a new server.
  */
 import type { ListenerTable } from "../table.ts";
 
@@ -11,8 +12,10 @@ import type { ListenerTable } from "../table.ts";
  * shape (the client validation mode), then the certificates and client CAs. Equal shapes differ at most
  * in those.
  */
-export function identityOf(lt: ListenerTable, shared = false): string {
-  if (lt.protocol !== "HTTPS" || lt.tls === undefined) return lt.protocol;
+export function identityOf(lt: ListenerTable, shared = false, front: "raw" | "bun" = "raw"): string {
+  if (lt.protocol !== "HTTPS" || lt.tls === undefined)
+    // On --front bun a plain listener serving GRPCRoutes has its own server (bun-front.ts).
+    return front === "bun" && lt.protocol === "HTTP" && servesGrpc(lt) ? "HTTP\ngrpc" : lt.protocol;
   // HTTP/2 is offered (ALPN) for a listener that serves GRPCRoutes whatever --http2 says: a new server.
   const h2 = servesGrpc(lt) ? "h2" : "";
   const certs = lt.tls.certificates.map(

@@ -1,7 +1,8 @@
 /**
  * GatewayServer: the listeners of the current model. With `--front raw` (the default) each is a RawFront
  * (raw sockets; HTTPS through its node:tls listener), with `--front bun` a `Bun.serve` (node:http2 for
- * HTTPS with `http2`); either way a Hono app serves what the fast path does not. `apply()` compiles a
+ * its HTTP/2 where it serves GRPCRoutes or, over TLS, with `http2`: bun-front.ts); either way a Hono app
+ * serves what the fast path does not. `apply()` compiles a
  * model and swaps each listener's table with one assignment; listeners that appear are opened, ones that
  * disappear drain (in-flight requests finish). HTTPS certificates that change are swapped in place on
  * node:tls servers; a Bun.serve HTTPS listener is replaced by a second server on the same port
@@ -26,10 +27,11 @@ import { takeRelayedClient } from "../request/client-address.ts";
 import { takeRelayedTls } from "../request/client-tls.ts";
 import { failedResponse } from "../request/response-failure.ts";
 import { closeH2cSessions } from "../request/upstream-h2c.ts";
-import { type ProxiedSocket, type ProxyServer, websocketHandler } from "../request/websocket/relay.ts";
+import { type ProxiedSocket, websocketHandler } from "../request/websocket/relay.ts";
 import type { ListenerState, ProxySettings } from "../settings.ts";
 import type { ListenerTable } from "../table.ts";
 import { createListenerApp } from "./app.ts";
+import { openOnBunFront } from "./bun-front.ts";
 import {
   proxyProtocolFromWarning,
   proxyProtocolRefusal,
@@ -39,7 +41,7 @@ import {
 import { http2Refusal, identityOf, offersHttp2, sameShape } from "./listener-identity.ts";
 import { groupListeners } from "./listener-merge.ts";
 import { defaultFront, type FrontKind, type GatewayServerOptions } from "./server-options.ts";
-import { listenerMigrationEnabled, sniEntries } from "./tls.ts";
+import { listenerMigrationEnabled } from "./tls.ts";
 
 const log = logger.child({ component: "proxy" });
 
@@ -164,7 +166,8 @@ export class GatewayServer {
     );
     const portOf = (key: string, lt: ListenerTable) =>
       passthrough.shared.has(key) ? (passthrough.portOf(key) ?? lt.port) : (lt.bindPort ?? lt.port);
-    const identity = (key: string, lt: ListenerTable) => identityOf(lt, passthrough.shared.has(key));
+    const identity = (key: string, lt: ListenerTable) =>
+      identityOf(lt, passthrough.shared.has(key), this.front);
     const opened: LiveListener[] = [];
     const replaced: LiveListener[] = [];
     const rotated: (() => void)[] = [];
@@ -187,8 +190,9 @@ export class GatewayServer {
             });
             continue;
           }
-          // HTTPS → HTTPS binds beside the old one; a protocol change must not share the port even briefly.
-          if (!cur.identity.startsWith("HTTPS") || lt.protocol !== "HTTPS") await this.close(cur, true);
+          // The same protocol binds beside the old server (HTTPS; on --front bun a plain listener that gains
+          // or loses GRPCRoutes); a protocol change must not share the port even briefly.
+          if (cur.identity.split("\n")[0] !== lt.protocol) await this.close(cur, true);
           else warnWithoutMigration();
           replaced.push(this.open(key, lt, shared ? portOf(key, lt) : cur.state.boundPort, shared));
         }
@@ -311,53 +315,19 @@ export class GatewayServer {
         port: state.boundPort,
         ...(shared ? { sharedWithPassthrough: true } : {}),
       });
-      return { key, server, state, sockets, identity: identityOf(lt, shared) };
+      return { key, server, state, sockets, identity: identityOf(lt, shared, this.front) };
     }
-    // Bun.serve's SNI table (the raw front's node:tls listener builds its own contexts).
-    const tls =
-      lt.protocol === "HTTPS"
-        ? sniEntries(lt.name, lt.tls?.certificates ?? [], lt.tls?.clientValidation)
-        : undefined;
-    if (tls !== undefined && offersHttp2(lt, this.http2, this.front)) {
-      const hostname = lt.address || this.bind;
-      const idleTimeoutSeconds = this.settings.idleTimeoutSeconds;
-      const upgrades = {
-        idleTimeout: idleTimeoutSeconds,
-        development: false,
-        fetch: (req: Request, srv: ProxyServer) => {
-          takeRelayedClient(req);
-          return app.fetch(req, srv);
-        },
-        websocket: websocketHandler(sockets),
-      };
-      const server = new H2Listener({ hostname, port, state, app, idleTimeoutSeconds, upgrades });
-      state.boundPort = server.port;
-      log.info("listener open", {
-        listener: lt.name,
-        address: server.hostname,
-        port: state.boundPort,
-        http2: true,
-      });
-      return { key, server, state, sockets, identity: identityOf(lt) };
-    }
-    const server = Bun.serve<ProxiedSocket>({
-      hostname: lt.address || this.bind,
-      port,
-      // Worker processes (`--workers`) share the traffic ports; HTTPS rotation binds beside the old server.
-      reusePort: true,
-      tls,
-      // Plain HTTP: h2c with prior knowledge too (Bun 1.4's `http2`, measured; docs/performance.md).
-      // Not over TLS, where HTTP/2 stays behind `--http2` (h2/listener.ts).
-      http2: tls === undefined,
-      idleTimeout: this.settings.idleTimeoutSeconds,
-      development: false,
-      fetch: (req, srv) => app.fetch(req, srv),
-      websocket: websocketHandler(sockets),
-      error: (err) => failedResponse(err, lt.name, serverHeader),
-    });
+    const hostname = lt.address || this.bind;
+    const opened = openOnBunFront(lt, hostname, port, state, app, sockets, this.http2);
+    const server = opened.server;
     state.boundPort = server.port ?? port;
-    log.info("listener open", { listener: lt.name, address: server.hostname, port: state.boundPort });
-    return { key, server, state, sockets, identity: identityOf(lt) };
+    log.info("listener open", {
+      listener: lt.name,
+      address: server.hostname,
+      port: state.boundPort,
+      ...(opened.http2 ? { http2: true } : {}),
+    });
+    return { key, server, state, sockets, identity: identityOf(lt, false, this.front) };
   }
 
   private close(l: LiveListener, now: boolean): Promise<void> {

@@ -21,6 +21,11 @@ export function takeRelayedClient(req: Request): void {
   relayed.set(req, ip);
 }
 
+/** A request a listener piped to its Bun.serve (h2/cleartext-listener.ts): `ip` is its client's address. */
+export function relayClient(req: Request, ip: string): void {
+  relayed.set(req, ip);
+}
+
 /** Who sent a request (client/trusted-proxies.ts has the rules). */
 export interface RequestClient {
   /** The connection's peer (the socket's address, or the raw front's relayed one), normalised; "" unknown. */
