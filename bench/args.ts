@@ -4,6 +4,7 @@ export const sectionNames = [
   "proxy",
   "https",
   "guards",
+  "tracing",
   "streams",
   "grpc",
   "upstream-tls",

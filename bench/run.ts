@@ -3,6 +3,7 @@
  *   proxy    Gatehouse / nginx / direct, N=1 and N=cores workers (proxy.ts)
  *   https    Gatehouse (both fronts) / nginx terminating TLS: keep-alive, new connections (https.ts)
  *   guards   JWT, rate-limit, basic-auth (and under a flood) and API-key rows against the same route unguarded (guards.ts)
+ *   tracing  OpenTelemetry tracing at sample rates 0, 0.01 and 1 against the same gateway without it (tracing.ts)
  *   streams  a TCP listener's byte pipe (TCPRoute) / nginx stream / direct, over keep-alive connections (streams.ts)
  *   grpc     unary gRPC calls through a GRPCRoute (h2c) / nginx grpc_pass / direct, loaded with h2load (grpc.ts)
  *   upstream-tls  HTTP/1.1 to a backend in TLS (BackendTLSPolicy) and in cleartext / nginx proxy_ssl (upstream-tls.ts)
@@ -28,6 +29,7 @@ import { Processes } from "./procs.ts";
 import { proxySection } from "./proxy.ts";
 import { startupSection } from "./startup.ts";
 import { streamsSection } from "./streams.ts";
+import { tracingSection } from "./tracing.ts";
 import { upstreamTlsSection } from "./upstream-tls.ts";
 
 let args: ReturnType<typeof parseBenchArgs>;
@@ -43,6 +45,7 @@ const sections: Record<SectionName, { title: string; run: (ctx: BenchContext) =>
     proxy: { title: "proxy", run: proxySection },
     https: { title: "https (TLS termination)", run: httpsSection },
     guards: { title: "guards (JWT, rate limit, basic auth, API keys)", run: guardsSection },
+    tracing: { title: "tracing (OpenTelemetry, OTLP/HTTP)", run: tracingSection },
     streams: { title: "streams (TCPRoute byte pipe)", run: streamsSection },
     grpc: { title: "grpc (GRPCRoute unary calls)", run: grpcSection },
     "upstream-tls": { title: "upstream TLS (BackendTLSPolicy)", run: upstreamTlsSection },

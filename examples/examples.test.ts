@@ -17,6 +17,11 @@ describe("examples/", () => {
     expect(result.problems).toEqual([]);
     const hosts = result.model.listeners.flatMap((l) => l.virtualHosts.map((v) => v.hostname));
     expect(hosts.sort()).toEqual(["*.apps.localhost", "demo.localhost"]);
+    // web-health.yaml: Service web's backends are health-checked, api's are not.
+    const checked = Object.values(result.model.backends).filter((b) => b.healthCheck !== undefined);
+    expect(checked.map((b) => [b.service.name, b.healthCheck?.passive?.consecutive5xxErrors])).toEqual([
+      ["web", 3],
+    ]);
   });
 
   test("the demo backends answer with the conformance echo JSON, naming their service and pod", async () => {

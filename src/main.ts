@@ -28,6 +28,7 @@ Usage:
                   [--default-certificate NS/NAME] [--ssl-redirect true] [--http2 false]
                   [--enable-ssl-passthrough false]
                   [--access-log-sample 1] [--log-level info]
+                  [--otlp-endpoint URL] [--trace-sample-rate 0.01]
                   [--redis-url redis://HOST:6379] [--redis-timeout-ms 50]
                   [--front raw|bun] [--admin-bind ADDR] [--allow-unenforced-annotations]
                   [--global-allowed-response-headers NAME,...]

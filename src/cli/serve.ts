@@ -8,6 +8,7 @@ import { type AdminState, createAdminApp } from "../observability/admin.ts";
 import { Dashboard } from "../observability/dashboard/dashboard.ts";
 import { logger, setLogLevel } from "../observability/logger.ts";
 import { GatewayMetrics } from "../observability/metrics.ts";
+import { registerOutlierMetrics } from "../observability/outlier-metrics.ts";
 import { MetricsAndAccessLog } from "../observability/request-observer.ts";
 import { GatewayServer } from "../proxy/listeners/server.ts";
 import { generatedDefaultCertificate } from "../proxy/listeners/tls.ts";
@@ -45,6 +46,7 @@ export async function startGateway(config: ServeConfig): Promise<RunningGateway>
   setLogLevel(config["log-level"]);
   const state: AdminState = { ready: false, model: undefined, problems: [], statuses: [] };
   const metrics = new GatewayMetrics();
+  registerOutlierMetrics(metrics.registry);
   // Before any listener, so a --redis-url that does not parse fails the start with nothing to clean up.
   const rateLimit = new RateLimitRuntime({
     redisUrl: config["redis-url"],
@@ -59,6 +61,21 @@ export async function startGateway(config: ServeConfig): Promise<RunningGateway>
   });
   const auth = new AuthEnforcer({ metrics });
   const accessLog = config["access-log-sample"] > 0 ? new AccessLog(config["access-log-sample"]) : undefined;
+  // Loaded only with an endpoint: without one, no OpenTelemetry code runs or loads (docs/observability.md).
+  const otlpUrl = config["otlp-endpoint"];
+  const otelEnv = ["OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"].find(
+    (v) => process.env[v],
+  );
+  if (otlpUrl === undefined && otelEnv !== undefined)
+    log.warn(`${otelEnv} is set but tracing is off: --otlp-endpoint (GATEHOUSE_OTLP_ENDPOINT) turns it on`);
+  const tracing =
+    otlpUrl === undefined
+      ? undefined
+      : (await import("../observability/tracing/tracing.ts")).startTracing(
+          otlpUrl,
+          config["trace-sample-rate"],
+          metrics.registry,
+        );
   const proxy = new GatewayServer({
     bind: config.bind,
     defaultUpstreamTimeoutMs: config["upstream-timeout-ms"],
@@ -82,7 +99,7 @@ export async function startGateway(config: ServeConfig): Promise<RunningGateway>
     http2: config.http2,
     sharedTlsPorts: config["enable-ssl-passthrough"],
     guards: { auth, rateLimit: rateLimit.enforcer },
-    observer: new MetricsAndAccessLog(metrics, accessLog),
+    observer: new MetricsAndAccessLog(metrics, accessLog, tracing),
   });
   metrics.setInflightSource(() => proxy.pendingRequests());
   metrics.setConnectionSource(() => proxy.openConnections());
@@ -172,6 +189,7 @@ export async function startGateway(config: ServeConfig): Promise<RunningGateway>
     await proxy.stop();
     auth.close();
     await rateLimit.close();
+    await tracing?.spans.shutdown();
     dashboard.close();
     admin.stop(true);
     throw err;
@@ -182,6 +200,7 @@ export async function startGateway(config: ServeConfig): Promise<RunningGateway>
     await proxy.stop();
     auth.close();
     await rateLimit.close();
+    await tracing?.spans.shutdown();
     dashboard.close();
     admin.stop(true);
     throw new Error("the first configuration could not be served (see the log above)");
@@ -214,6 +233,8 @@ export async function startGateway(config: ServeConfig): Promise<RunningGateway>
       }
       auth.close();
       await rateLimit.close();
+      // What was traced before the stop is sent (bounded: a collector that is down cannot hold the exit).
+      await tracing?.spans.shutdown();
       dashboard.close();
       admin.stop(true);
     },

@@ -101,6 +101,32 @@ describe("parseServeConfig", () => {
     expect(parseServeConfig(["--dir", "x", ...zero], {})["admin-port"]).toBe(0);
     expect(parseServeConfig(["--dir", "x", "--admin-port", "9091"], {})["admin-port"]).toBe(9091);
   });
+  test("--otlp-endpoint: an http(s) URL, /v1/traces when it has no path; a bad one or a lone rate refused", () => {
+    const off = parseServeConfig(["--dir", "x"], {});
+    expect(off["otlp-endpoint"]).toBeUndefined();
+    const base = parseServeConfig(["--dir", "x", "--otlp-endpoint", "http://collector:4318"], {});
+    expect(base["otlp-endpoint"]).toBe("http://collector:4318/v1/traces");
+    expect(base["trace-sample-rate"]).toBe(0.01);
+    const env = {
+      GATEHOUSE_OTLP_ENDPOINT: "https://otel.example/custom/path",
+      GATEHOUSE_TRACE_SAMPLE_RATE: "1",
+    };
+    const given = parseServeConfig(["--dir", "x"], env);
+    expect(given["otlp-endpoint"]).toBe("https://otel.example/custom/path");
+    expect(given["trace-sample-rate"]).toBe(1);
+    for (const bad of ["collector:4318", "not a url", "ftp://collector/", "http://", "file:///tmp/x", ""])
+      expect(() => parseServeConfig(["--dir", "x", "--otlp-endpoint", bad], {})).toThrow(/--otlp-endpoint/);
+    const withUrl = ["--dir", "x", "--otlp-endpoint", "http://c:4318"];
+    expect(() => parseServeConfig([...withUrl, "--trace-sample-rate", "1.5"], {})).toThrow(
+      /--trace-sample-rate/,
+    );
+    expect(() => parseServeConfig([...withUrl, "--trace-sample-rate", "-0.1"], {})).toThrow(
+      /--trace-sample-rate/,
+    );
+    expect(() => parseServeConfig(["--dir", "x", "--trace-sample-rate", "0.5"], {})).toThrow(
+      /--trace-sample-rate: needs --otlp-endpoint/,
+    );
+  });
   test("env names", () => {
     expect(envName("gateway-address-pool")).toBe("GATEHOUSE_GATEWAY_ADDRESS_POOL");
   });

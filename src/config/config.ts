@@ -187,6 +187,20 @@ const serveFlags = z
     /** Share of requests written to the access log: 0 = off, 1 = every request. */
     "access-log-sample": z.coerce.number().min(0).max(1).default(1),
     "log-level": z.enum(["debug", "info", "warn", "error"]).default("info"),
+    /** OTLP/HTTP collector for traces (docs/observability.md): a URL with no path gets `/v1/traces`, one
+     * with a path is used as given. Unset: no tracing, no trace headers touched. */
+    "otlp-endpoint": z
+      .string()
+      .transform((v, ctx) => {
+        const url = otlpTracesUrl(v);
+        if (url === undefined)
+          ctx.addIssue({ code: "custom", message: "must be an http:// or https:// URL" });
+        return url ?? z.NEVER;
+      })
+      .optional(),
+    /** Share of requests without a valid `traceparent` that start a sampled trace, 0…1 (a caller's own
+     * sampled flag is always honoured); 0.01 is ingress-nginx's `otel-sampler-ratio` default. */
+    "trace-sample-rate": z.coerce.number().min(0).max(1).default(0.01),
     /** Shared rate limit counters (redis://, rediss://, redis-sentinel://, redis-cluster://; see
      * docs/ratelimit.md). Unset: each process counts in memory on its own. */
     "redis-url": z
@@ -236,6 +250,15 @@ const booleanFlags = new Set([
   "read-only",
 ]);
 
+/** The traces URL for `--otlp-endpoint` (as OTEL_EXPORTER_OTLP_ENDPOINT takes a collector's base). */
+function otlpTracesUrl(endpoint: string): string | undefined {
+  if (!URL.canParse(endpoint)) return undefined;
+  const url = new URL(endpoint);
+  if ((url.protocol !== "http:" && url.protocol !== "https:") || url.hostname === "") return undefined;
+  if (url.pathname === "/") url.pathname = "/v1/traces";
+  return url.href;
+}
+
 /** An absolute http(s) URL that may hold nginx variables (the auth-url annotation's syntax). */
 function globalAuthTemplate(url: boolean) {
   return z
@@ -283,6 +306,9 @@ export function parseServeConfig(
     if (values[key] !== undefined) merged[key] = values[key];
     else if (fromEnv !== undefined && fromEnv !== "") merged[key] = fromEnv;
   }
+  // A rate with nothing to send spans to would sample nothing: refused rather than ignored.
+  if (merged["trace-sample-rate"] !== undefined && merged["otlp-endpoint"] === undefined)
+    throw new ConfigError("--trace-sample-rate: needs --otlp-endpoint (tracing is off without one)");
   const result = serveConfigSchema.safeParse(merged);
   if (!result.success) {
     const msg = result.error.issues

@@ -36,6 +36,40 @@ export interface Backend {
    * backend is never spoken to in cleartext instead.
    */
   readonly problem?: "ServiceNotFound" | "PortNotFound" | "NoReadyEndpoints" | "InvalidBackendTLS";
+  /** How the gateway judges the endpoints' health (a BackendTrafficPolicy's `healthCheck`); absent: it
+   * does not, and every endpoint the EndpointSlices call ready takes traffic. */
+  readonly healthCheck?: BackendHealthCheck;
+}
+
+/** Health checking of a backend's endpoints. Only passive checking exists (active probes do not yet). */
+export interface BackendHealthCheck {
+  /** The BackendTrafficPolicy it came from, for logs and the dashboard. */
+  readonly source: SourceRef;
+  /** Outlier ejection from the outcome of real requests (src/proxy/health/). */
+  readonly passive?: PassiveHealthCheck;
+}
+
+/**
+ * Passive health checking, as Envoy's outlier detection counts it (consecutive errors per endpoint, an
+ * ejection for `baseEjectionMs` times the number of ejections so far, up to 300 s or the base if longer).
+ * An endpoint of the backend is ejected (no traffic) when it fails this many times in a row; it takes
+ * traffic again when its time is over. Never the backend's last usable endpoint. Counted per process.
+ */
+export interface PassiveHealthCheck {
+  /** Consecutive 5xx responses (and, unless split, connect failures, resets and timeouts); 0: off. */
+  readonly consecutive5xxErrors: number;
+  /** Consecutive 502, 503 and 504 responses (and, unless split, local failures); 0: off. */
+  readonly consecutiveGatewayErrors: number;
+  /** Failures to connect, resets and timeouts counted apart from responses (then 5xx counts responses only). */
+  readonly splitExternalLocalOriginErrors: boolean;
+  /** With the split: consecutive local failures that eject; 0: off. */
+  readonly consecutiveLocalOriginFailures: number;
+  /** The first ejection's length; the n-th lasts n times this (up to max(300 s, this)). */
+  readonly baseEjectionMs: number;
+  /** Each interval an endpoint spends in service takes one off its count of ejections (the next is shorter). */
+  readonly intervalMs: number;
+  /** At most this share of the backend's endpoints is ejected at once (one always may be, but never the last). */
+  readonly maxEjectionPercent: number;
 }
 
 /** How the gateway speaks TLS to a backend's endpoints. */

@@ -23,6 +23,8 @@ export interface AccessRecord {
   readonly upstreamMs: number;
   /** Configured route name, "" when none matched. */
   readonly route: string;
+  /** W3C trace id of the request (tracing on, and it was sampled or the client sent one); "" otherwise. */
+  readonly traceId: string;
 }
 
 export type LineSink = (line: string) => void;
@@ -56,6 +58,7 @@ export class AccessLog {
         upstream: r.upstream,
         upstream_ms: round(r.upstreamMs),
         route: r.route,
+        trace_id: r.traceId,
       })}\n`,
     );
   }

@@ -1,6 +1,7 @@
 import { Hono } from "hono";
 import { dumpModel } from "../model/dump.ts";
 import type { GatewayModel, Problem } from "../model/index.ts";
+import { outlierReport } from "../proxy/health/outlier-registry.ts";
 import type { ObjectStatus } from "../status/types.ts";
 import type { Dashboard } from "./dashboard/dashboard.ts";
 import { overviewOf } from "./dashboard/overview.ts";
@@ -62,6 +63,8 @@ export function createAdminApp(state: AdminState, metrics: GatewayMetrics, dashb
   );
   app.get("/debug/problems", (c) => c.json(state.problems));
   app.get("/debug/status", (c) => c.json(state.statuses));
+  // Passive health checking in this process (each `--workers` process ejects on what it sees).
+  app.get("/debug/health", (c) => c.json(outlierReport()));
   app.get("/metrics", async (c) =>
     c.body(await metrics.text(), 200, { "content-type": metrics.registry.contentType }),
   );

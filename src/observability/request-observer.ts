@@ -8,16 +8,26 @@ import {
 } from "../proxy/request/observer.ts";
 import type { AccessLog } from "./access-log.ts";
 import type { GatewayMetrics } from "./metrics.ts";
+import type { SpanExport } from "./tracing/span-export.ts";
+import type { RequestTrace, TraceSampler } from "./tracing/trace-context.ts";
 
 /**
  * The proxy's observer: every request counts in the per-route metrics; a sampled share is written to
- * the access log. Paths are logged without their query (queries carry tokens), hosts as sent.
+ * the access log. Paths are logged without their query (queries carry tokens), hosts as sent. With
+ * tracing on, a sampled request's span is handed to the export once it has been answered.
  */
 export class MetricsAndAccessLog implements RequestObserver {
+  readonly sampler: TraceSampler | undefined;
+  private readonly spans: SpanExport | undefined;
+
   constructor(
     private readonly metrics: GatewayMetrics,
     private readonly accessLog: AccessLog | undefined,
-  ) {}
+    tracing?: { readonly sampler: TraceSampler; readonly spans: SpanExport },
+  ) {
+    this.sampler = tracing?.sampler;
+    this.spans = tracing?.spans;
+  }
 
   begin(_req: Request): RequestInfo {
     return startedInfo();
@@ -29,23 +39,30 @@ export class MetricsAndAccessLog implements RequestObserver {
     const bytes = length === null ? -1 : Number(length);
     this.metrics.request(info.route || undefined, res.status, ms / 1000, bytes);
     const log = this.accessLog;
-    if (log === undefined || info.unlogged === true || !log.wants()) return;
+    const trace = info.trace;
+    const traced = trace?.sampled === true && this.spans !== undefined;
+    if (!traced && (log === undefined || info.unlogged === true || !log.wants())) return;
     const url = req.url;
     const pathStart = url.indexOf("/", url.indexOf("//") + 2);
     const queryStart = url.indexOf("?", pathStart);
+    // The client's Host, not the one a URLRewrite set on the request for fetch.
+    const host = (info.host === undefined ? req.headers.get("host") : info.host) ?? "";
+    const path = pathStart < 0 ? "/" : url.slice(pathStart, queryStart < 0 ? undefined : queryStart);
+    if (traced) this.endSpan(info, req.method, host, path, res.status);
+    if (log === undefined || info.unlogged === true || (traced && !log.wants())) return;
     log.write({
       requestId: req.headers.get("x-request-id") ?? "",
       client: info.client,
       method: req.method,
-      // The client's Host, not the one a URLRewrite set on the request for fetch.
-      host: (info.host === undefined ? req.headers.get("host") : info.host) ?? "",
-      path: pathStart < 0 ? "/" : url.slice(pathStart, queryStart < 0 ? undefined : queryStart),
+      host,
+      path,
       status: res.status,
       bytes,
       durationMs: ms,
       upstream: info.upstream.replace(/^https?:\/\//, ""),
       upstreamMs: info.upstreamMs,
       route: info.route,
+      traceId: trace?.traceId ?? "",
     });
   }
 
@@ -73,6 +90,8 @@ export class MetricsAndAccessLog implements RequestObserver {
   endRaw(info: RequestInfo, ex: RawExchange): void {
     const ms = performance.now() - info.started;
     this.metrics.request(info.route || undefined, ex.status, ms / 1000, ex.bytes);
+    if (info.trace?.sampled === true && this.spans !== undefined)
+      this.endSpan(info, ex.method, ex.host, ex.path, ex.status);
     const log = this.accessLog;
     if (log === undefined || info.unlogged === true || !log.wants()) return;
     log.write({
@@ -87,6 +106,20 @@ export class MetricsAndAccessLog implements RequestObserver {
       upstream: info.upstream.replace(/^https?:\/\//, ""),
       upstreamMs: info.upstreamMs,
       route: info.route,
+      traceId: info.trace?.traceId ?? "",
+    });
+  }
+
+  private endSpan(info: RequestInfo, method: string, host: string, path: string, status: number): void {
+    (this.spans as SpanExport).end(info.trace as RequestTrace, {
+      method,
+      host,
+      path,
+      status,
+      route: info.route,
+      endpoint: info.upstream.replace(/^https?:\/\//, ""),
+      client: info.client,
+      started: info.started,
     });
   }
 }

@@ -11,6 +11,7 @@ import { compileBackendTLS } from "./backend-tls/options.ts";
 import { RouteBalancer } from "./balancing/route-balancer.ts";
 import { compileFilterChain, joinChains } from "./filters/chain.ts";
 import type { FilterChain } from "./filters/filter-types.ts";
+import { keepOutlierDetectors, outlierDetectorFor } from "./health/outlier-registry.ts";
 import { buildPathIndex } from "./match/path-index.ts";
 import type { ValueRegex } from "./match/regex/regex.ts";
 import { compileAnchored, compileValueMatcher, type ValueMatcher } from "./match/values.ts";
@@ -39,6 +40,10 @@ export function compile(model: GatewayModel): RouteTable {
   const warn: Warn = (m) => warnings.push(m);
   const backends = new Map<string, CompiledBackend>();
   for (const [id, b] of Object.entries(model.backends)) backends.set(id, compileBackend(id, b));
+  // Detectors outlive a table (an ejection survives a reload); those no backend uses any more are dropped.
+  keepOutlierDetectors(
+    new Set([...backends.values()].flatMap((b) => (b.health === undefined ? [] : [b.id]))),
+  );
   const ctx: CompileContext = { backends, models: model.backends, warn };
   const listeners = model.listeners.map((l) => compileListener(l, ctx));
   return { listeners, warnings };
@@ -56,7 +61,19 @@ function compileBackend(id: string, b: Backend): CompiledBackend {
     : b.endpoints.map((e) => `http://${e.address.includes(":") ? `[${e.address}]` : e.address}:${e.port}`);
   const problem = b.problem ?? (bases.length === 0 ? "NoReadyEndpoints" : undefined);
   const tls = b.tls === undefined ? undefined : compileBackendTLS(b.tls);
-  return { id, bases, problem, h2c: b.protocol === "h2c", ...(tls !== undefined ? { tls } : {}), next: 0 };
+  const passive = b.healthCheck?.passive;
+  // Always set (undefined when unchecked): one object shape for every backend on the hot path.
+  const health =
+    passive === undefined || bases.length === 0 ? undefined : outlierDetectorFor(id, passive, bases);
+  return {
+    id,
+    bases,
+    problem,
+    h2c: b.protocol === "h2c",
+    ...(tls !== undefined ? { tls } : {}),
+    health,
+    next: 0,
+  };
 }
 
 function compileListener(l: Listener, ctx: CompileContext): ListenerTable {

@@ -19,6 +19,7 @@ import type { LocationPart } from "../model/location-template.ts";
 import type { CompiledBackendTLS } from "./backend-tls/options.ts";
 import type { BalanceInput } from "./balancing/request-input.ts";
 import type { FilterChain } from "./filters/filter-types.ts";
+import type { OutlierDetector } from "./health/outlier-detector.ts";
 import type { CaptureRegex, ValueRegex } from "./match/regex/regex.ts";
 import type { ValueMatcher } from "./match/values.ts";
 
@@ -223,13 +224,45 @@ export interface CompiledBackend {
   readonly h2c: boolean;
   /** TLS to the endpoints (HTTP/2 by ALPN when `h2c`); absent: cleartext. */
   readonly tls?: CompiledBackendTLS;
+  /** Passive health checking (health/): which endpoints are ejected; undefined: none is ever. */
+  readonly health?: OutlierDetector | undefined;
   /** Round-robin position; the one mutable field, shared by every route using this backend. */
   next: number;
 }
 
-/** The next endpoint base of a backend, round-robin. Callers check `bases.length` first. */
-export function nextEndpoint(backend: CompiledBackend): string {
+/**
+ * The next endpoint base of a backend, round-robin, skipping ejected endpoints and `avoid` (the endpoint
+ * a retry's previous attempt failed on) while another exists. Callers check `bases.length` first.
+ */
+export function nextEndpoint(backend: CompiledBackend, avoid?: string): string {
   const i = backend.next;
-  backend.next = i + 1 >= backend.bases.length ? 0 : i + 1;
-  return backend.bases[i] as string;
+  const n = backend.bases.length;
+  backend.next = i + 1 >= n ? 0 : i + 1;
+  // The common case: no health checking (or nothing ejected), first attempt.
+  const health = backend.health;
+  if ((health === undefined || health.ejectedCount === 0) && avoid === undefined)
+    return backend.bases[i] as string;
+  const j = usableEndpoint(backend, i, avoid);
+  if (j !== i) backend.next = j + 1 >= n ? 0 : j + 1;
+  return backend.bases[j] as string;
+}
+
+/**
+ * `i` when it is in service and not `avoid`, else the first such endpoint after it; failing that, the
+ * first in service (ejection never takes the last one), else `i`. Used by `nextEndpoint` and the pickers.
+ */
+export function usableEndpoint(backend: CompiledBackend, i: number, avoid: string | undefined): number {
+  const bases = backend.bases;
+  const n = bases.length;
+  const health = backend.health;
+  const ejected = health !== undefined && health.ejectedCount > 0;
+  let fallback = -1;
+  for (let k = 0; k < n; k++) {
+    const j = i + k >= n ? i + k - n : i + k;
+    const base = bases[j] as string;
+    if (ejected && health.isEjected(base)) continue;
+    if (base !== avoid) return j;
+    if (fallback < 0) fallback = j;
+  }
+  return fallback < 0 ? i : fallback;
 }

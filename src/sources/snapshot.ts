@@ -15,6 +15,7 @@ import type { RateLimitPolicy } from "./schema/policies.ts";
 import type { HTTPRouteFilterObject } from "./schema/route-filter.ts";
 import type { TCPRoute, UDPRoute } from "./schema/stream-routes.ts";
 import type { TLSRoute } from "./schema/tlsroute.ts";
+import type { BackendTrafficPolicy } from "./schema/traffic-policy.ts";
 
 /**
  * Everything the sources know, frozen at one moment. Both the folder source and the Kubernetes source
@@ -54,6 +55,8 @@ export interface ResourceSnapshot {
   readonly authPolicies: readonly AuthPolicy[];
   /** gatehouse.dev RateLimitPolicies (GEP-713 targetRefs); see docs/ratelimit.md. */
   readonly rateLimitPolicies: readonly RateLimitPolicy[];
+  /** gatehouse.dev BackendTrafficPolicies (targetRefs to Services); see docs/traffic-policy.md. */
+  readonly backendTrafficPolicies: readonly BackendTrafficPolicy[];
   /** gatehouse.dev HTTPRouteFilters, named by HTTPRoute `ExtensionRef` filters; see docs/gateway-api.md. */
   readonly httpRouteFilters: readonly HTTPRouteFilterObject[];
   /**
@@ -93,6 +96,7 @@ export const emptySnapshot: ResourceSnapshot = {
   backendTLSPolicies: [],
   authPolicies: [],
   rateLimitPolicies: [],
+  backendTrafficPolicies: [],
   httpRouteFilters: [],
 };
 

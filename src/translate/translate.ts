@@ -11,6 +11,7 @@ import { dropIngressClashes, markIngressOverrides } from "./ingress/httproute-cl
 import { translateIngresses } from "./ingress/ingresses.ts";
 import { applyAuthPolicies } from "./policies/auth-policy.ts";
 import { applyRateLimitPolicies } from "./policies/ratelimit-policy.ts";
+import { applyBackendTrafficPolicies } from "./policies/traffic-policy.ts";
 
 export interface TranslateOptions {
   /** Port of the default HTTP listener Ingress rules are served on (`--http-port`). */
@@ -97,11 +98,13 @@ export interface TranslateResult {
  *    GEP-713 attachment (policies/auth-policy.ts, policies/policy-attachment.ts);
  * 6. RateLimitPolicies (and ingress-nginx `limit-*` annotations) put `rateLimit` on routes the same way
  *    (policies/ratelimit-policy.ts);
- * 7. ingress-nginx ssl-redirect: redirecting Ingress routes of the HTTP listener become 308s to https
+ * 7. BackendTrafficPolicies put `healthCheck` on the backends of the Services they target
+ *    (policies/traffic-policy.ts);
+ * 8. ingress-nginx ssl-redirect: redirecting Ingress routes of the HTTP listener become 308s to https
  *    (ingress/annotations/ssl-redirect.ts), last, so the redirect comes before authentication and rate
  *    limits.
  * Statuses: the Gateway API objects' (with the Ingress overrides of stage 3), then the AuthPolicies',
- * then the RateLimitPolicies'.
+ * then the RateLimitPolicies', then the BackendTrafficPolicies'.
  */
 export function translate(snapshot: ResourceSnapshot, options?: Partial<TranslateOptions>): TranslateResult {
   // Each object is translated inside its own try, so a bug triggered by one object costs only that
@@ -136,10 +139,12 @@ function translateSnapshot(snapshot: ResourceSnapshot, opts: TranslateOptions): 
   const auth = applyAuthPolicies(model, snapshot, opts.gatewayController, opts.globalAuth);
   // 6. RateLimitPolicies
   const limits = applyRateLimitPolicies(auth.model, snapshot, opts.gatewayController);
-  // 7. ssl-redirect
+  // 7. BackendTrafficPolicies
+  const traffic = applyBackendTrafficPolicies(limits.model, snapshot, index.services, opts.gatewayController);
+  // 8. ssl-redirect
   const redirects = sslRedirectPlan(ing.ingresses, ing.tls.tlsHosts, opts.httpsPort, opts.sslRedirect);
   return {
-    model: applySSLRedirects(limits.model, redirects.plan),
+    model: applySSLRedirects(traffic.model, redirects.plan),
     problems: sortProblems([
       ...ing.problems,
       ...gw.problems,
@@ -147,6 +152,7 @@ function translateSnapshot(snapshot: ResourceSnapshot, opts: TranslateOptions): 
       ...(httpsClash?.problems ?? []),
       ...auth.problems,
       ...limits.problems,
+      ...traffic.problems,
       ...redirects.problems,
       ...unreadableSecretProblems(snapshot?.unreadable),
     ]),
@@ -154,6 +160,7 @@ function translateSnapshot(snapshot: ResourceSnapshot, opts: TranslateOptions): 
       ...markIngressOverrides(gw.statuses, mergeOverrides(clash.overrides, httpsClash?.overrides)),
       ...auth.statuses,
       ...limits.statuses,
+      ...traffic.statuses,
     ],
   };
 }

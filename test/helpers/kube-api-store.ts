@@ -73,6 +73,7 @@ export const defaultResources: readonly ResourceDef[] = [
   def("coordination.k8s.io", "v1", "leases", "Lease", true, false),
   def("gatehouse.dev", "v1alpha1", "authpolicies", "AuthPolicy", true, true),
   def("gatehouse.dev", "v1alpha1", "ratelimitpolicies", "RateLimitPolicy", true, true),
+  def("gatehouse.dev", "v1alpha1", "backendtrafficpolicies", "BackendTrafficPolicy", true, true),
   def("gatehouse.dev", "v1alpha1", "httproutefilters", "HTTPRouteFilter", true, false),
 ];
 

@@ -5,7 +5,13 @@
  * takes one EndpointLease, which both fronts ask for each attempt's endpoint and tell when it ends.
  */
 import type { Balancing, SessionPersistence } from "../../model/index.ts";
-import type { BackendChoice, ChoiceLease, CompiledBackend, ForwardBalancer } from "../table.ts";
+import {
+  type BackendChoice,
+  type ChoiceLease,
+  type CompiledBackend,
+  type ForwardBalancer,
+  usableEndpoint,
+} from "../table.ts";
 import { type EndpointPicker, EwmaPicker, LeastRequestPicker, roundRobinPicker } from "./endpoint-picker.ts";
 import { consistentHashPicker } from "./hash-ring.ts";
 import { type BalanceInput, cookieValue } from "./request-input.ts";
@@ -98,6 +104,10 @@ export class EndpointLease implements ChoiceLease {
     const stay = this.pinned >= 0 && (this.attempt === 1 || session?.changeOnFailure !== true);
     if (stay) i = this.pinned;
     else i = picker.pick(this.input, this.last);
+    // An ejected endpoint (health/) takes nothing: the next one in service does, and its client moves.
+    const health = backend.health;
+    if (health !== undefined && health.ejectedCount > 0)
+      i = usableEndpoint(backend, i, stay || this.last < 0 ? undefined : backend.bases[this.last]);
     if (session !== undefined && i !== this.pinned) {
       this.pinned = i;
       const base = backend.bases[i] as string;

@@ -4,6 +4,7 @@
  * table can name these types without importing the chain builder (and it them).
  */
 import type { Filter } from "../../model/index.ts";
+import type { RequestTrace } from "../../observability/tracing/trace-context.ts";
 import type { RequestObserver } from "../request/observer.ts";
 
 /** What request filters read and change; one per forwarded request. */
@@ -30,6 +31,8 @@ export interface RequestContext {
   readonly body: Uint8Array | undefined;
   /** Told what became of mirrored copies (request-mirror.ts); undefined on paths without mirrors. */
   readonly observer: RequestObserver | undefined;
+  /** The request's trace (tracing on): forward() counts its attempts there. */
+  readonly trace?: RequestTrace | undefined;
 }
 
 /** Returns a Response to answer immediately (e.g. a CORS preflight), or undefined to go on. */

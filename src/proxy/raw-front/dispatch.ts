@@ -83,6 +83,7 @@ export function dispatch(conn: ClientSide, head: RequestHead): Exchange | undefi
         : a.balancer.lease(balanceInput(lookup, target.path, target.query, conn.clientIp, https(state)));
     const choice = a.balancer === undefined ? a.pick() : lease?.choice;
     if (choice !== undefined) {
+      if (info !== undefined && observer?.sampler !== undefined) startTrace(state, info, lookup);
       if (!needsGuards(route)) return new FastExchange(conn, head, target, route, choice, info, lease);
       const result = runGuards({
         route,
@@ -110,6 +111,12 @@ export function dispatch(conn: ClientSide, head: RequestHead): Exchange | undefi
   return new RelayedExchange(conn, head, conn.internalEndpoint, route.timeouts, relayTls);
 }
 
+/** Tracing on: whether a request the raw front serves itself is traced (relayed ones: handler.ts). */
+function startTrace(state: ClientSide["state0"], info: RequestInfo, headers: HeadLookup): void {
+  const sampler = state.settings.observer?.sampler;
+  info.trace = sampler?.start(headers, state.table.scheme, state.table.port || state.boundPort);
+}
+
 function https(state: ClientSide["state0"]): boolean {
   return state.table.scheme === "https";
 }
@@ -126,6 +133,8 @@ function answer(
   const res = generatedResponse(status, serverHeader, close || !head.keepAlive);
   conn.write(res);
   if (info !== undefined) {
+    if (conn.state0.settings.observer?.sampler !== undefined)
+      startTrace(conn.state0, info, new HeadLookup(head));
     conn.state0.settings.observer?.endRaw?.(info, {
       method: head.method,
       host: head.host ?? "",

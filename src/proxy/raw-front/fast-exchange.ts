@@ -8,6 +8,7 @@
 import { limitedLog } from "../../observability/log-limit.ts";
 import type { CompiledBackendTLS } from "../backend-tls/options.ts";
 import type { RequestContext } from "../filters/filter-types.ts";
+import { LOCAL_FAILURE } from "../health/outlier-detector.ts";
 import { limit } from "../request/forward.ts";
 import type { RequestInfo } from "../request/observer.ts";
 import type { RequestTarget } from "../request/request-target.ts";
@@ -24,6 +25,7 @@ import type { ResponseHeaderEdit } from "./http1/head-to-client.ts";
 import type { ClaimEdit } from "./http1/head-to-upstream.ts";
 import { filteredUpstreamHead, plainUpstreamHead, type UpstreamRequest } from "./http1/head-to-upstream.ts";
 import { BODY_NONE, type RequestHead } from "./http1/request-head.ts";
+import { traceFilter, withTraceEdit } from "./trace-edit.ts";
 import { UpstreamExchange } from "./upstream/exchange.ts";
 import type { ExchangeLimits } from "./upstream/exchange-limits.ts";
 import { TLS_FAILED } from "./upstream/pool.ts";
@@ -31,6 +33,8 @@ import { TLS_FAILED } from "./upstream/pool.ts";
 export class FastExchange extends UpstreamExchange {
   private readonly backend: CompiledBackend;
   private endpoint = "";
+  /** The endpoint the last failed attempt (or retried response) went to: a retry goes elsewhere if it can. */
+  private failedEndpoint: string | undefined;
 
   constructor(
     conn: ClientSide,
@@ -62,9 +66,17 @@ export class FastExchange extends UpstreamExchange {
   }
 
   protected pickEndpoint(): string {
-    const endpoint = this.lease === undefined ? nextEndpoint(this.backend) : this.lease.next();
+    const endpoint =
+      this.lease === undefined ? nextEndpoint(this.backend, this.failedEndpoint) : this.lease.next();
     this.endpoint = endpoint;
-    if (this.info !== undefined) this.info.upstream = endpoint;
+    const info = this.info;
+    if (info !== undefined) {
+      info.upstream = endpoint;
+      if (info.trace !== undefined) {
+        info.trace.backend = this.backend.id;
+        info.trace.attempts++;
+      }
+    }
     return endpoint;
   }
 
@@ -83,9 +95,15 @@ export class FastExchange extends UpstreamExchange {
     // "http://" is 7 characters: the rest is the authority, the Host when the client sent none.
     const endpointHost = endpoint.slice(7);
     const own = this.choice.filters.request;
-    if (own.length === 0 && (this.guardRequest === undefined || this.guardEdit !== undefined))
-      return plainUpstreamHead(this.head, this.target, hop, endpointHost, this.guardEdit);
-    const filters = this.guardRequest === undefined ? own : [this.guardRequest, ...own];
+    // A sampled request's upstream gets our span as its parent (trace-edit.ts).
+    const trace = this.info?.trace;
+    const traced = trace?.sampled === true ? trace : undefined;
+    if (own.length === 0 && (this.guardRequest === undefined || this.guardEdit !== undefined)) {
+      const edit = traced === undefined ? this.guardEdit : withTraceEdit(traced, this.guardEdit);
+      return plainUpstreamHead(this.head, this.target, hop, endpointHost, edit);
+    }
+    let filters = this.guardRequest === undefined ? own : [this.guardRequest, ...own];
+    if (traced !== undefined) filters = [traceFilter(traced), ...filters];
     const prefix = this.route.pathType === PATH_REGEX ? "" : this.route.pathValue;
     return filteredUpstreamHead(this.head, this.target, hop, endpointHost, prefix, filters);
   }
@@ -95,13 +113,18 @@ export class FastExchange extends UpstreamExchange {
     this.lease?.end(false);
   }
 
-  protected headersArrived(): void {
+  protected headersArrived(status: number): void {
     this.lease?.end(false);
+    this.backend.health?.report(this.endpoint, status);
+    // Read only if this response is retried (a code of the route's retry policy).
+    this.failedEndpoint = this.endpoint;
     if (this.info !== undefined) this.info.upstreamMs = performance.now() - this.sentAt;
   }
 
   protected attemptFailed(timedOut: boolean, attempt: number, error: string): void {
     this.lease?.end(true);
+    this.backend.health?.report(this.endpoint, LOCAL_FAILURE);
+    this.failedEndpoint = this.endpoint;
     const tlsRefused = error.startsWith(TLS_FAILED);
     const route = this.route.name;
     const msg = timedOut ? "upstream timed out" : tlsRefused ? "upstream TLS failed" : "upstream unreachable";

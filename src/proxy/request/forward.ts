@@ -20,6 +20,7 @@ import { MAX_RESPONSE_HEAD_BYTES } from "../../model/http-syntax.ts";
 import type { LimitedLog } from "../../observability/log-limit.ts";
 import { isTLSFailure, tlsOrigin } from "../backend-tls/options.ts";
 import type { RequestContext } from "../filters/filter-types.ts";
+import { LOCAL_FAILURE } from "../health/outlier-detector.ts";
 import { type ChoiceLease, type CompiledBackend, type CompiledRoute, nextEndpoint } from "../table.ts";
 import { watchConnect } from "./connect-watch.ts";
 import { grpcTimeoutMs } from "./grpc/timeout.ts";
@@ -82,11 +83,15 @@ export async function forward(
   );
   const retry = route.retry;
   const attempts = retry !== undefined && body === null ? 1 + Math.max(0, retry.attempts) : 1;
+  // A retry goes elsewhere than the endpoint the last attempt went to, when there is another.
+  let last: string | undefined;
   for (let attempt = 1; ; attempt++) {
     const ms = Math.min(attemptMs, deadline - performance.now());
     if (ms <= 0) return UPSTREAM_TIMEOUT;
-    const base = lease === undefined ? nextEndpoint(backend) : lease.next();
+    const base = lease === undefined ? nextEndpoint(backend, last) : lease.next();
+    last = base;
     ctx.upstream = base;
+    if (ctx.trace !== undefined) ctx.trace.attempts = attempt;
     const ctrl = new AbortController();
     let timedOut = false;
     let sendStalled = false;
@@ -143,6 +148,7 @@ export async function forward(
     } catch (err) {
       lease?.end(true);
       if (req.signal.aborted && !timedOut) return CLIENT_GONE;
+      backend.health?.report(base, LOCAL_FAILURE);
       const status = timedOut ? UPSTREAM_TIMEOUT : UPSTREAM_UNREACHABLE;
       const refusedTLS = !timedOut && backend.tls !== undefined && isTLSFailure(err);
       log(
@@ -181,6 +187,7 @@ export async function forward(
     if (headBytes(res) > MAX_RESPONSE_HEAD_BYTES) {
       // The raw front refuses such a head while parsing it; fetch takes any size, so it is measured here.
       res.body?.cancel().catch(() => {});
+      backend.health?.report(base, LOCAL_FAILURE);
       log("warn", route.name, "upstream response head too large", {
         route: route.name,
         backend: backend.id,
@@ -191,6 +198,7 @@ export async function forward(
       observer?.upstreamFailed?.(backend.id, "connect");
       return UPSTREAM_UNREACHABLE;
     }
+    backend.health?.report(base, res.status);
     if (attempt < attempts && retry?.codes.includes(res.status)) {
       res.body?.cancel().catch(() => {});
       await backoff(retry.backoffMs);

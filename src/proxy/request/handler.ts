@@ -6,6 +6,7 @@
 
 import { limitedLog } from "../../observability/log-limit.ts";
 import { logger } from "../../observability/logger.ts";
+import { traceUpstream } from "../../observability/tracing/trace-context.ts";
 import { balanceInput } from "../balancing/request-input.ts";
 import { pacedResponse } from "../bandwidth/paced-stream.ts";
 import { runResponseFilters } from "../filters/chain.ts";
@@ -51,6 +52,10 @@ export function handleRequest(
     const dropped = dropUnderscoredFields(req.headers);
     if (dropped !== undefined) reportDropped(state, dropped);
   }
+  // Tracing on (observability/tracing/): whether this request is traced, before anything can answer it.
+  const sampler = state.settings.observer?.sampler;
+  if (sampler !== undefined && info !== undefined)
+    info.trace = sampler.start(req.headers, table.scheme, table.port || state.boundPort);
   const target = parseRequestTarget(req.url);
   if (target === undefined) return errorResponse(400, server);
   const rawHost = req.headers.get("host");
@@ -189,6 +194,7 @@ async function forwardRoute(
       upstream: "",
       body,
       observer: state.settings.observer,
+      trace: info?.trace,
     };
     if (info !== undefined) info.client = who.client;
     prepareUpstreamHeaders(ctx.headers, {
@@ -198,6 +204,8 @@ async function forwardRoute(
       port: table.port || state.boundPort,
       host: rawHost,
     });
+    // A sampled request's upstream sees our span as its parent (before the filters, which may change it).
+    if (ctx.trace?.sampled === true) traceUpstream(ctx.trace, ctx.headers, choice.backendId);
     if (res === undefined) {
       for (const f of chain.request) {
         res = f(ctx);

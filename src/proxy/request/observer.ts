@@ -4,6 +4,8 @@
  * metrics itself.
  */
 
+import type { RequestTrace, TraceSampler } from "../../observability/tracing/trace-context.ts";
+
 /** Facts about one request, filled in as it is served. */
 export interface RequestInfo {
   /** `performance.now()` when the request arrived. */
@@ -21,9 +23,16 @@ export interface RequestInfo {
   /** The Host the client sent, kept by the full request path once a route matched (a URLRewrite or
    * upstream-vhost changes the request's own Host header for fetch). */
   host?: string | null;
+  /** The request's trace when tracing is on and it has one (observability/tracing/trace-context.ts). */
+  trace?: RequestTrace | undefined;
 }
 
 export interface RequestObserver {
+  /**
+   * With tracing on (`--otlp-endpoint`), what both fronts ask when a request they serve arrives (the raw
+   * front for requests it answers itself, handler.ts for the rest); absent: tracing off, nothing asked.
+   */
+  readonly sampler?: TraceSampler | undefined;
   /** Start observing a request; returns the object the proxy fills in. */
   begin(req: Request): RequestInfo;
   /** The response (headers) is ready. Must not throw. */
@@ -93,5 +102,6 @@ export function startedInfo(): RequestInfo {
     client: "",
     unlogged: false,
     host: undefined,
+    trace: undefined,
   };
 }

@@ -27,6 +27,7 @@ const empty = {
   BackendTLSPolicy: [],
   AuthPolicy: [],
   RateLimitPolicy: [],
+  BackendTrafficPolicy: [],
   HTTPRouteFilter: [],
 };
 

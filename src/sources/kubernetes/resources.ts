@@ -37,6 +37,13 @@ export const watchedResources: Readonly<Record<KnownKind, ApiResource>> = {
   Namespace: res("Namespace", "", "v1", "namespaces", false),
   AuthPolicy: res("AuthPolicy", "gatehouse.dev", "v1alpha1", "authpolicies", true),
   RateLimitPolicy: res("RateLimitPolicy", "gatehouse.dev", "v1alpha1", "ratelimitpolicies", true),
+  BackendTrafficPolicy: res(
+    "BackendTrafficPolicy",
+    "gatehouse.dev",
+    "v1alpha1",
+    "backendtrafficpolicies",
+    true,
+  ),
   HTTPRouteFilter: res("HTTPRouteFilter", "gatehouse.dev", "v1alpha1", "httproutefilters", true),
 };
 
@@ -46,10 +53,15 @@ export const watchedResources: Readonly<Record<KnownKind, ApiResource>> = {
  * `forbiddenIsEmpty`), and the feature reports what it could not read (ConfigMaps: `custom-headers`, and
  * the CA bundles of Gateway `spec.tls.frontend` and BackendTLSPolicies, which then say InvalidCACertificateRef
  * and fail closed). Every other kind stays required: without it the configuration would be wrong, not
- * short. BackendTLSPolicy too: unseen, its Services would be spoken to in cleartext. (A 404, the CRD not
- * installed, counts as empty for every kind: then no policy can exist.)
+ * short. BackendTLSPolicy too: unseen, its Services would be spoken to in cleartext. BackendTrafficPolicy
+ * may be forbidden: unseen, its Services are served unchecked (every ready endpoint takes traffic, as
+ * before the policy existed), which the informer's warning says. (A 404, the CRD not installed, counts as
+ * empty for every kind: then no policy can exist.)
  */
-export const mayBeForbidden: ReadonlySet<KnownKind> = new Set<KnownKind>(["ConfigMap"]);
+export const mayBeForbidden: ReadonlySet<KnownKind> = new Set<KnownKind>([
+  "ConfigMap",
+  "BackendTrafficPolicy",
+]);
 
 /**
  * Gateway API kinds that Gatehouse does not serve: every kind of the v1.6.1 standard channel is served, so
@@ -79,6 +91,7 @@ export const statusResources: Readonly<Record<string, ApiResource>> = {
   Ingress: watchedResources.Ingress,
   AuthPolicy: watchedResources.AuthPolicy,
   RateLimitPolicy: watchedResources.RateLimitPolicy,
+  BackendTrafficPolicy: watchedResources.BackendTrafficPolicy,
   BackendTLSPolicy: watchedResources.BackendTLSPolicy,
 };
 

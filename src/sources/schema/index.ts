@@ -10,6 +10,7 @@ import type * as PolicySchemas from "./policies.ts";
 import type * as RouteFilterSchemas from "./route-filter.ts";
 import type * as StreamRouteSchemas from "./stream-routes.ts";
 import type * as TLSRouteSchemas from "./tlsroute.ts";
+import type * as TrafficPolicySchemas from "./traffic-policy.ts";
 import { describeUnknownFields, unknownFields } from "./unknown-fields.ts";
 
 /**
@@ -28,6 +29,7 @@ const modules = {
   routeFilter: () => require("./route-filter.ts") as typeof RouteFilterSchemas,
   tlsRoute: () => require("./tlsroute.ts") as typeof TLSRouteSchemas,
   streamRoutes: () => require("./stream-routes.ts") as typeof StreamRouteSchemas,
+  trafficPolicy: () => require("./traffic-policy.ts") as typeof TrafficPolicySchemas,
 };
 
 /** Each kind we read: its schema and the snapshot field its objects go into. */
@@ -146,6 +148,12 @@ export const knownKinds = {
       return modules.policies().rateLimitPolicy;
     },
   },
+  BackendTrafficPolicy: {
+    field: "backendTrafficPolicies",
+    get schema() {
+      return modules.trafficPolicy().backendTrafficPolicy;
+    },
+  },
   HTTPRouteFilter: {
     field: "httpRouteFilters",
     get schema() {
@@ -201,7 +209,8 @@ export function parseObject(
  * Kinds whose schemas let unknown fields through (the Gateway API ones: a field of a newer version or of
  * the experimental channel must not get the whole object refused), so that `unknownFieldsWarning`
  * reports them instead. The other kinds refuse unknown fields (Ingress, core) or their spec is judged by
- * translation, which refuses unknown fields itself (AuthPolicy, RateLimitPolicy, HTTPRouteFilter).
+ * translation, which refuses unknown fields itself (AuthPolicy, RateLimitPolicy, BackendTrafficPolicy,
+ * HTTPRouteFilter).
  */
 export const lenientKinds: ReadonlySet<KnownKind> = new Set<KnownKind>([
   "GatewayClass",

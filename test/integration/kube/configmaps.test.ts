@@ -171,6 +171,25 @@ describe("KubernetesSource: ConfigMaps that cannot be read", () => {
     }
   });
 
+  test("RBAC from before BackendTrafficPolicy: the gateway gets ready, its Services served unchecked", async () => {
+    const old = await KubeApiServer.start({ bookmarkIntervalMs: 200 });
+    let s: KubernetesSource | undefined;
+    try {
+      old.forbid((c) => c.resource === "backendtrafficpolicies");
+      old.create(ingress("plain", "plain.example", "/", "web"));
+      const got: ResourceSnapshot[] = [];
+      const client = new KubeClient(loadKubeConfig(await old.writeKubeconfig(join(dir, "kubeconfig-btp"))));
+      s = new KubernetesSource(client, (snapshot) => got.push(snapshot), { debounceMs: 5 });
+      await Promise.race([s.start(), Bun.sleep(5000).then(() => Promise.reject(new Error("never synced")))]);
+      expect(s.synced).toBe(true);
+      expect(got.at(-1)?.ingresses.map((i) => i.metadata.name)).toEqual(["plain"]);
+      expect(got.at(-1)?.backendTrafficPolicies).toEqual([]);
+    } finally {
+      s?.stop();
+      await old.stop();
+    }
+  });
+
   test("another kind the gateway may not list still keeps it from getting ready", async () => {
     const old = await KubeApiServer.start({ bookmarkIntervalMs: 200 });
     let s: KubernetesSource | undefined;

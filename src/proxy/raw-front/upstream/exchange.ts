@@ -75,8 +75,8 @@ export abstract class UpstreamExchange
   protected abstract requestHead(endpoint: string): UpstreamRequest;
   /** The response head went to the client (or an error of ours did): tell observability. */
   protected abstract observe(status: number, bytes: number): void;
-  /** Response headers arrived from the upstream. */
-  protected abstract headersArrived(): void;
+  /** Response headers (with `status`) arrived from the upstream. */
+  protected abstract headersArrived(status: number): void;
   /** An attempt failed (`error` says how); log it as forward.ts does. */
   protected abstract attemptFailed(timedOut: boolean, attempt: number, error: string): void;
 
@@ -289,7 +289,7 @@ export abstract class UpstreamExchange
       return;
     }
     this.stopClock();
-    this.headersArrived();
+    this.headersArrived(res.status);
     if (this.attempt < this.limits.attempts && this.limits.retryCodes.includes(res.status)) {
       this.upstream?.destroy();
       this.upstream = undefined;

@@ -7,6 +7,7 @@
 import { limitedLog } from "../../../observability/log-limit.ts";
 import { runResponseFilters } from "../../filters/chain.ts";
 import type { FilterChain, RequestContext } from "../../filters/filter-types.ts";
+import { LOCAL_FAILURE } from "../../health/outlier-detector.ts";
 import type { ProxySettings } from "../../settings.ts";
 import { type ChoiceLease, type CompiledBackend, type CompiledRoute, nextEndpoint } from "../../table.ts";
 import { limit } from "../forward.ts";
@@ -35,6 +36,7 @@ export async function forwardWebSocket(
   lease?.end(!up.ok);
   if (!up.ok) {
     if (up.status !== 499) {
+      backend.health?.report(base, LOCAL_FAILURE);
       const msg = up.status === 504 ? "upstream websocket timed out" : "upstream websocket refused";
       limitedLog("warn", route.name, msg, { route: route.name, backend: backend.id, endpoint: base });
     }

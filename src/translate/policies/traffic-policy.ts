@@ -1,0 +1,169 @@
+/**
+ * BackendTrafficPolicies onto the built model's backends: a policy names core Services in its own
+ * namespace (GEP-713 targetRefs; `sectionName` one port by name), and every backend of such a Service
+ * port gets the policy's `healthCheck` (docs/traffic-policy.md). A policy naming the port is more
+ * specific than one naming the whole Service and applies there instead (neither is Conflicted, as for
+ * BackendTLSPolicy); several on the very same target: the oldest wins (creationTimestamp, then
+ * namespace/name) and the others are Conflicted there. An invalid policy applies nowhere (there is
+ * nothing to fail closed: its backends are served unchecked) and says why on every target it found.
+ */
+import type { Backend, GatewayModel, Problem, SourceRef } from "../../model/index.ts";
+import type { Service } from "../../sources/schema/core.ts";
+import { policyGroup } from "../../sources/schema/groups.ts";
+import type { BackendTrafficPolicy } from "../../sources/schema/traffic-policy.ts";
+import type { ResourceSnapshot } from "../../sources/snapshot.ts";
+import { generationOf } from "../../status/conditions.ts";
+import type { ObjectStatus } from "../../status/types.ts";
+import { arrayOf, creationMillis, sourceRef } from "../common/objects.ts";
+import { internalProblem, problem } from "../common/problems.ts";
+import { compareSourceAge, compareStrings, type SourceOrder } from "../common/sort.ts";
+import type { AncestorResult } from "./policy-attachment.ts";
+import { policyProblems, policyStatus } from "./policy-status.ts";
+import { canEject, parseTrafficPolicySpec, type TrafficPolicySettings } from "./traffic-policy-spec.ts";
+
+export interface TrafficPolicyTranslation {
+  readonly model: GatewayModel;
+  /** One per BackendTrafficPolicy, by namespace/name. */
+  readonly statuses: readonly ObjectStatus[];
+  readonly problems: readonly Problem[];
+}
+
+interface Candidate {
+  readonly ref: SourceRef;
+  readonly order: SourceOrder;
+  readonly policy: BackendTrafficPolicy;
+  readonly settings: TrafficPolicySettings | string;
+}
+
+/** The policy deciding on each target key (`<ns>/<service>` or `<ns>/<service>#<port name>`). */
+type Winners = Map<string, Candidate>;
+
+export function applyBackendTrafficPolicies(
+  model: GatewayModel,
+  snapshot: ResourceSnapshot,
+  services: ReadonlyMap<string, Service>,
+  controllerName: string,
+): TrafficPolicyTranslation {
+  const problems: Problem[] = [];
+  const candidates: Candidate[] = [];
+  for (const p of arrayOf(snapshot?.backendTrafficPolicies)) {
+    if (!p?.metadata) continue;
+    const ref = sourceRef("BackendTrafficPolicy", p);
+    try {
+      const settings = parseTrafficPolicySpec((p.spec ?? {}) as Record<string, unknown>);
+      candidates.push({
+        ref,
+        policy: p,
+        settings,
+        order: { namespace: ref.namespace, name: ref.name, createdMs: creationMillis(p) },
+      });
+    } catch (err) {
+      problems.push(internalProblem(ref, err));
+    }
+  }
+  if (candidates.length === 0) return { model, statuses: [], problems };
+  candidates.sort((a, b) => compareSourceAge(a.order, b.order));
+  const winners: Winners = new Map();
+  const ancestors = new Map<Candidate, AncestorResult[]>();
+  for (const c of candidates) ancestors.set(c, attach(c, services, winners));
+  const statuses: ObjectStatus[] = [];
+  for (const c of [...candidates].sort(
+    (a, b) => compareStrings(a.ref.namespace, b.ref.namespace) || compareStrings(a.ref.name, b.ref.name),
+  )) {
+    const input = {
+      group: policyGroup,
+      ref: c.ref,
+      generation: generationOf(c.policy),
+      controllerName,
+      ancestors: ancestors.get(c) ?? [],
+      ...(typeof c.settings === "string"
+        ? { invalid: `${c.settings}; the policy is not applied (its backends are served unchecked)` }
+        : {}),
+    };
+    statuses.push(policyStatus(input));
+    problems.push(...policyProblems(input));
+    if (typeof c.settings !== "string" && (c.settings.passive === undefined || !canEject(c.settings.passive)))
+      problems.push(
+        problem(
+          c.ref,
+          "NoEffect",
+          c.settings.passive === undefined
+            ? "sets no healthCheck.passive: the policy changes nothing"
+            : "every consecutive count of healthCheck.passive is 0: no endpoint is ever ejected",
+          "warning",
+        ),
+      );
+  }
+  return { model: withHealthChecks(model, services, winners), statuses, problems };
+}
+
+/** The policy's outcome on each of its targets; valid policies claim the targets they win. */
+function attach(c: Candidate, services: ReadonlyMap<string, Service>, winners: Winners): AncestorResult[] {
+  const ns = c.ref.namespace;
+  const results: AncestorResult[] = [];
+  const seen = new Set<string>();
+  for (const t of arrayOf(c.policy.spec?.targetRefs)) {
+    if (typeof t?.name !== "string" || typeof t.kind !== "string" || typeof t.group !== "string") continue;
+    const section = t.sectionName === undefined || t.sectionName === "" ? undefined : t.sectionName;
+    const key = `${ns}/${t.name}${section === undefined ? "" : `#${section}`}`;
+    if (seen.has(`${t.group}/${t.kind}/${key}`)) continue;
+    seen.add(`${t.group}/${t.kind}/${key}`);
+    const ancestorRef = {
+      group: t.group,
+      kind: t.kind,
+      namespace: ns,
+      name: t.name,
+      ...(section !== undefined ? { sectionName: section } : {}),
+    };
+    if (t.group !== "" || t.kind !== "Service") {
+      const what = `${t.group ? `${t.group}/` : ""}${t.kind}`;
+      const message = `target kind ${what} is not supported (core Service; HTTPRoute and Gateway targets are not implemented yet)`;
+      results.push({ ancestorRef, outcome: "Invalid", message });
+      continue;
+    }
+    const svc = services.get(`${ns}/${t.name}`);
+    if (svc === undefined) {
+      results.push({ ancestorRef, outcome: "TargetNotFound", message: `Service ${ns}/${t.name} not found` });
+      continue;
+    }
+    if (section !== undefined && !arrayOf(svc.spec?.ports).some((p) => p?.name === section)) {
+      const message = `Service ${ns}/${t.name} has no port named "${section}"`;
+      results.push({ ancestorRef, outcome: "TargetNotFound", message });
+      continue;
+    }
+    // An invalid policy claims nothing: it is reported where it would have applied.
+    const winner = typeof c.settings === "string" ? undefined : winners.get(key);
+    if (winner === undefined) {
+      if (typeof c.settings !== "string") winners.set(key, c);
+      results.push({ ancestorRef, outcome: "Accepted", message: "the policy applies to this target" });
+    } else {
+      const message = `BackendTrafficPolicy ${winner.ref.namespace}/${winner.ref.name} targets the same object and is older (or first by namespace/name when ages tie); it applies instead`;
+      results.push({ ancestorRef, outcome: "Conflicted", message });
+    }
+  }
+  return results;
+}
+
+/** Every backend of a targeted Service port with its winning policy's health check. */
+function withHealthChecks(
+  model: GatewayModel,
+  services: ReadonlyMap<string, Service>,
+  winners: Winners,
+): GatewayModel {
+  if (winners.size === 0) return model;
+  let changed = false;
+  const backends: Record<string, Backend> = {};
+  for (const [id, b] of Object.entries(model.backends)) {
+    const key = `${b.service.namespace}/${b.service.name}`;
+    const portName = arrayOf(services.get(key)?.spec?.ports).find((p) => p?.port === b.service.port)?.name;
+    const c = (portName ? winners.get(`${key}#${portName}`) : undefined) ?? winners.get(key);
+    const passive = c === undefined || typeof c.settings === "string" ? undefined : c.settings.passive;
+    if (c === undefined || passive === undefined || !canEject(passive)) {
+      backends[id] = b;
+      continue;
+    }
+    changed = true;
+    backends[id] = { ...b, healthCheck: { source: c.ref, passive } };
+  }
+  return changed ? { ...model, backends } : model;
+}
