@@ -215,6 +215,7 @@ export function translateGatewayAPI(
   problems.push(
     ...unsupportedFieldWarnings(gateways, [
       ...arrayOf(snapshot?.httpRoutes),
+      ...arrayOf(snapshot?.grpcRoutes),
       ...arrayOf(snapshot?.tlsRoutes),
       ...arrayOf(snapshot?.tcpRoutes),
       ...arrayOf(snapshot?.udpRoutes),

@@ -6,6 +6,7 @@
  */
 import type { Problem } from "../../model/index.ts";
 import type { Gateway, GatewayClass, HTTPRoute } from "../../sources/schema/gateway.ts";
+import type { GRPCRoute } from "../../sources/schema/grpcroute.ts";
 import type { TCPRoute, UDPRoute } from "../../sources/schema/stream-routes.ts";
 import type { TLSRoute } from "../../sources/schema/tlsroute.ts";
 import { sourceRef } from "../common/objects.ts";
@@ -57,7 +58,7 @@ export function gatewayParametersRefusal(gw: Gateway, classRefusal: string | und
  */
 export function unsupportedFieldWarnings(
   gateways: readonly Gateway[],
-  routes: readonly (HTTPRoute | TLSRoute | TCPRoute | UDPRoute)[],
+  routes: readonly ReadRoute[],
 ): Problem[] {
   const out: Problem[] = [];
   for (const gw of gateways) {
@@ -97,32 +98,66 @@ export function unsupportedFieldWarnings(
         ),
       );
   }
-  out.push(...sessionTimeoutWarnings(gateways, routes));
+  const ours = namesGatewayOf(gateways);
+  for (const r of routes) {
+    if (!ours(r)) continue;
+    if (r.kind === "HTTPRoute") out.push(...sessionTimeoutWarnings(r));
+    if (r.kind === "GRPCRoute") out.push(...grpcMirrorWarnings(r));
+  }
+  return out;
+}
+
+type ReadRoute = HTTPRoute | GRPCRoute | TLSRoute | TCPRoute | UDPRoute;
+
+/** Whether a route names one of `gateways` as a parent (warnings about routes of other Gateways are noise). */
+function namesGatewayOf(gateways: readonly Gateway[]): (r: ReadRoute) => boolean {
+  const ours = new Set(gateways.map((g) => `${g.metadata.namespace ?? "default"}/${g.metadata.name}`));
+  return (r) => {
+    const ns = r.metadata.namespace ?? "default";
+    const parents = (
+      r.spec as { parentRefs?: { kind?: string; namespace?: string; name: string }[] } | undefined
+    )?.parentRefs;
+    return (parents ?? []).some(
+      (p) => (p.kind ?? "Gateway") === "Gateway" && ours.has(`${p.namespace ?? ns}/${p.name}`),
+    );
+  };
+}
+
+/**
+ * HTTPRoute rules whose `sessionPersistence` sets `idleTimeout` or `absoluteTimeout`: served with sticky
+ * sessions, and warned that the gateway does not enforce those (httproute/session-persistence.ts).
+ */
+function sessionTimeoutWarnings(r: HTTPRoute): Problem[] {
+  const out: Problem[] = [];
+  for (const [i, rule] of (r.spec?.rules ?? []).entries()) {
+    const why = unenforcedSessionTimeouts(rule, i);
+    if (why !== undefined) out.push(problem(sourceRef("HTTPRoute", r), "UnsupportedValue", why, "warning"));
+  }
   return out;
 }
 
 /**
- * HTTPRoute rules whose `sessionPersistence` sets `idleTimeout` or `absoluteTimeout`, on routes naming a
- * Gateway of ours: served with sticky sessions, and warned that the gateway does not enforce those
- * (httproute/session-persistence.ts).
+ * GRPCRoute RequestMirror filters: translated, but a call's body is streamed to its h2c backend and a
+ * mirror copies only bodies read whole, so no call is ever mirrored (each counted as
+ * `skipped_streamed_body`). Said here once per filter rather than only in a metric.
  */
-function sessionTimeoutWarnings(
-  gateways: readonly Gateway[],
-  routes: readonly (HTTPRoute | TLSRoute | TCPRoute | UDPRoute)[],
-): Problem[] {
-  const ours = new Set(gateways.map((g) => `${g.metadata.namespace ?? "default"}/${g.metadata.name}`));
+function grpcMirrorWarnings(r: GRPCRoute): Problem[] {
   const out: Problem[] = [];
-  for (const r of routes) {
-    if (r.kind !== "HTTPRoute") continue;
-    const ns = r.metadata.namespace ?? "default";
-    const named = (r.spec?.parentRefs ?? []).some(
-      (p) => (p.kind ?? "Gateway") === "Gateway" && ours.has(`${p.namespace ?? ns}/${p.name}`),
+  const warn = (field: string) =>
+    out.push(
+      problem(
+        sourceRef("GRPCRoute", r),
+        "UnsupportedValue",
+        `${field}: RequestMirror on a GRPCRoute sends no copies: calls are streamed to the backend, and only bodies read whole are mirrored (gatehouse_mirror_requests_total{outcome="skipped_streamed_body"})`,
+        "warning",
+      ),
     );
-    if (!named) continue;
-    for (const [i, rule] of (r.spec?.rules ?? []).entries()) {
-      const why = unenforcedSessionTimeouts(rule, i);
-      if (why !== undefined) out.push(problem(sourceRef("HTTPRoute", r), "UnsupportedValue", why, "warning"));
-    }
+  for (const [i, rule] of (r.spec?.rules ?? []).entries()) {
+    for (const [j, f] of (rule.filters ?? []).entries())
+      if (f.type === "RequestMirror") warn(`spec.rules[${i}].filters[${j}]`);
+    for (const [k, b] of (rule.backendRefs ?? []).entries())
+      for (const [j, f] of (b.filters ?? []).entries())
+        if (f.type === "RequestMirror") warn(`spec.rules[${i}].backendRefs[${k}].filters[${j}]`);
   }
   return out;
 }
