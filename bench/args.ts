@@ -5,6 +5,8 @@ export const sectionNames = [
   "https",
   "guards",
   "tracing",
+  "compression",
+  "waf",
   "streams",
   "grpc",
   "upstream-tls",

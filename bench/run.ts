@@ -4,6 +4,8 @@
  *   https    Gatehouse (both fronts) / nginx terminating TLS: keep-alive, new connections (https.ts)
  *   guards   JWT, rate-limit, basic-auth (and under a flood) and API-key rows against the same route unguarded (guards.ts)
  *   tracing  OpenTelemetry tracing at sample rates 0, 0.01 and 1 against the same gateway without it (tracing.ts)
+ *   compression  gzip, br and zstd of a ~10 KB JSON answer against the same gateway without, and nginx gzip (compression.ts)
+ *   waf      ModSecurity + OWASP CRS on a clean and on a blocked request, and the stall beside it (waf.ts)
  *   streams  a TCP listener's byte pipe (TCPRoute) / nginx stream / direct, over keep-alive connections (streams.ts)
  *   grpc     unary gRPC calls through a GRPCRoute (h2c) / nginx grpc_pass / direct, loaded with h2load (grpc.ts)
  *   upstream-tls  HTTP/1.1 to a backend in TLS (BackendTLSPolicy) and in cleartext / nginx proxy_ssl (upstream-tls.ts)
@@ -19,6 +21,7 @@ import { availableParallelism, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { applySection } from "./apply.ts";
 import { parseBenchArgs, type SectionName } from "./args.ts";
+import { compressionSection } from "./compression.ts";
 import type { BenchContext } from "./context.ts";
 import { grpcSection } from "./grpc.ts";
 import { guardsSection } from "./guards.ts";
@@ -31,6 +34,7 @@ import { startupSection } from "./startup.ts";
 import { streamsSection } from "./streams.ts";
 import { tracingSection } from "./tracing.ts";
 import { upstreamTlsSection } from "./upstream-tls.ts";
+import { wafSection } from "./waf.ts";
 
 let args: ReturnType<typeof parseBenchArgs>;
 try {
@@ -46,6 +50,8 @@ const sections: Record<SectionName, { title: string; run: (ctx: BenchContext) =>
     https: { title: "https (TLS termination)", run: httpsSection },
     guards: { title: "guards (JWT, rate limit, basic auth, API keys)", run: guardsSection },
     tracing: { title: "tracing (OpenTelemetry, OTLP/HTTP)", run: tracingSection },
+    compression: { title: "compression (gzip, br, zstd)", run: compressionSection },
+    waf: { title: "waf (ModSecurity v3 + OWASP CRS)", run: wafSection },
     streams: { title: "streams (TCPRoute byte pipe)", run: streamsSection },
     grpc: { title: "grpc (GRPCRoute unary calls)", run: grpcSection },
     "upstream-tls": { title: "upstream TLS (BackendTLSPolicy)", run: upstreamTlsSection },

@@ -52,7 +52,10 @@ function build(target: string, outfile: string): string | undefined {
     .concat(define("GATEHOUSE_BUILD_VERSION", pkg.version))
     .concat(define("GATEHOUSE_BUILD_COMMIT", commit()))
     .concat(define("GATEHOUSE_BUILD_TARGET", target))
-    .concat(["--outfile", outfile, join(ROOT, "src/main.ts")]);
+    .concat(["--outfile", outfile, join(ROOT, "src/main.ts")])
+    // A Worker's script is bundled only when named as an entrypoint (Bun's executables guide): the WAF
+    // engine's thread (src/waf/engine-queue.ts starts it).
+    .concat([join(ROOT, "src/waf/engine-thread.ts")]);
   const started = performance.now();
   const r = Bun.spawnSync([process.execPath, ...args], { cwd: ROOT, stdout: "pipe", stderr: "pipe" });
   if (r.exitCode !== 0) {

@@ -3,7 +3,7 @@
 # Debian packages the suites start for real (redis-server; nginx, its stream module, wrk and h2load for
 # the benchmark's smoke run;
 # openssl for the conformance certificates; slowhttptest for the slow-client suite; chromium for the
-# dashboard's browser test),
+# dashboard's browser test; libmodsecurity3 and modsecurity-crs for the WAF suites),
 # the kernel setting certificate rotation relies on (net.ipv4.tcp_migrate_req), then the project's
 # dependencies from the lockfile. Safe to run again: it installs only what is missing.
 # The apt-get step needs root (as CI runs), or sudo.
@@ -31,6 +31,10 @@ command -v openssl >/dev/null 2>&1 || need+=(openssl)
 command -v slowhttptest >/dev/null 2>&1 || need+=(slowhttptest)
 # The dashboard's browser test drives Debian's Chromium (playwright-core, executablePath /usr/bin/chromium).
 [ -x /usr/bin/chromium ] || need+=(chromium)
+# The WAF suites run the real engine (libmodsecurity3 through bun:ffi) with Debian's OWASP Core Rule Set.
+[ -f /usr/lib/x86_64-linux-gnu/libmodsecurity.so.3 ] || ldconfig -p 2>/dev/null | grep -q 'libmodsecurity\.so\.3' ||
+  need+=(libmodsecurity3)
+[ -d /usr/share/modsecurity-crs/rules ] || need+=(modsecurity-crs)
 if [ ${#need[@]} -gt 0 ]; then
   sudo=""
   if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi

@@ -27,12 +27,15 @@ Usage:
                   [--drain-delay-ms 5000] [--drain-timeout-ms 30000]
                   [--default-certificate NS/NAME] [--ssl-redirect true] [--http2 false]
                   [--enable-ssl-passthrough false]
-                  [--access-log-sample 1] [--log-level info]
+                  [--access-log-sample 1] [--access-log-fields NAME,... | --access-log-format TEMPLATE|upstreaminfo
+                  [--access-log-escape default|json]] [--log-level info]
                   [--otlp-endpoint URL] [--trace-sample-rate 0.01]
-                  [--redis-url redis://HOST:6379] [--redis-timeout-ms 50]
+                  [--redis-url redis://HOST:6379] [--redis-timeout-ms 50] [--waf-queue-limit 256]
                   [--front raw|bun] [--admin-bind ADDR] [--allow-unenforced-annotations]
                   [--global-allowed-response-headers NAME,...]
                   [--global-auth-url URL] [--global-auth-signin URL] [--global-auth-response-headers NAME,...]
+                  [--compression gzip,br,zstd] [--compression-types TYPE,...] [--compression-min-bytes 256]
+                  [--gzip-level 1] [--brotli-level 4] [--zstd-level 3]
   gatehouse translate -f FILE [-f FILE...] | --kube [--kubeconfig FILE]  [--strict]
                       [--ingress-class NAME] [--ingress-controller NAME] [--watch-ingress-without-class]
                       [--gateway-controller NAME] [--gateway-address-pool CIDR]
@@ -40,6 +43,8 @@ Usage:
                       [--allow-unenforced-annotations] [--enable-ssl-passthrough BOOL]
                       [--global-allowed-response-headers NAME,...]
                       [--global-auth-url URL] [--global-auth-signin URL] [--global-auth-response-headers NAME,...]
+                      [--compression CODINGS] [--compression-types TYPE,...] [--compression-min-bytes N]
+                      [--gzip-level N] [--brotli-level N] [--zstd-level N]
   gatehouse routes -f FILE [-f FILE...] | --kube [--kubeconfig FILE]  [translate's flags] | --admin URL
                   [--host HOST --path PATH [--method M] [--header NAME=VALUE...]]  (which route serves it, why not the others)
   gatehouse convert -f FILE [-f FILE...] | --kube [--kubeconfig FILE]  [--gateway NS/NAME] [--portable] [--strict]
@@ -64,7 +69,7 @@ async function main(argv: string[]): Promise<number> {
     // Loaded only here: the serve path (Kubernetes client, listeners, Redis) is most of a cold start, and
     // `translate` needs none of it.
     const { startGateway } = await import("./cli/serve.ts");
-    const gateway = await startGateway(config);
+    const gateway = await startGateway(config, { processes: workers });
     if (process.env.GATEHOUSE_WORKER_OF) process.send?.({ adminPort: gateway.admin.port });
     if (children.length > 0) {
       gateway.metrics.setPeers(() => workerMetrics(workerAdmins));

@@ -3,13 +3,16 @@ import { AuthEnforcer } from "../auth/enforce.ts";
 import { withKeyHealth } from "../auth/status.ts";
 import type { ServeConfig } from "../config/config.ts";
 import type { GatewayModel, Problem } from "../model/index.ts";
-import { AccessLog } from "../observability/access-log.ts";
+import { AccessLog, lineFormatOf } from "../observability/access-log/access-log.ts";
+import { registerActivationMetrics } from "../observability/activation-metrics.ts";
 import { type AdminState, createAdminApp } from "../observability/admin.ts";
+import { registerCircuitBreakerMetrics } from "../observability/circuit-breaker-metrics.ts";
 import { Dashboard } from "../observability/dashboard/dashboard.ts";
 import { logger, setLogLevel } from "../observability/logger.ts";
 import { GatewayMetrics } from "../observability/metrics.ts";
 import { registerOutlierMetrics } from "../observability/outlier-metrics.ts";
 import { MetricsAndAccessLog } from "../observability/request-observer.ts";
+import { endpointSliceSeen } from "../proxy/activation/endpoint-wake.ts";
 import { GatewayServer } from "../proxy/listeners/server.ts";
 import { generatedDefaultCertificate } from "../proxy/listeners/tls.ts";
 import { RateLimitRuntime } from "../ratelimit/runtime.ts";
@@ -19,6 +22,8 @@ import type { ResourceSnapshot } from "../sources/snapshot.ts";
 import type { ObjectStatus } from "../status/types.ts";
 import { withInfrastructure } from "../translate/gateway/infrastructure.ts";
 import { translate } from "../translate/translate.ts";
+import { engineQueue } from "../waf/engine-queue.ts";
+import { type ActivationRuntime, startActivation } from "./activation.ts";
 import { translateOptionsOf } from "./translate-options.ts";
 
 const log = logger.child({ component: "serve" });
@@ -42,11 +47,19 @@ export interface RunningGateway {
  * translate, and the proxy listeners; from then on each source change is translated and swapped in.
  * A translation problem never stops serving: the objects at fault are left out and logged.
  */
-export async function startGateway(config: ServeConfig): Promise<RunningGateway> {
+export async function startGateway(
+  config: ServeConfig,
+  /** `processes`: the serving processes of this replica (main.ts spawns `--workers`); default 1. */
+  opts: { readonly processes?: number } = {},
+): Promise<RunningGateway> {
   setLogLevel(config["log-level"]);
+  // One engine worker per process, started only when a route asks for a WAF (src/waf/engine-queue.ts).
+  engineQueue.configure({ limit: config["waf-queue-limit"] });
   const state: AdminState = { ready: false, model: undefined, problems: [], statuses: [] };
   const metrics = new GatewayMetrics();
   registerOutlierMetrics(metrics.registry);
+  registerCircuitBreakerMetrics(metrics.registry);
+  registerActivationMetrics(metrics.registry);
   // Before any listener, so a --redis-url that does not parse fails the start with nothing to clean up.
   const rateLimit = new RateLimitRuntime({
     redisUrl: config["redis-url"],
@@ -60,7 +73,7 @@ export async function startGateway(config: ServeConfig): Promise<RunningGateway>
     fetch: createAdminApp(state, metrics, dashboard).fetch,
   });
   const auth = new AuthEnforcer({ metrics });
-  const accessLog = config["access-log-sample"] > 0 ? new AccessLog(config["access-log-sample"]) : undefined;
+  const accessLog = config["access-log-sample"] > 0 ? accessLogOf(config) : undefined;
   // Loaded only with an endpoint: without one, no OpenTelemetry code runs or loads (docs/observability.md).
   const otlpUrl = config["otlp-endpoint"];
   const otelEnv = ["OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"].find(
@@ -114,7 +127,8 @@ export async function startGateway(config: ServeConfig): Promise<RunningGateway>
   const publishStatuses = () => {
     if (applied === undefined) return;
     const { model, statuses, snapshot } = applied;
-    const withKeys = withKeyHealth(statuses, auth.remoteKeyPolicies(), auth.unavailableKeys());
+    const keyed = withKeyHealth(statuses, auth.remoteKeyPolicies(), auth.unavailableKeys());
+    const withKeys = activation?.withConditions(keyed) ?? keyed;
     rateLimit.publish(model, withKeys, (shown) => {
       // What /debug/status shows of each Gateway's infrastructure (the writer takes `shown` as it is).
       state.statuses = withInfrastructure(shown, snapshot.gateways);
@@ -174,7 +188,15 @@ export async function startGateway(config: ServeConfig): Promise<RunningGateway>
 
   // --kube: informers instead of a folder; the same apply path. Leader election and the status writer
   // ride along (see src/sources/kubernetes/cluster.ts).
-  const cluster: ClusterRuntime | undefined = config.kube ? new ClusterRuntime(config, apply) : undefined;
+  const cluster: ClusterRuntime | undefined = config.kube
+    ? new ClusterRuntime(config, apply, endpointSliceSeen)
+    : undefined;
+  const activation: ActivationRuntime | undefined = startActivation(
+    config,
+    cluster,
+    opts.processes ?? 1,
+    publishStatuses,
+  );
   const source: { start(): Promise<unknown>; stop(): void | Promise<void> } = cluster
     ? { start: () => cluster.start(), stop: () => cluster.stop() }
     : new FolderSource(
@@ -186,6 +208,7 @@ export async function startGateway(config: ServeConfig): Promise<RunningGateway>
   try {
     await source.start();
   } catch (err) {
+    activation.close();
     await proxy.stop();
     auth.close();
     await rateLimit.close();
@@ -196,6 +219,7 @@ export async function startGateway(config: ServeConfig): Promise<RunningGateway>
   }
   await chain;
   if (!state.ready) {
+    activation.close();
     source.stop();
     await proxy.stop();
     auth.close();
@@ -221,6 +245,7 @@ export async function startGateway(config: ServeConfig): Promise<RunningGateway>
       if (drain.delayMs) await Bun.sleep(drain.delayMs);
       await source.stop(); // in a cluster this also hands the Lease over
       await chain;
+      activation.close();
       const stopped = proxy.stop();
       const timeoutMs = drain.timeoutMs ?? config["drain-timeout-ms"];
       const inTime = await Promise.race([stopped.then(() => true), Bun.sleep(timeoutMs).then(() => false)]);
@@ -237,6 +262,7 @@ export async function startGateway(config: ServeConfig): Promise<RunningGateway>
       await tracing?.spans.shutdown();
       dashboard.close();
       admin.stop(true);
+      engineQueue.stop();
     },
   };
 }
@@ -254,4 +280,15 @@ function logNewProblems(problems: readonly Problem[], seen: Set<string>): Set<st
     else log.info(p.message, fields);
   }
   return now;
+}
+
+/** The access log the flags ask for (the config's parse checked them: a refusal here is a bug). */
+function accessLogOf(config: ServeConfig): AccessLog {
+  const format = lineFormatOf({
+    fields: config["access-log-fields"],
+    template: config["access-log-format"],
+    escape: config["access-log-escape"],
+  });
+  if ("error" in format) throw new Error(format.error);
+  return new AccessLog(config["access-log-sample"], undefined, format);
 }

@@ -3,6 +3,7 @@
  * problems and statuses `gatehouse translate` prints are the ones `serve` computes for the same flags.
  */
 import type { ServeConfig } from "../config/config.ts";
+import { DEFAULT_COMPRESSION_TYPES } from "../translate/policies/compression-spec.ts";
 import type { TranslateOptions } from "../translate/translate.ts";
 
 /** Flags of `serve` that change what translation produces; `translate` accepts exactly these. */
@@ -22,6 +23,12 @@ export const translationFlags = [
   "global-auth-url",
   "global-auth-signin",
   "global-auth-response-headers",
+  "compression",
+  "compression-types",
+  "compression-min-bytes",
+  "gzip-level",
+  "brotli-level",
+  "zstd-level",
 ] as const;
 
 type TranslationConfig = Pick<ServeConfig, (typeof translationFlags)[number]>;
@@ -47,6 +54,12 @@ export const translationDefaults: TranslationConfig = {
   "global-auth-url": undefined,
   "global-auth-signin": undefined,
   "global-auth-response-headers": undefined,
+  compression: [],
+  "compression-types": [...DEFAULT_COMPRESSION_TYPES],
+  "compression-min-bytes": 256,
+  "gzip-level": 1,
+  "brotli-level": 4,
+  "zstd-level": 3,
 };
 
 export function translateOptionsOf(
@@ -70,6 +83,14 @@ export function translateOptionsOf(
     enableSslPassthrough: config["enable-ssl-passthrough"],
     allowedResponseHeaders: config["global-allowed-response-headers"],
     globalAuth: globalAuthOf(config),
+    compression: {
+      codings: config.compression,
+      types: config["compression-types"],
+      minBytes: config["compression-min-bytes"],
+      gzipLevel: config["gzip-level"],
+      brotliQuality: config["brotli-level"],
+      zstdLevel: config["zstd-level"],
+    },
   };
 }
 

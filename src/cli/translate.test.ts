@@ -136,7 +136,7 @@ spec: { ports: [{ port: 80 }] }
 `;
     const annotated = clean.replace(
       "metadata: { name: good }",
-      'metadata: { name: good, annotations: { "nginx.ingress.kubernetes.io/proxy-body-size": "8m" } }',
+      'metadata: { name: good, annotations: { "nginx.ingress.kubernetes.io/opentelemetry-operation-name": "op" } }',
     );
     const tuned = clean.replace(
       "metadata: { name: good }",

@@ -127,6 +127,26 @@ describe("parseServeConfig", () => {
       /--trace-sample-rate: needs --otlp-endpoint/,
     );
   });
+  test("--access-log-fields/-format/-escape: checked at start, also from the environment, one of the first two", () => {
+    const c = parseServeConfig(["--dir", "x"], { GATEHOUSE_ACCESS_LOG_FORMAT: "upstreaminfo" });
+    expect(c["access-log-format"]).toBe("upstreaminfo");
+    const f = parseServeConfig(["--dir", "x", "--access-log-fields", "time,status,user_agent"], {});
+    expect(f["access-log-fields"]).toBe("time,status,user_agent");
+    expect(() => parseServeConfig(["--dir", "x", "--access-log-fields", "time,latency"], {})).toThrow(
+      /--access-log-fields: unknown field "latency" \(known: time, request_id, client,/,
+    );
+    expect(() =>
+      parseServeConfig(["--dir", "x", "--access-log-format", "$remote_addr $bytes_sent"], {}),
+    ).toThrow(/--access-log-format: \$bytes_sent is not available/);
+    const both = ["--dir", "x", "--access-log-fields", "status", "--access-log-format", "$status"];
+    expect(() => parseServeConfig(both, {})).toThrow(/exclude each other/);
+    expect(() => parseServeConfig(["--dir", "x", "--access-log-escape", "json"], {})).toThrow(
+      /applies to --access-log-format only/,
+    );
+    expect(() =>
+      parseServeConfig(["--dir", "x", "--access-log-format", "$status", "--access-log-escape", "none"], {}),
+    ).toThrow(/--access-log-escape/);
+  });
   test("env names", () => {
     expect(envName("gateway-address-pool")).toBe("GATEHOUSE_GATEWAY_ADDRESS_POOL");
   });

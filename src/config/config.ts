@@ -2,11 +2,13 @@ import { parseArgs } from "node:util";
 import { z } from "zod";
 import { customHeaderNameProblem } from "../model/http-syntax.ts";
 import { AUTH_VARIABLES } from "../model/location-template.ts";
+import { lineFormatOf } from "../observability/access-log/access-log.ts";
 import type { ProxyProtocolListeners } from "../proxy/client/proxy-preamble.ts";
 import { proxyProtocolRefusal } from "../proxy/listeners/front-settings.ts";
 import { parseCidr } from "../ratelimit/cidr.ts";
 import { parseRedisUrl } from "../ratelimit/redis-url.ts";
 import { forbiddenResponseHeader, templateProblem } from "../translate/ingress/access/external-auth.ts";
+import { DEFAULT_COMPRESSION_TYPES } from "../translate/policies/compression-spec.ts";
 
 /**
  * Flags of `gatehouse serve`. Every flag can also come from `GATEHOUSE_<NAME>` in the environment
@@ -150,6 +152,54 @@ const serveFlags = z
      * false: both fronts drop them, as nginx does, since CGI-style backends read `X_Forwarded_For` as
      * `X-Forwarded-For`. */
     "underscores-in-headers": bool.default(false),
+    /** Response codings offered, most preferred first (`gzip`, `br`, `zstd`; comma-separated): ingress-nginx's
+     * `use-gzip` / `enable-brotli`. Empty (the default, as there): no compression unless a
+     * BackendTrafficPolicy asks for it (docs/compression.md). */
+    compression: z
+      .string()
+      .default("")
+      .transform((v, ctx) => {
+        const codings = v
+          .split(",")
+          .map((c) => c.trim().toLowerCase())
+          .filter((c) => c !== "" && c !== "none");
+        const wrong = codings.find((c) => c !== "gzip" && c !== "br" && c !== "zstd");
+        if (wrong !== undefined)
+          ctx.addIssue({ code: "custom", message: `"${wrong}" is not gzip, br or zstd` });
+        if (new Set(codings).size !== codings.length)
+          ctx.addIssue({ code: "custom", message: "a coding is listed twice" });
+        return codings as ("gzip" | "br" | "zstd")[];
+      }),
+    /** Media types compressed (ingress-nginx `gzip-types`; comma- or space-separated, `*` any, `text/*`). */
+    "compression-types": z
+      .string()
+      .default(DEFAULT_COMPRESSION_TYPES.join(","))
+      .transform((v, ctx) => {
+        const types = v
+          .split(/[\s,]+/)
+          .map((t) => t.toLowerCase())
+          .filter((t) => t !== "");
+        for (const t of types)
+          if (t !== "*" && !/^[a-z0-9!#$&^_.+-]+\/(\*|[a-z0-9!#$&^_.+-]+)$/.test(t))
+            ctx.addIssue({
+              code: "custom",
+              message: `"${t}" is not a media type (type/subtype, type/* or *)`,
+            });
+        return types;
+      }),
+    /** Responses with a Content-Length below this are not compressed (ingress-nginx `gzip-min-length`). */
+    "compression-min-bytes": z.coerce
+      .number()
+      .int()
+      .min(0)
+      .max(1024 ** 3)
+      .default(256),
+    /** gzip level, 1–9 (ingress-nginx `gzip-level`, default 1). */
+    "gzip-level": z.coerce.number().int().min(1).max(9).default(1),
+    /** Brotli quality, 0–11 (ingress-nginx `brotli-level`, default 4). */
+    "brotli-level": z.coerce.number().int().min(0).max(11).default(4),
+    /** zstd level, 1–22 (default 3, zstd's own). */
+    "zstd-level": z.coerce.number().int().min(1).max(22).default(3),
     /** Client connections open at once per serving process (raw front); 0: no cap. */
     "max-connections": z.coerce.number().int().min(0).default(16_384),
     /** Client connections open at once from one peer address (raw front); 0: no cap. Behind a load
@@ -186,6 +236,12 @@ const serveFlags = z
     "drain-timeout-ms": z.coerce.number().int().min(0).default(30_000),
     /** Share of requests written to the access log: 0 = off, 1 = every request. */
     "access-log-sample": z.coerce.number().min(0).max(1).default(1),
+    /** The JSON access line's fields, comma-separated (docs/observability.md); unset: the default set. */
+    "access-log-fields": z.string().optional(),
+    /** A text access line in nginx `log_format` syntax instead (docs/observability.md). */
+    "access-log-format": z.string().optional(),
+    /** How --access-log-format escapes values: nginx's `default` (`\xHH`) or `json`. */
+    "access-log-escape": z.enum(["default", "json"]).optional(),
     "log-level": z.enum(["debug", "info", "warn", "error"]).default("info"),
     /** OTLP/HTTP collector for traces (docs/observability.md): a URL with no path gets `/v1/traces`, one
      * with a path is used as given. Unset: no tracing, no trace headers touched. */
@@ -212,6 +268,9 @@ const serveFlags = z
       .optional(),
     /** Longest a request waits for Redis before the policy's failure mode applies. */
     "redis-timeout-ms": z.coerce.number().int().min(1).max(10_000).default(50),
+    /** WAF transactions sent to the engine's worker and not yet answered, per serving process; one more
+     * is answered 503 with Retry-After (docs/waf.md). */
+    "waf-queue-limit": z.coerce.number().int().min(1).max(65_536).default(256),
   })
   .strict();
 
@@ -239,7 +298,16 @@ export const serveConfigSchema = serveFlags
       path: ["admin-port"],
       message: "must differ from --http-port and --https-port (admin is never on a traffic port)",
     },
-  );
+  )
+  // The access-log format is parsed here too, so a bad one stops the start before anything listens.
+  .superRefine((c, ctx) => {
+    const format = lineFormatOf({
+      fields: c["access-log-fields"],
+      template: c["access-log-format"],
+      escape: c["access-log-escape"],
+    });
+    if ("error" in format) ctx.addIssue({ code: "custom", message: format.error });
+  });
 
 export type ServeConfig = z.infer<typeof serveConfigSchema>;
 

@@ -114,6 +114,8 @@ export function convertRule(
     lost.push(
       `the response bandwidth limit of ${route.responseBandwidth.bytesPerSecond} bytes/s (limit-rate, limit-rate-after)`,
     );
+  if (route.requestBodyMaxBytes !== undefined)
+    lost.push(`the request body limit of ${route.requestBodyMaxBytes} bytes (proxy-body-size)`);
   return rule;
 }
 

@@ -1,4 +1,7 @@
-/** Authentication and authorization a route asks for (AuthPolicy; docs/auth.md). */
+/**
+ * Access controls a route asks for: authentication and authorization (AuthPolicy; docs/auth.md), client
+ * address lists, and the web application firewall (ingress-nginx `enable-modsecurity`; docs/waf.md).
+ */
 import type { SourceRef } from "./source.ts";
 
 /**
@@ -274,4 +277,52 @@ export interface ExternalAuthCache {
   readonly key: string;
   /** Statuses kept, each for its own time (nginx `proxy_cache_valid`): status → seconds. */
   readonly seconds: Readonly<Record<string, number>>;
+}
+
+/**
+ * A route's WAF: ModSecurity v3 (libmodsecurity3) with the OWASP Core Rule Set as Debian ships it. Every
+ * field is structured: the gateway writes the ModSecurity directives itself (src/waf/directives.ts) and
+ * never takes rule text from users (SecRule can run programs with `exec:` and switch the engine off with
+ * `ctl:`). The request line, headers and the first `requestBodyLimitBytes` of the body are inspected;
+ * responses are not.
+ */
+export interface RouteWaf {
+  /** The object the WAF came from (an Ingress today), for logs and statuses. */
+  readonly source: SourceRef;
+  /** Log name of that object: `ingress/<ns>/<name>`. */
+  readonly policy: string;
+  /** `Enforce`: act on the engine's intervention; `DetectionOnly`: log and count it, pass the request. */
+  readonly mode: "Enforce" | "DetectionOnly";
+  /** Load the OWASP Core Rule Set; `false`: only the gateway's base rules (body parse errors). */
+  readonly coreRuleSet: boolean;
+  /** CRS paranoia level, 1 (few false positives) to 4. */
+  readonly paranoiaLevel: 1 | 2 | 3 | 4;
+  /** CRS inbound anomaly score at which a request is blocked (CRS default 5). */
+  readonly inboundAnomalyThreshold: number;
+  /** CRS rules removed by ID (`SecRuleRemoveById`), whole numbers. */
+  readonly excludedRuleIds: readonly number[];
+  /** CRS rules removed by tag (`SecRuleRemoveByTag`), e.g. `attack-sqli`; letters, digits and `_./:-`. */
+  readonly excludedRuleTags: readonly string[];
+  /** Request body bytes inspected, at most. */
+  readonly requestBodyLimitBytes: number;
+  /**
+   * Arguments (query and body parameters) a request may carry; more are refused with 400 before any CRS
+   * rule runs (the rules cost time per argument).
+   */
+  readonly maxArguments: number;
+  /**
+   * A body longer than `requestBodyLimitBytes`: `InspectPartial` inspects the first bytes and forwards the
+   * whole body; `Reject` answers 413.
+   */
+  readonly requestBodyOverLimit: "InspectPartial" | "Reject";
+  /**
+   * The request header whose value names the engine's transaction in logs (ingress-nginx
+   * `modsecurity-transaction-id`, `$request_id` → `x-request-id`); absent: a generated id.
+   */
+  readonly transactionIdHeader?: string;
+  /**
+   * Set when the WAF cannot be enforced as written: why. Such a WAF still attaches where a valid one
+   * would (never open): every request on its routes is answered 503 and none is forwarded.
+   */
+  readonly invalid?: string;
 }

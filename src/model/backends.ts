@@ -39,6 +39,77 @@ export interface Backend {
   /** How the gateway judges the endpoints' health (a BackendTrafficPolicy's `healthCheck`); absent: it
    * does not, and every endpoint the EndpointSlices call ready takes traffic. */
   readonly healthCheck?: BackendHealthCheck;
+  /**
+   * Responses from this backend are compressed for clients that accept it (a BackendTrafficPolicy's
+   * `compression`, else the `--compression` flags; docs/compression.md). Absent: passed on as they come.
+   */
+  readonly compression?: ResponseCompression;
+  /**
+   * Serverless-style activation (a ScaleToZeroPolicy, or the Service's `gatehouse.dev/scale-*`
+   * annotations): with no ready endpoint a request is held while the workload wakes instead of getting
+   * 503 (docs/scale-to-zero.md). Absent: a backend without endpoints answers 503 at once.
+   */
+  readonly activation?: BackendActivation;
+  /**
+   * Caps on what this process sends the backend at once (a BackendTrafficPolicy's `circuitBreaker`;
+   * docs/traffic-policy.md). A request over a cap is answered 503 at once and counted. Absent: no cap.
+   */
+  readonly circuitBreaker?: CircuitBreaker;
+}
+
+/**
+ * Envoy's circuit breaker thresholds as Envoy Gateway names them, counted per backend and gateway process
+ * (as Envoy's are per proxy): every front and listener of the process shares one count. Absent: no cap
+ * (Envoy's default is 1024 each; a policy that wants that writes it).
+ */
+export interface CircuitBreaker {
+  /** The BackendTrafficPolicy it came from, for logs and metrics. */
+  readonly source: SourceRef;
+  /**
+   * Requests in flight to the backend at once, from sending to the end of the response body; one more
+   * is answered 503 (Envoy `max_requests`).
+   */
+  readonly maxParallelRequests?: number;
+  /**
+   * Retries in flight at once (a retry counts from the decision to retry until its attempt's answer or
+   * failure); one more is not made, and the attempt's own outcome is answered (Envoy `max_retries`).
+   */
+  readonly maxParallelRetries?: number;
+  /**
+   * Requests waiting for a connection (Envoy `max_pending_requests`). No request ever waits for one here
+   * (each opens a connection at once when no pooled one is free), so the count is always 0 and the cap
+   * always met: kept so the model says what the policy asked for.
+   */
+  readonly maxPendingRequests?: number;
+}
+
+/** How a backend whose workload may have no replica is woken, held for, and put back to sleep. */
+export interface BackendActivation {
+  /** The ScaleToZeroPolicy, or the Service whose annotations asked for it (logs, metrics, conditions). */
+  readonly source: SourceRef;
+  /** The workload scaled through its `scale` subresource, in the Service's namespace. */
+  readonly workload: { readonly kind: "Deployment" | "StatefulSet"; readonly name: string };
+  /**
+   * Who moves the workload between 0 and 1: `Gateway` (it raises replicas 0→1 on the first held request
+   * and the leader lowers them to 0 after `idleMs`), `External` (an autoscaler does; requests are only held).
+   */
+  readonly scaler: "Gateway" | "External";
+  /** 0: scaled to zero after `idleMs`; 1: never scaled down by the gateway. */
+  readonly minReplicas: 0 | 1;
+  /** No request on any gateway replica for this long: the leader scales the workload to 0. */
+  readonly idleMs: number;
+  /** Longest a request is held; then 503 with Retry-After. */
+  readonly maxHoldMs: number;
+  /** Requests held at once per backend and process; one more: 503 with Retry-After at once. */
+  readonly queueLimit: number;
+  /** Largest body a held request may carry; larger: 503 at once. */
+  readonly maxHeldBodyBytes: number;
+  /** The Service port as declared, so an EndpointSlice alone resolves its endpoints (the wake's short path). */
+  readonly servicePort: {
+    readonly name?: string;
+    readonly port: number;
+    readonly targetPort?: number | string;
+  };
 }
 
 /** Health checking of a backend's endpoints. Only passive checking exists (active probes do not yet). */
@@ -110,4 +181,31 @@ export interface Endpoint {
   readonly port: number;
   /** Pod name from the EndpointSlice's targetRef, when known (logs only). */
   readonly pod?: string;
+}
+
+/** A response content coding the gateway can apply (RFC 9110 §8.4.1 names, as in Content-Encoding). */
+export type ContentCoding = "gzip" | "br" | "zstd";
+
+/**
+ * Response compression (docs/compression.md): a response is compressed when the client accepts one of
+ * `codings` (Accept-Encoding, q-values honoured; on a tie the earlier one here), its media type is one of
+ * `types`, its Content-Length (when it has one) is at least `minBytes`, and nothing forbids it (a
+ * Content-Encoding already, `Cache-Control: no-transform`, HEAD, 204, 206, 304, a Range request). The
+ * body is compressed as it streams, never read whole first.
+ */
+export interface ResponseCompression {
+  /** The BackendTrafficPolicy it came from, or the gateway itself (the `--compression` flags). */
+  readonly source: SourceRef;
+  /** Codings offered, most preferred first; never empty. */
+  readonly codings: readonly ContentCoding[];
+  /** Media types compressed, lower-case, without parameters (`text/html`); `*` matches any. */
+  readonly types: readonly string[];
+  /** Responses whose Content-Length is below this are sent as they are; unknown lengths are compressed. */
+  readonly minBytes: number;
+  /** gzip level, 1 (fastest) to 9. */
+  readonly gzipLevel: number;
+  /** Brotli quality, 0 (fastest) to 11. */
+  readonly brotliQuality: number;
+  /** zstd level, 1 (fastest) to 22. */
+  readonly zstdLevel: number;
 }

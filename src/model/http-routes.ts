@@ -2,7 +2,7 @@
  * HTTP listeners and what they serve: virtual hosts, routes with their matches, actions and filters,
  * and the backends (Service ports resolved to pod endpoints) that forwards and passthrough routes use.
  */
-import type { IPAccessList, RouteAuth } from "./auth.ts";
+import type { IPAccessList, RouteAuth, RouteWaf } from "./auth.ts";
 import type { Balancing } from "./balancing.ts";
 import type { RouteClientCertificate } from "./client-certificates.ts";
 import type { Filter, PathModifier } from "./filters.ts";
@@ -148,10 +148,36 @@ export interface Route {
   readonly clientCertificate?: RouteClientCertificate;
   /** Request rate limit (a RateLimitPolicy, or ingress-nginx `limit-*` annotations); absent: unlimited. */
   readonly rateLimit?: RouteRateLimit;
+  /** Web application firewall (ingress-nginx `enable-modsecurity`; docs/waf.md); absent: none. */
+  readonly waf?: RouteWaf;
   /** `false`: its requests are not written to the access log (still counted in metrics); absent: logged. */
   readonly accessLog?: false;
   /** Response bodies are paced to this bandwidth (ingress-nginx `limit-rate`); absent: as fast as possible. */
   readonly responseBandwidth?: ResponseBandwidth;
+  /**
+   * Largest request body taken, in bytes (nginx `client_max_body_size`, ingress-nginx `proxy-body-size`):
+   * a Content-Length past it is answered 413 before any of the body is read; a body without one (chunked,
+   * HTTP/2) that grows past it is cut: 413 when no response has started, else the stream is reset; the
+   * backend never gets more than this. A positive whole number; absent: no limit.
+   */
+  readonly requestBodyMaxBytes?: number;
+  /**
+   * Requests in flight at once from one client address (as client-address.ts finds it) on every route of
+   * one zone (ingress-nginx `limit-connections`, nginx `limit_conn` keyed by `$binary_remote_addr` in a
+   * zone per Ingress); one more is answered 503, nginx's `limit_conn_status`. Absent: no cap.
+   */
+  readonly clientConcurrency?: ClientConcurrency;
+}
+
+/** A cap on one client's requests in flight, shared by the routes that name the same zone. */
+export interface ClientConcurrency {
+  /** The counting scope: the source object's name (`ingress/<ns>/<name>`): one count per client there. */
+  readonly zone: string;
+  /**
+   * Requests in flight per client address; a whole number. 0: the setting could not be read, and every
+   * request is refused (a cap that cannot be enforced fails closed).
+   */
+  readonly limit: number;
 }
 
 /** Conditions on a request; all present conditions must hold. */

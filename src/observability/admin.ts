@@ -1,6 +1,7 @@
 import { Hono } from "hono";
 import { dumpModel } from "../model/dump.ts";
 import type { GatewayModel, Problem } from "../model/index.ts";
+import { activationReport } from "../proxy/activation/registry.ts";
 import { outlierReport } from "../proxy/health/outlier-registry.ts";
 import type { ObjectStatus } from "../status/types.ts";
 import type { Dashboard } from "./dashboard/dashboard.ts";
@@ -65,6 +66,8 @@ export function createAdminApp(state: AdminState, metrics: GatewayMetrics, dashb
   app.get("/debug/status", (c) => c.json(state.statuses));
   // Passive health checking in this process (each `--workers` process ejects on what it sees).
   app.get("/debug/health", (c) => c.json(outlierReport()));
+  // Activated backends (ScaleToZeroPolicy) of this process: held requests, in flight, wakes.
+  app.get("/debug/activation", (c) => c.json(activationReport()));
   app.get("/metrics", async (c) =>
     c.body(await metrics.text(), 200, { "content-type": metrics.registry.contentType }),
   );

@@ -16,6 +16,7 @@ import {
   Registry,
 } from "prom-client";
 import type { GatewayModel, Problem } from "../model/index.ts";
+import { registerWafMetrics } from "../waf/decisions.ts";
 import { latencyBuckets, noRoute, RouteStatsTable } from "./route-stats.ts";
 
 /** One process's samples as `Registry.getMetricsAsJSON` gives them. */
@@ -165,6 +166,8 @@ export class GatewayMetrics {
     if (options.processMetrics !== false)
       collectDefaultMetrics({ register: this.registry, prefix: "gatehouse_" });
     const r = this.routes;
+    // gatehouse_waf_decisions_total{route,action} (src/waf/decisions.ts counts; read at scrape time).
+    registerWafMetrics(this.registry);
     this.registry.registerMetric(
       collector(
         "gatehouse_requests_total",

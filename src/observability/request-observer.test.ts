@@ -1,5 +1,5 @@
 import { expect, test } from "bun:test";
-import { AccessLog } from "./access-log.ts";
+import { AccessLog } from "./access-log/access-log.ts";
 import { GatewayMetrics } from "./metrics.ts";
 import { MetricsAndAccessLog } from "./request-observer.ts";
 

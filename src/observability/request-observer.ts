@@ -6,15 +6,17 @@ import {
   startedInfo,
   type UpstreamFailure,
 } from "../proxy/request/observer.ts";
-import type { AccessLog } from "./access-log.ts";
+import type { AccessLog } from "./access-log/access-log.ts";
+import { HeadArrival, requestArrival } from "./access-log/arrived-request.ts";
 import type { GatewayMetrics } from "./metrics.ts";
 import type { SpanExport } from "./tracing/span-export.ts";
 import type { RequestTrace, TraceSampler } from "./tracing/trace-context.ts";
 
 /**
  * The proxy's observer: every request counts in the per-route metrics; a sampled share is written to
- * the access log. Paths are logged without their query (queries carry tokens), hosts as sent. With
- * tracing on, a sampled request's span is handed to the export once it has been answered.
+ * the access log. The record's path has no query (queries carry tokens; only a template naming
+ * `$request_uri`, `$request` or `$args` writes it, as nginx does), its host is as sent. With tracing on, a
+ * sampled request's span is handed to the export once it has been answered.
  */
 export class MetricsAndAccessLog implements RequestObserver {
   readonly sampler: TraceSampler | undefined;
@@ -29,8 +31,16 @@ export class MetricsAndAccessLog implements RequestObserver {
     this.spans = tracing?.spans;
   }
 
-  begin(_req: Request): RequestInfo {
-    return startedInfo();
+  /**
+   * A format that reads the request as sent gets it here, before the request path edits its headers; the
+   * sampling is decided here then (an arrival taken is a line to write).
+   */
+  begin(req: Request): RequestInfo {
+    const info = startedInfo();
+    const needs = this.accessLog?.format.request;
+    if (needs !== undefined && this.accessLog?.wants() === true)
+      info.arrived = requestArrival(req, needs.fields, needs.length);
+    return info;
   }
 
   end(info: RequestInfo, req: Request, res: Response): void {
@@ -41,7 +51,11 @@ export class MetricsAndAccessLog implements RequestObserver {
     const log = this.accessLog;
     const trace = info.trace;
     const traced = trace?.sampled === true && this.spans !== undefined;
-    if (!traced && (log === undefined || info.unlogged === true || !log.wants())) return;
+    const logged =
+      log !== undefined &&
+      info.unlogged !== true &&
+      (log.format.request === undefined ? log.wants() : info.arrived !== undefined);
+    if (!traced && !logged) return;
     const url = req.url;
     const pathStart = url.indexOf("/", url.indexOf("//") + 2);
     const queryStart = url.indexOf("?", pathStart);
@@ -49,7 +63,7 @@ export class MetricsAndAccessLog implements RequestObserver {
     const host = (info.host === undefined ? req.headers.get("host") : info.host) ?? "";
     const path = pathStart < 0 ? "/" : url.slice(pathStart, queryStart < 0 ? undefined : queryStart);
     if (traced) this.endSpan(info, req.method, host, path, res.status);
-    if (log === undefined || info.unlogged === true || (traced && !log.wants())) return;
+    if (!logged) return;
     log.write({
       requestId: req.headers.get("x-request-id") ?? "",
       client: info.client,
@@ -63,6 +77,9 @@ export class MetricsAndAccessLog implements RequestObserver {
       upstreamMs: info.upstreamMs,
       route: info.route,
       traceId: trace?.traceId ?? "",
+      backend: info.backend ?? "",
+      upstreamStatus: info.upstreamStatus ?? 0,
+      request: info.arrived,
     });
   }
 
@@ -107,6 +124,10 @@ export class MetricsAndAccessLog implements RequestObserver {
       upstreamMs: info.upstreamMs,
       route: info.route,
       traceId: info.trace?.traceId ?? "",
+      backend: info.backend ?? "",
+      upstreamStatus: info.upstreamStatus ?? 0,
+      request:
+        log.format.request === undefined || ex.head === undefined ? undefined : new HeadArrival(ex.head),
     });
   }
 

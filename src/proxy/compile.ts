@@ -5,10 +5,21 @@
  */
 import { compileClientCertificate } from "../auth/client-certificate.ts";
 import { compileIPAccess, hasAllowList } from "../auth/ip-access.ts";
-import type { Backend, GatewayModel, Listener, Route, VirtualHost } from "../model/index.ts";
+import type {
+  Backend,
+  BackendActivation,
+  GatewayModel,
+  Listener,
+  Route,
+  VirtualHost,
+} from "../model/index.ts";
 import { parseLocationTemplate } from "../model/location-template.ts";
+import { compileWaf } from "../waf/compiled.ts";
+import { activatorFor, keepActivators } from "./activation/registry.ts";
 import { compileBackendTLS } from "./backend-tls/options.ts";
 import { RouteBalancer } from "./balancing/route-balancer.ts";
+import { circuitBreakerFor, clientZoneFor, keepCircuitBreakers } from "./circuit-breaker/registry.ts";
+import { compileCompression } from "./compression/response-rules.ts";
 import { compileFilterChain, joinChains } from "./filters/chain.ts";
 import type { FilterChain } from "./filters/filter-types.ts";
 import { keepOutlierDetectors, outlierDetectorFor } from "./health/outlier-registry.ts";
@@ -44,8 +55,15 @@ export function compile(model: GatewayModel): RouteTable {
   keepOutlierDetectors(
     new Set([...backends.values()].flatMap((b) => (b.health === undefined ? [] : [b.id]))),
   );
+  // Activators too: a request held while its backend wakes survives a reload.
+  keepActivators(new Set([...backends.values()].flatMap((b) => (b.activation === undefined ? [] : [b.id]))));
   const ctx: CompileContext = { backends, models: model.backends, warn };
   const listeners = model.listeners.map((l) => compileListener(l, ctx));
+  // Breakers and client zones too: a reload must not forget the requests in flight.
+  keepCircuitBreakers(
+    new Set([...backends.values()].flatMap((b) => (b.breaker === undefined ? [] : [b.id]))),
+    new Set(model.listeners.flatMap((l) => l.virtualHosts.flatMap((vh) => vh.routes.flatMap(zoneOf)))),
+  );
   return { listeners, warnings };
 }
 
@@ -56,15 +74,18 @@ interface CompileContext {
 }
 
 function compileBackend(id: string, b: Backend): CompiledBackend {
-  const bases = b.problem
-    ? []
-    : b.endpoints.map((e) => `http://${e.address.includes(":") ? `[${e.address}]` : e.address}:${e.port}`);
+  const bases = b.problem ? [] : b.endpoints.map((e) => endpointBase(e.address, e.port));
   const problem = b.problem ?? (bases.length === 0 ? "NoReadyEndpoints" : undefined);
   const tls = b.tls === undefined ? undefined : compileBackendTLS(b.tls);
   const passive = b.healthCheck?.passive;
   // Always set (undefined when unchecked): one object shape for every backend on the hot path.
   const health =
     passive === undefined || bases.length === 0 ? undefined : outlierDetectorFor(id, passive, bases);
+  // Only a backend that is there but asleep is woken: a missing Service or port stays a plain 503.
+  const wakes = b.activation !== undefined && (b.problem === undefined || b.problem === "NoReadyEndpoints");
+  const activation = wakes
+    ? activatorFor(id, b.activation as BackendActivation, bases, b.service)
+    : undefined;
   return {
     id,
     bases,
@@ -72,8 +93,25 @@ function compileBackend(id: string, b: Backend): CompiledBackend {
     h2c: b.protocol === "h2c",
     ...(tls !== undefined ? { tls } : {}),
     health,
+    activation,
+    compression: b.compression === undefined ? undefined : compileCompression(b.compression),
+    // maxPendingRequests alone caps nothing here (no request waits for a connection): no breaker.
+    breaker: counts(b.circuitBreaker) ? circuitBreakerFor(id, b.circuitBreaker) : undefined,
     next: 0,
   };
+}
+
+function zoneOf(r: Route): string[] {
+  return r.clientConcurrency === undefined ? [] : [r.clientConcurrency.zone];
+}
+
+function counts(cb: Backend["circuitBreaker"]): cb is NonNullable<Backend["circuitBreaker"]> {
+  return cb !== undefined && (cb.maxParallelRequests !== undefined || cb.maxParallelRetries !== undefined);
+}
+
+/** `http://10.0.0.1:8080`, `http://[fd00::1]:8080`: an endpoint as CompiledBackend `bases` hold it. */
+export function endpointBase(address: string, port: number): string {
+  return `http://${address.includes(":") ? `[${address}]` : address}:${port}`;
 }
 
 function compileListener(l: Listener, ctx: CompileContext): ListenerTable {
@@ -107,7 +145,16 @@ function compileListener(l: Listener, ctx: CompileContext): ListenerTable {
     scheme,
     tls: l.tls,
     hosts,
+    smallestBodyMax: smallestBodyMax(hosts),
   };
+}
+
+function smallestBodyMax(hosts: VirtualHostIndex): number {
+  let min = Number.POSITIVE_INFINITY;
+  const all = [...hosts.exact.values(), ...hosts.oneLabel.values(), ...hosts.anyLabels.values()];
+  if (hosts.any !== undefined) all.push(hosts.any);
+  for (const vh of all) for (const r of vh.routes) min = Math.min(min, r.requestBodyMaxBytes ?? min);
+  return min;
 }
 
 function compileVirtualHost(vh: VirtualHost, ctx: CompileContext): CompiledVirtualHost {
@@ -169,9 +216,13 @@ function compileRoute(r: Route, index: number, ctx: CompileContext): CompiledRou
     clientCertificate: compileClientCertificate(r.clientCertificate),
     auth: r.auth,
     rateLimit: r.rateLimit,
+    // The WAF engine is loaded (and its rule set built) here, the first time a route asks for one.
+    waf: r.waf === undefined ? undefined : compileWaf(r.name, r.waf, ctx.warn),
     cors: hasCors(r),
     accessLog: r.accessLog !== false,
     responseBandwidth: r.responseBandwidth,
+    requestBodyMaxBytes: r.requestBodyMaxBytes,
+    clientZone: r.clientConcurrency === undefined ? undefined : clientZoneFor(r.clientConcurrency),
   };
 }
 

@@ -16,8 +16,12 @@ import type {
   SourceRef,
 } from "../model/index.ts";
 import type { LocationPart } from "../model/location-template.ts";
+import type { CompiledWaf } from "../waf/compiled.ts";
+import type { BackendActivator } from "./activation/activator.ts";
 import type { CompiledBackendTLS } from "./backend-tls/options.ts";
 import type { BalanceInput } from "./balancing/request-input.ts";
+import type { CircuitBreaker, ClientConcurrencyZone } from "./circuit-breaker/breaker.ts";
+import type { CompiledCompression } from "./compression/response-rules.ts";
 import type { FilterChain } from "./filters/filter-types.ts";
 import type { OutlierDetector } from "./health/outlier-detector.ts";
 import type { CaptureRegex, ValueRegex } from "./match/regex/regex.ts";
@@ -48,6 +52,11 @@ export interface ListenerTable {
   readonly scheme: "http" | "https";
   readonly tls: ListenerTLS | undefined;
   readonly hosts: VirtualHostIndex;
+  /**
+   * The smallest `requestBodyMaxBytes` of its routes (Infinity: none has one). The raw front reads a body
+   * whole before routing only up to this, so that one past a route's limit is refused unread.
+   */
+  readonly smallestBodyMax: number;
 }
 
 /** Virtual hosts by how they match; see `findVirtualHost`. */
@@ -132,6 +141,8 @@ export interface CompiledRoute {
   readonly auth: RouteAuth | undefined;
   /** The route's rate limit (the model's object itself: the enforcer caches per-limit work on it). */
   readonly rateLimit: RouteRateLimit | undefined;
+  /** The route's WAF (src/waf/compiled.ts), run after the other guards; undefined: none. */
+  readonly waf: CompiledWaf | undefined;
   /** Every request of the route passes a CORS filter (on the route or on every backend): a preflight it
    * answers then skips authentication and rate limits (request/guards.ts). */
   readonly cors: boolean;
@@ -139,6 +150,10 @@ export interface CompiledRoute {
   readonly accessLog: boolean;
   /** Response bodies are paced to this (model `responseBandwidth`; src/proxy/bandwidth/); undefined: not. */
   readonly responseBandwidth: ResponseBandwidth | undefined;
+  /** Largest request body taken (model `requestBodyMaxBytes`; 413 past it); undefined: no limit. */
+  readonly requestBodyMaxBytes: number | undefined;
+  /** Requests in flight per client (model `clientConcurrency`; circuit-breaker/); undefined: no cap. */
+  readonly clientZone?: ClientConcurrencyZone | undefined;
 }
 
 export type CompiledAction = CompiledForward | CompiledRedirect | CompiledDirect;
@@ -226,6 +241,12 @@ export interface CompiledBackend {
   readonly tls?: CompiledBackendTLS;
   /** Passive health checking (health/): which endpoints are ejected; undefined: none is ever. */
   readonly health?: OutlierDetector | undefined;
+  /** Serverless-style activation (activation/): requests wait while it wakes; undefined: 503 at once. */
+  readonly activation?: BackendActivator | undefined;
+  /** Responses compressed for clients that accept them (compression/); undefined: passed as they come. */
+  readonly compression?: CompiledCompression | undefined;
+  /** Caps on requests and retries in flight (circuit-breaker/; model `circuitBreaker`); undefined: none. */
+  readonly breaker?: CircuitBreaker | undefined;
   /** Round-robin position; the one mutable field, shared by every route using this backend. */
   next: number;
 }

@@ -221,7 +221,7 @@ export class RedisLimiter implements Limiter {
 }
 
 /** An ioredis client set for the edge: fail fast rather than queue, reconnect forever in the background. */
-function connect(target: RedisTarget, commandTimeout: number): Redis | Cluster {
+export function connect(target: RedisTarget, commandTimeout: number): Redis | Cluster {
   const common: RedisOptions = {
     commandTimeout,
     maxRetriesPerRequest: 1,

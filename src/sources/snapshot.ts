@@ -13,6 +13,7 @@ import type { GRPCRoute } from "./schema/grpcroute.ts";
 import type { Ingress, IngressClass } from "./schema/networking.ts";
 import type { RateLimitPolicy } from "./schema/policies.ts";
 import type { HTTPRouteFilterObject } from "./schema/route-filter.ts";
+import type { ScaleToZeroPolicy } from "./schema/scale-policy.ts";
 import type { TCPRoute, UDPRoute } from "./schema/stream-routes.ts";
 import type { TLSRoute } from "./schema/tlsroute.ts";
 import type { BackendTrafficPolicy } from "./schema/traffic-policy.ts";
@@ -57,6 +58,8 @@ export interface ResourceSnapshot {
   readonly rateLimitPolicies: readonly RateLimitPolicy[];
   /** gatehouse.dev BackendTrafficPolicies (targetRefs to Services); see docs/traffic-policy.md. */
   readonly backendTrafficPolicies: readonly BackendTrafficPolicy[];
+  /** gatehouse.dev ScaleToZeroPolicies (targetRefs to Services); see docs/scale-to-zero.md. */
+  readonly scaleToZeroPolicies: readonly ScaleToZeroPolicy[];
   /** gatehouse.dev HTTPRouteFilters, named by HTTPRoute `ExtensionRef` filters; see docs/gateway-api.md. */
   readonly httpRouteFilters: readonly HTTPRouteFilterObject[];
   /**
@@ -97,6 +100,7 @@ export const emptySnapshot: ResourceSnapshot = {
   authPolicies: [],
   rateLimitPolicies: [],
   backendTrafficPolicies: [],
+  scaleToZeroPolicies: [],
   httpRouteFilters: [],
 };
 

@@ -10,7 +10,9 @@ import { applySSLRedirects, sslRedirectPlan } from "./ingress/annotations/ssl-re
 import { dropIngressClashes, markIngressOverrides } from "./ingress/httproute-clashes.ts";
 import { translateIngresses } from "./ingress/ingresses.ts";
 import { applyAuthPolicies } from "./policies/auth-policy.ts";
+import { type CompressionDefaults, compressionDefaults } from "./policies/compression-spec.ts";
 import { applyRateLimitPolicies } from "./policies/ratelimit-policy.ts";
+import { applyScaleToZeroPolicies } from "./policies/scale-policy.ts";
 import { applyBackendTrafficPolicies } from "./policies/traffic-policy.ts";
 
 export interface TranslateOptions {
@@ -52,6 +54,12 @@ export interface TranslateOptions {
    * `enable-global-auth: "false"` (ingress/access/authentication.ts). Undefined: none.
    */
   readonly globalAuth: Readonly<Record<string, string>> | undefined;
+  /**
+   * The gateway's response compression (`--compression*`): every backend that no BackendTrafficPolicy
+   * gives a `compression` of its own gets it (none when its `codings` are empty, the default), and a
+   * policy's fields override it (policies/compression-spec.ts).
+   */
+  readonly compression: CompressionDefaults;
 }
 
 export const defaultTranslateOptions: TranslateOptions = {
@@ -70,6 +78,7 @@ export const defaultTranslateOptions: TranslateOptions = {
   enableSslPassthrough: false,
   allowedResponseHeaders: [],
   globalAuth: undefined,
+  compression: compressionDefaults,
 };
 
 export interface TranslateResult {
@@ -98,13 +107,15 @@ export interface TranslateResult {
  *    GEP-713 attachment (policies/auth-policy.ts, policies/policy-attachment.ts);
  * 6. RateLimitPolicies (and ingress-nginx `limit-*` annotations) put `rateLimit` on routes the same way
  *    (policies/ratelimit-policy.ts);
- * 7. BackendTrafficPolicies put `healthCheck` on the backends of the Services they target
- *    (policies/traffic-policy.ts);
- * 8. ingress-nginx ssl-redirect: redirecting Ingress routes of the HTTP listener become 308s to https
+ * 7. BackendTrafficPolicies put `healthCheck` and `compression` on the backends of the Services they
+ *    target, and the gateway's compression (`--compression`) goes on the others (policies/traffic-policy.ts);
+ * 8. ScaleToZeroPolicies (and Services' `gatehouse.dev/scale-*` annotations) put `activation` on the
+ *    backends of the Services they target (policies/scale-policy.ts);
+ * 9. ingress-nginx ssl-redirect: redirecting Ingress routes of the HTTP listener become 308s to https
  *    (ingress/annotations/ssl-redirect.ts), last, so the redirect comes before authentication and rate
  *    limits.
  * Statuses: the Gateway API objects' (with the Ingress overrides of stage 3), then the AuthPolicies',
- * then the RateLimitPolicies', then the BackendTrafficPolicies'.
+ * then the RateLimitPolicies', then the BackendTrafficPolicies', then the ScaleToZeroPolicies'.
  */
 export function translate(snapshot: ResourceSnapshot, options?: Partial<TranslateOptions>): TranslateResult {
   // Each object is translated inside its own try, so a bug triggered by one object costs only that
@@ -140,11 +151,19 @@ function translateSnapshot(snapshot: ResourceSnapshot, opts: TranslateOptions): 
   // 6. RateLimitPolicies
   const limits = applyRateLimitPolicies(auth.model, snapshot, opts.gatewayController);
   // 7. BackendTrafficPolicies
-  const traffic = applyBackendTrafficPolicies(limits.model, snapshot, index.services, opts.gatewayController);
-  // 8. ssl-redirect
+  const traffic = applyBackendTrafficPolicies(
+    limits.model,
+    snapshot,
+    index.services,
+    opts.gatewayController,
+    opts.compression,
+  );
+  // 8. ScaleToZeroPolicies
+  const scale = applyScaleToZeroPolicies(traffic.model, snapshot, index.services, opts.gatewayController);
+  // 9. ssl-redirect
   const redirects = sslRedirectPlan(ing.ingresses, ing.tls.tlsHosts, opts.httpsPort, opts.sslRedirect);
   return {
-    model: applySSLRedirects(traffic.model, redirects.plan),
+    model: applySSLRedirects(scale.model, redirects.plan),
     problems: sortProblems([
       ...ing.problems,
       ...gw.problems,
@@ -153,6 +172,7 @@ function translateSnapshot(snapshot: ResourceSnapshot, opts: TranslateOptions): 
       ...auth.problems,
       ...limits.problems,
       ...traffic.problems,
+      ...scale.problems,
       ...redirects.problems,
       ...unreadableSecretProblems(snapshot?.unreadable),
     ]),
@@ -161,6 +181,7 @@ function translateSnapshot(snapshot: ResourceSnapshot, opts: TranslateOptions): 
       ...auth.statuses,
       ...limits.statuses,
       ...traffic.statuses,
+      ...scale.statuses,
     ],
   };
 }

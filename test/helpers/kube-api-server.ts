@@ -4,12 +4,13 @@
  * selectors, limit/continue), watch streams (ADDED/MODIFIED/DELETED/BOOKMARK, resume from a
  * resourceVersion, an ERROR event with a 410 Expired Status when it is too old — as the real API server
  * does on a watch), get/create/update/patch/delete, the status subresource, optimistic concurrency (409)
- * and Leases. Plain HTTP on 127.0.0.1 (client-node accepts `http://` only with insecure-skip-tls-verify,
+ * and Leases, and the scale subresource of Deployments and StatefulSets (kube-api-scale.ts). Plain HTTP on 127.0.0.1 (client-node accepts `http://` only with insecure-skip-tls-verify,
  * which the written kubeconfig sets). Faults for tests: answer 500, hang, cut watches, restart, compact.
  */
 import { writeFile } from "node:fs/promises";
 import { stringify } from "yaml";
 import { applyPatch } from "./kube-api-patch.ts";
+import { serveScale } from "./kube-api-scale.ts";
 import {
   ApiError,
   apiVersionOf,
@@ -255,7 +256,12 @@ export class KubeApiServer {
     const r = this.store.resources.find(
       (d) => d.group === group && d.version === version && d.plural === rest[0],
     );
-    if (!r || rest.length > 3 || (rest[2] !== undefined && !(rest[2] === "status" && r.status)))
+    const sub = rest[2];
+    if (
+      !r ||
+      rest.length > 3 ||
+      (sub !== undefined && !((sub === "status" && r.status) || (sub === "scale" && r.scale)))
+    )
       return undefined;
     if (!r.namespaced && namespace) return undefined;
     return { r, namespace, name: rest[1], sub: rest[2] };
@@ -279,6 +285,10 @@ export class KubeApiServer {
       if (ms > 0) await Bun.sleep(ms);
     };
     const q = url.searchParams;
+    if (sub === "scale" && name !== undefined) {
+      await record(req.method === "GET" ? "get" : req.method === "PUT" ? "update" : "patch");
+      return serveScale(this.store, r, namespace, name, req);
+    }
     if (name === undefined) {
       if (req.method === "GET" && q.get("watch") === "true") {
         await record("watch");

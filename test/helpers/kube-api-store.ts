@@ -14,6 +14,8 @@ export interface ResourceDef {
   readonly namespaced: boolean;
   /** Has a `/status` subresource: the main resource then ignores `.status` and vice versa. */
   readonly status: boolean;
+  /** Has a `/scale` subresource (apps Deployments and StatefulSets; kube-api-scale.ts serves it). */
+  readonly scale?: boolean;
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: objects are arbitrary JSON, as on the wire
@@ -74,11 +76,22 @@ export const defaultResources: readonly ResourceDef[] = [
   def("gatehouse.dev", "v1alpha1", "authpolicies", "AuthPolicy", true, true),
   def("gatehouse.dev", "v1alpha1", "ratelimitpolicies", "RateLimitPolicy", true, true),
   def("gatehouse.dev", "v1alpha1", "backendtrafficpolicies", "BackendTrafficPolicy", true, true),
+  def("gatehouse.dev", "v1alpha1", "scaletozeropolicies", "ScaleToZeroPolicy", true, true),
+  def("apps", "v1", "deployments", "Deployment", true, true, true),
+  def("apps", "v1", "statefulsets", "StatefulSet", true, true, true),
   def("gatehouse.dev", "v1alpha1", "httproutefilters", "HTTPRouteFilter", true, false),
 ];
 
-function def(g: string, v: string, plural: string, kind: string, ns: boolean, status: boolean): ResourceDef {
-  return { group: g, version: v, plural, kind, namespaced: ns, status };
+function def(
+  g: string,
+  v: string,
+  plural: string,
+  kind: string,
+  ns: boolean,
+  status: boolean,
+  scale = false,
+): ResourceDef {
+  return { group: g, version: v, plural, kind, namespaced: ns, status, ...(scale ? { scale } : {}) };
 }
 
 export const apiVersionOf = (r: ResourceDef) => (r.group ? `${r.group}/${r.version}` : r.version);

@@ -29,6 +29,11 @@ export interface RequestContext {
    * forward() reads whole: request/forward.ts `readsWhole`); undefined: none, or streamed.
    */
   readonly body: Uint8Array | undefined;
+  /**
+   * The body as a stream when the route's WAF read its first bytes and the rest is still coming
+   * (waf/request-check.ts): forward() sends it instead of `req.body`, which is then locked.
+   */
+  readonly bodyStream?: ReadableStream<Uint8Array>;
   /** Told what became of mirrored copies (request-mirror.ts); undefined on paths without mirrors. */
   readonly observer: RequestObserver | undefined;
   /** The request's trace (tracing on): forward() counts its attempts there. */

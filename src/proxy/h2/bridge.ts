@@ -8,6 +8,7 @@
 import type { Http2ServerRequest, Http2ServerResponse } from "node:http2";
 import { Readable } from "node:stream";
 import { limitedLog } from "../../observability/log-limit.ts";
+import { markProtocol } from "../request/observer.ts";
 import { keepRequestTrailers, responseTrailers } from "../request/upstream-h2c.ts";
 import type { ProxyServer } from "../request/websocket/relay.ts";
 
@@ -60,6 +61,8 @@ export function toRequest(
     init.duplex = "half";
   }
   const request = new Request(`${scheme}://${host || "invalid"}${target}`, init);
+  // For the access log (HTTP/1.1, what an unmarked request reads as, is the compat API's fallback).
+  if (req.httpVersion !== "1.1") markProtocol(request, `HTTP/${req.httpVersion}`);
   // The client's trailer fields, known once its body has been read, go on to an h2c backend.
   if (hasBody) keepRequestTrailers(request, () => req.trailers);
   return request;

@@ -5,11 +5,13 @@
  */
 import { Hono } from "hono";
 import { limitedLog } from "../../observability/log-limit.ts";
+import { requestClient } from "../request/client-address.ts";
 import { asGrpcAnswer } from "../request/grpc/status.ts";
 import { handleRequest } from "../request/handler.ts";
+import type { RequestInfo } from "../request/observer.ts";
 import { errorResponse } from "../request/responses.ts";
 import type { ProxyServer } from "../request/websocket/relay.ts";
-import type { ListenerState } from "../settings.ts";
+import { forwardedForTrust, type ListenerState, listenerReadsProxyHeader } from "../settings.ts";
 
 export type ListenerApp = Hono<{ Bindings: ProxyServer }>;
 
@@ -26,12 +28,12 @@ export function createListenerApp(state: ListenerState): ListenerApp {
     const out = handleRequest(req, c.env, state, info);
     if (out instanceof Response) {
       const res = asGrpcAnswer(req, out);
-      observer.end(info, req, res);
+      observer.end(withClient(info, req, c.env, state), req, res);
       return res;
     }
     return out.then((answer): Response => {
       const res = asGrpcAnswer(req, answer);
-      observer.end(info, req, res);
+      observer.end(withClient(info, req, c.env, state), req, res);
       return res;
     });
   });
@@ -41,4 +43,14 @@ export function createListenerApp(state: ListenerState): ListenerApp {
     return errorResponse(500, state.settings.serverHeader);
   });
   return app;
+}
+
+/**
+ * `info` with its client: the request path looks it up only where it needs it (guards, forwarding), so
+ * an answer given before (400, 404, a redirect) is logged with it here, as the raw front logs its own.
+ */
+function withClient(info: RequestInfo, req: Request, srv: ProxyServer, state: ListenerState): RequestInfo {
+  if (info.client === "")
+    info.client = requestClient(req, srv, forwardedForTrust(state), listenerReadsProxyHeader(state)).client;
+  return info;
 }

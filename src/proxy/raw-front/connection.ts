@@ -7,8 +7,8 @@
  * upstream cannot take the body as fast as the client sends it (backpressure both ways). A response
  * that starts before its request body was read completely closes the connection afterwards: the rest
  * of that body is never read as a next request. TUNNEL (after a 101) passes bytes through unparsed.
- * A body with a Content-Length up to `requestBufferBytes` (and no `Expect: 100-continue`) is read whole
- * before the request is dispatched (nginx's `proxy_request_buffering`): a slow sender holds no upstream
+ * A body with a Content-Length up to `requestBufferBytes` and the listener's smallest route body limit
+ * (and no `Expect: 100-continue`) is read whole before the request is dispatched (nginx's `proxy_request_buffering`): a slow sender holds no upstream
  * connection. While a body is read, the client may stay silent at most `clientBodyTimeoutSeconds`
  * between reads (not while we hold it back for a backlogged upstream); past it the connection is dropped.
  * A connection whose first bytes are the HTTP/2 preface becomes a tunnel into an HTTP/2 session (`h2c`).
@@ -336,7 +336,7 @@ export class ClientConnection implements ClientSide {
     this.continuePending = head.expectContinue && this.state === BODY && !head.http10;
     if (this.state === BODY) this.bodyClock();
     else this.socket.timeout(0);
-    const limit = this.state0.settings.requestBufferBytes;
+    const limit = Math.min(this.state0.settings.requestBufferBytes, this.state0.table.smallestBodyMax);
     if (head.bodyKind === BODY_LENGTH && head.contentLength <= limit && !head.expectContinue) {
       this.deferred = head;
       return;
@@ -375,7 +375,8 @@ export class ClientConnection implements ClientSide {
       return;
     }
     this.start = at;
-    if (this.decoder.done) this.bodyDone();
+    // Not once answered meanwhile (a body past the route's limit): the connection stays closed.
+    if (this.decoder.done && this.state !== CLOSED) this.bodyDone();
   }
 
   /** Dispatches the deferred request once its whole body is buffered; false while more is needed. */

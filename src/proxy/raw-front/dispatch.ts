@@ -17,7 +17,7 @@ import { runGuards } from "./edge-guards.ts";
 import { FastExchange } from "./fast-exchange.ts";
 import { GuardedExchange, startFast } from "./guarded-exchange.ts";
 import { generatedResponse } from "./http1/head-to-client.ts";
-import type { RequestHead } from "./http1/request-head.ts";
+import { BODY_LENGTH, type RequestHead } from "./http1/request-head.ts";
 import { routingTarget } from "./http1/target-path.ts";
 import { isFastRoute } from "./plan.ts";
 import { RelayedExchange } from "./relayed-exchange.ts";
@@ -73,6 +73,13 @@ export function dispatch(conn: ClientSide, head: RequestHead): Exchange | undefi
     answer(conn, head, info, 405, target.path, false);
     return undefined;
   }
+  // As nginx, before the guards: a declared length past the route's limit is refused, the body unread
+  // (the connection closes); a chunked body is counted as it streams (fast-exchange.ts, handler.ts).
+  const maxBody = route.requestBodyMaxBytes;
+  if (maxBody !== undefined && head.bodyKind === BODY_LENGTH && head.contentLength > maxBody) {
+    answer(conn, head, info, 413, target.path, true);
+    return undefined;
+  }
   // Upgrades go the slow way: the app proxies WebSockets (and closes them on drain) as it always has.
   if (head.upgrade === null && route.action.kind === "Forward" && isFastRoute(route)) {
     const a = route.action;
@@ -101,8 +108,8 @@ export function dispatch(conn: ClientSide, head: RequestHead): Exchange | undefi
         guards: state.settings.guards,
         serverHeader: state.settings.serverHeader,
       });
-      // Admitted at once (a cached token, no limit): no deferral at all.
-      if (!(result instanceof Promise) && result.ok)
+      // Admitted at once (a cached token, no limit) and no WAF to wait for: no deferral at all.
+      if (!(result instanceof Promise) && result.ok && route.waf === undefined)
         return startFast(conn, head, target, route, choice, info, result, lease);
       return new GuardedExchange(conn, head, target, route, choice, info, result, lease);
     }
@@ -133,6 +140,7 @@ function answer(
   const res = generatedResponse(status, serverHeader, close || !head.keepAlive);
   conn.write(res);
   if (info !== undefined) {
+    info.client = conn.clientIp;
     if (conn.state0.settings.observer?.sampler !== undefined)
       startTrace(conn.state0, info, new HeadLookup(head));
     conn.state0.settings.observer?.endRaw?.(info, {
@@ -142,6 +150,7 @@ function answer(
       requestId: "",
       status,
       bytes: -1,
+      head,
     });
   }
   conn.responseDone(close);

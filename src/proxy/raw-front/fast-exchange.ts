@@ -7,6 +7,8 @@
 
 import { limitedLog } from "../../observability/log-limit.ts";
 import type { CompiledBackendTLS } from "../backend-tls/options.ts";
+import { OVERLOADED_HEADER } from "../circuit-breaker/breaker.ts";
+import { admit, HOLDS_RETRY, REFUSED, release } from "../circuit-breaker/hold.ts";
 import type { RequestContext } from "../filters/filter-types.ts";
 import { LOCAL_FAILURE } from "../health/outlier-detector.ts";
 import { limit } from "../request/forward.ts";
@@ -35,6 +37,12 @@ export class FastExchange extends UpstreamExchange {
   private endpoint = "";
   /** The endpoint the last failed attempt (or retried response) went to: a retry goes elsewhere if it can. */
   private failedEndpoint: string | undefined;
+  /** Request body bytes taken so far, counted only on a route with a body limit. */
+  private bodyBytes = 0;
+  /** What this request holds of its backend's breaker and its route's client zone (circuit-breaker/). */
+  private holds = 0;
+  /** The client counted in the route's zone (the connection's may change with its next request). */
+  private zoneClient = "";
 
   constructor(
     conn: ClientSide,
@@ -61,8 +69,57 @@ export class FastExchange extends UpstreamExchange {
       route.responseBandwidth,
     );
     this.backend = choice.backend as CompiledBackend;
+    this.compression = this.backend.compression;
     if (info !== undefined) info.client = conn.clientIp;
+    // One undefined check each for a backend without a breaker and a route without a client cap.
+    if (this.backend.breaker !== undefined || route.clientZone !== undefined) {
+      this.zoneClient = conn.clientIp;
+      const holds = admit(this.backend.breaker, route.clientZone, this.zoneClient);
+      if (holds === REFUSED) {
+        if (info !== undefined) info.backend = this.backend.id;
+        this.fail(503, overloadedEdit(this.responseEdit));
+        return;
+      }
+      this.holds = holds;
+    }
     this.start();
+  }
+
+  protected override released(): void {
+    if (this.holds !== 0)
+      this.holds = release(this.holds, this.backend.breaker, this.route.clientZone, this.zoneClient);
+  }
+
+  protected override canRetry(): boolean {
+    if (!super.canRetry()) return false;
+    const breaker = this.backend.breaker;
+    if (breaker === undefined || (this.holds & HOLDS_RETRY) !== 0) return true;
+    if (!breaker.tryRetry()) return false;
+    this.holds |= HOLDS_RETRY;
+    return true;
+  }
+
+  /** The retry's attempt has its outcome: it is no longer a retry in flight. */
+  private retryDone(): void {
+    if ((this.holds & HOLDS_RETRY) === 0) return;
+    this.holds &= ~HOLDS_RETRY;
+    this.backend.breaker?.endRetry();
+  }
+
+  /**
+   * A body past the route's limit (only a chunked one: dispatch.ts refused a Content-Length past it) is
+   * cut before the chunk that passes it: 413, or a reset once the response has started.
+   */
+  override body(buf: Buffer, start: number, end: number): void {
+    const max = this.route.requestBodyMaxBytes;
+    if (max !== undefined) {
+      this.bodyBytes += end - start;
+      if (this.bodyBytes > max) {
+        this.cutRequest(413);
+        return;
+      }
+    }
+    super.body(buf, start, end);
   }
 
   protected pickEndpoint(): string {
@@ -72,6 +129,7 @@ export class FastExchange extends UpstreamExchange {
     const info = this.info;
     if (info !== undefined) {
       info.upstream = endpoint;
+      info.backend = this.backend.id;
       if (info.trace !== undefined) {
         info.trace.backend = this.backend.id;
         info.trace.attempts++;
@@ -115,14 +173,19 @@ export class FastExchange extends UpstreamExchange {
 
   protected headersArrived(status: number): void {
     this.lease?.end(false);
+    if (this.holds !== 0) this.retryDone();
     this.backend.health?.report(this.endpoint, status);
     // Read only if this response is retried (a code of the route's retry policy).
     this.failedEndpoint = this.endpoint;
-    if (this.info !== undefined) this.info.upstreamMs = performance.now() - this.sentAt;
+    if (this.info !== undefined) {
+      this.info.upstreamMs = performance.now() - this.sentAt;
+      this.info.upstreamStatus = status;
+    }
   }
 
   protected attemptFailed(timedOut: boolean, attempt: number, error: string): void {
     this.lease?.end(true);
+    if (this.holds !== 0) this.retryDone();
     this.backend.health?.report(this.endpoint, LOCAL_FAILURE);
     this.failedEndpoint = this.endpoint;
     const tlsRefused = error.startsWith(TLS_FAILED);
@@ -149,11 +212,18 @@ export class FastExchange extends UpstreamExchange {
       requestId: this.requestId,
       status,
       bytes,
+      head: this.head,
     });
   }
 }
 
 const NO_FIELDS: readonly (readonly [string, string])[] = [];
+const OVERLOADED: readonly (readonly [string, string])[] = [[OVERLOADED_HEADER, "true"]];
+
+/** The guards' response fields and the overloaded mark, for a 503 a cap answered. */
+function overloadedEdit(guard: ResponseHeaderEdit | undefined): ResponseHeaderEdit {
+  return { append: guard?.append ?? NO_FIELDS, set: [...(guard?.set ?? NO_FIELDS), ...OVERLOADED] };
+}
 
 /**
  * The guards' response fields plus the session token the lease issued, read when the head is built

@@ -5,7 +5,15 @@
  * cannot make us buffer a large body for a request that may be refused. Then either the refusal is
  * written (the connection closes when part of the body was never read, as for any early answer) or the
  * FastExchange starts with the guards' edits and takes over everything held and everything after.
+ * On a route with a WAF, an admitted request then waits for its body (up to the WAF's inspection limit,
+ * reading paused past it) and goes through the engine first (waf-inspection.ts; the engine answers from
+ * its worker): its refusal is written the same way, and only a request it passes starts the
+ * FastExchange. A client gone meanwhile (abort) gets neither; the connection serves its next pipelined
+ * request only once this one's answer is written, so the order holds.
  */
+
+import { type CompiledWaf, wafFailure } from "../../waf/compiled.ts";
+import { wafResponse } from "../../waf/decide.ts";
 import type { RequestInfo } from "../request/observer.ts";
 import type { RequestTarget } from "../request/request-target.ts";
 import type { BackendChoice, ChoiceLease, CompiledRoute } from "../table.ts";
@@ -13,7 +21,8 @@ import type { ClientSide, Exchange } from "./client-side.ts";
 import type { GuardPass, GuardResult } from "./edge-guards.ts";
 import { FastExchange } from "./fast-exchange.ts";
 import { httpDate, reasonPhrase, serialiseHeaders } from "./http1/head-to-client.ts";
-import type { RequestHead } from "./http1/request-head.ts";
+import { BODY_LENGTH, type RequestHead } from "./http1/request-head.ts";
+import { inspectHeld } from "./waf-inspection.ts";
 
 /** Body bytes held before reading pauses (reason 1: the body's destination cannot take more). */
 const HOLD_LIMIT = 64 * 1024;
@@ -28,6 +37,10 @@ export class GuardedExchange implements Exchange {
   private aborted = false;
   /** The refusal went to the client. */
   private answered = false;
+  /** Admitted by the guards, waiting for the body the route's WAF inspects. */
+  private admitted: GuardPass | undefined;
+  /** Reading is paused for what is held (the connection's pause reason 1). */
+  private paused = false;
 
   constructor(
     private readonly conn: ClientSide,
@@ -56,12 +69,14 @@ export class GuardedExchange implements Exchange {
     if (this.done || end === start) return;
     this.held.push(Buffer.from(buf.subarray(start, end)));
     this.heldBytes += end - start;
-    if (this.heldBytes > HOLD_LIMIT) this.conn.pause(1);
+    if (this.admitted !== undefined) this.inspectWhenHeld();
+    else if (this.heldBytes > HOLD_LIMIT) this.pause();
   }
 
   bodyEnd(): void {
     this.ended = true;
-    this.inner?.bodyEnd();
+    if (this.admitted !== undefined) this.inspectWhenHeld();
+    else this.inner?.bodyEnd();
   }
 
   clientDrained(): void {
@@ -71,6 +86,7 @@ export class GuardedExchange implements Exchange {
   abort(): void {
     this.done = true;
     this.aborted = true;
+    this.admitted = undefined;
     this.held = [];
     this.inner?.abort();
     this.inner = undefined;
@@ -82,6 +98,60 @@ export class GuardedExchange implements Exchange {
       await this.refuse(r.response);
       return;
     }
+    if (this.route.waf !== undefined) {
+      this.admitted = r;
+      // The WAF is the last guard: the client is asked for the body now (Expect: 100-continue), unless
+      // its declared length is refused already.
+      const waf = this.route.waf;
+      if (!declaredTooLarge(waf, this.head) && wafFailure(waf) === undefined) this.conn.bodyWanted();
+      this.inspectWhenHeld();
+      return;
+    }
+    this.start(r);
+  }
+
+  /** The body ended or passed the WAF's limit: the engine decides; else keep reading. */
+  private inspectWhenHeld(): void {
+    const waf = this.route.waf;
+    const pass = this.admitted;
+    if (waf === undefined || pass === undefined) return;
+    const limit = waf.settings.requestBodyLimitBytes;
+    const tooLarge = declaredTooLarge(waf, this.head);
+    // A WAF that cannot run answers 503 at once, before any of the body is read.
+    if (!this.ended && this.heldBytes <= limit && !tooLarge && wafFailure(waf) === undefined) {
+      if (this.paused) this.resume();
+      return;
+    }
+    this.admitted = undefined;
+    // Nothing more is read until the request is refused or forwarded.
+    if (!this.ended) this.pause();
+    inspectHeld(waf, this.conn, this.head, this.held, this.heldBytes, tooLarge).then(
+      (outcome) => {
+        // The client went away while the engine decided: abort() has let go of everything.
+        if (this.aborted) return;
+        if (outcome.pass) this.start(pass);
+        else void this.refuse(wafResponse(outcome, this.conn.state0.settings.serverHeader));
+      },
+      () => {
+        // Only a bug gets here (a refusal is an outcome, not a throw): never forward, never hang.
+        if (!this.aborted && !this.answered && this.inner === undefined) this.conn.fail(500);
+      },
+    );
+  }
+
+  private pause(): void {
+    if (this.paused) return;
+    this.paused = true;
+    this.conn.pause(1);
+  }
+
+  private resume(): void {
+    if (!this.paused) return;
+    this.paused = false;
+    this.conn.resume(1);
+  }
+
+  private start(r: GuardPass): void {
     this.done = true;
     const inner = startFast(
       this.conn,
@@ -96,10 +166,11 @@ export class GuardedExchange implements Exchange {
     this.inner = inner;
     const held = this.held;
     this.held = [];
-    if (this.heldBytes > HOLD_LIMIT) this.conn.resume(1);
     // The FastExchange takes the body only once its upstream connection is acquired (it is, on start).
     for (const b of held) inner.body(b, 0, b.length);
     if (this.ended) inner.bodyEnd();
+    // After what was held: bytes read from now on follow it.
+    this.resume();
   }
 
   /** Writes a guard's answer, as generatedResponse frames ours. */
@@ -108,6 +179,8 @@ export class GuardedExchange implements Exchange {
     this.done = true;
     const body = Buffer.from(await res.arrayBuffer());
     this.held = [];
+    // The connection closes when the body was not read whole (below): reading need not wait for it.
+    this.resume();
     // The client may have gone while the body was read.
     if (this.aborted) return;
     const close = !this.head.keepAlive || !this.ended;
@@ -135,10 +208,21 @@ export class GuardedExchange implements Exchange {
         requestId: "",
         status,
         bytes: headOnly ? 0 : body.length,
+        head: this.head,
       });
     }
     this.conn.responseDone(close);
   }
+}
+
+/** A Content-Length past the WAF's limit in `Reject` mode: refused (413) before any of the body is read. */
+function declaredTooLarge(waf: CompiledWaf, head: RequestHead): boolean {
+  const s = waf.settings;
+  return (
+    s.requestBodyOverLimit === "Reject" &&
+    head.bodyKind === BODY_LENGTH &&
+    head.contentLength > s.requestBodyLimitBytes
+  );
 }
 
 /** The FastExchange of an admitted request, with the guards' edits as its first request and last response filters. */

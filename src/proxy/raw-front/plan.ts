@@ -3,8 +3,8 @@
  * with real Request/Response objects. Fast: a Forward whose every backend choice is an HTTP/1.1 backend
  * (in cleartext, or TLS checked by name: docs/http.md "TLS to backends") with endpoints, no invalid reference, and only filters the fast path implements (header
  * modifiers, URL rewrite, response rewrite), on a route whose guards all run here too: client address
- * lists, token authentication (no OIDC login, whose redirects and callbacks need the Request) and rate
- * limits, but no CORS filter (its preflights skip authentication, which guards.ts decides). Decided once
+ * lists, token authentication (no OIDC login, whose redirects and callbacks need the Request), rate
+ * limits and the WAF (guarded-exchange.ts holds the body it inspects), but no CORS filter (its preflights skip authentication, which guards.ts decides). Decided once
  * per compiled route (a reload compiles new route objects, so the cache never goes stale).
  */
 import type { Filter } from "../../model/index.ts";
@@ -42,6 +42,8 @@ function decide(route: CompiledRoute): boolean {
       c.failStatus === undefined &&
       c.backend !== undefined &&
       c.backend.bases.length > 0 &&
+      // Activated backends count their requests for the scale-down on the full path (handler.ts).
+      c.backend.activation === undefined &&
       !c.backend.h2c &&
       // Bun.connect has no checkServerIdentity: subjectAltNames are checked on the full request path.
       c.backend.tls?.fetch.checkServerIdentity === undefined &&

@@ -9,7 +9,7 @@
 
 import type { RouteTimeouts } from "../../model/index.ts";
 import { limitedLog } from "../../observability/log-limit.ts";
-import { RELAYED_CLIENT_HEADER } from "../request/client-address.ts";
+import { RELAYED_CLIENT_HEADER, RELAYED_PROTOCOL_HEADER } from "../request/client-address.ts";
 import { RELAYED_TLS_HEADER, relayedTlsValue } from "../request/client-tls.ts";
 import { limit } from "../request/forward.ts";
 import type { ClientSide, TlsSession } from "./client-side.ts";
@@ -26,6 +26,7 @@ const DROP: ReadonlySet<string> = new Set([
   "keep-alive",
   "expect",
   RELAYED_CLIENT_HEADER,
+  RELAYED_PROTOCOL_HEADER,
   RELAYED_TLS_HEADER,
 ]);
 
@@ -99,6 +100,7 @@ export function internalHead(head: RequestHead, peer: string, tls?: TlsSession):
   if (head.http10) connection += ", keep-alive";
   if (connection !== "") out += `Connection: ${connection.slice(2)}\r\n`;
   out += `${RELAYED_CLIENT_HEADER}: ${peer}\r\n`;
+  if (head.http10) out += `${RELAYED_PROTOCOL_HEADER}: HTTP/1.0\r\n`;
   if (tls !== undefined) {
     const session = { servername: tls.servername, authorized: tls.authorized, chain: tls.peerCertificates() };
     out += `${RELAYED_TLS_HEADER}: ${relayedTlsValue(session)}\r\n`;

@@ -7,9 +7,14 @@
  * (`takeRelayedClient`): on a public listener the header means nothing and is passed on like any other.
  */
 import { normalisePeer, type TrustedProxies } from "../client/trusted-proxies.ts";
+import { markProtocol } from "./observer.ts";
 import type { ProxyServer } from "./websocket/relay.ts";
 
 export const RELAYED_CLIENT_HEADER = "x-gatehouse-relayed-client";
+
+/** Sent with RELAYED_CLIENT_HEADER for an HTTP/1.0 client: its protocol, for the access log (Bun.serve
+ * tells no version). */
+export const RELAYED_PROTOCOL_HEADER = "x-gatehouse-relayed-protocol";
 
 const relayed = new WeakMap<Request, string>();
 
@@ -19,6 +24,10 @@ export function takeRelayedClient(req: Request): void {
   if (ip === null) return;
   req.headers.delete(RELAYED_CLIENT_HEADER);
   relayed.set(req, ip);
+  const protocol = req.headers.get(RELAYED_PROTOCOL_HEADER);
+  if (protocol === null) return;
+  req.headers.delete(RELAYED_PROTOCOL_HEADER);
+  if (protocol === "HTTP/1.0") markProtocol(req, protocol);
 }
 
 /** A request a listener piped to its Bun.serve (h2/cleartext-listener.ts): `ip` is its client's address. */

@@ -27,7 +27,7 @@ import { grpcTimeoutMs } from "./grpc/timeout.ts";
 import { stripHopByHop } from "./hop-by-hop.ts";
 import type { RequestObserver } from "./observer.ts";
 import { readBodyWithin } from "./read-body.ts";
-import { watchedUpload } from "./upload-watch.ts";
+import { cappedUpload, watchedUpload } from "./upload-watch.ts";
 import { h2cFetch } from "./upstream-h2c.ts";
 
 /** How a request body is sent: read whole up to `bytes`, client silence limit, upstream send limit. */
@@ -46,6 +46,8 @@ export const UPSTREAM_TIMEOUT = 504;
 export const CLIENT_GONE = 499;
 /** The client went silent while its body was being read whole (nginx answers 408 too). */
 export const CLIENT_BODY_TIMEOUT = 408;
+/** The body grew past the route's limit (model `requestBodyMaxBytes`) before the upstream answered. */
+export const BODY_TOO_LARGE = 413;
 
 export async function forward(
   ctx: RequestContext,
@@ -58,18 +60,25 @@ export async function forward(
   buffering: BodyLimits = { bytes: 0, gapMs: 60_000, sendGapMs: Number.POSITIVE_INFINITY },
   /** The route's balancing picks each attempt's endpoint and hears how it ended; absent: round robin. */
   lease?: ChoiceLease,
-): Promise<Response | 408 | 499 | 502 | 504> {
+): Promise<Response | 408 | 413 | 499 | 502 | 504> {
   const req = ctx.req;
   if (ctx.host !== null) ctx.headers.set("host", ctx.host);
   if (!singleContentLength(ctx.headers)) return UPSTREAM_UNREACHABLE;
-  // Read already when a mirror needed it (handler.ts).
-  let body: Uint8Array | ReadableStream<Uint8Array> | null = ctx.body ?? req.body;
-  if (ctx.body === undefined && readsWhole(req, backend.h2c, buffering.bytes)) {
+  // Read already when a mirror or the route's WAF needed it (handler.ts, waf/request-check.ts).
+  let body: Uint8Array | ReadableStream<Uint8Array> | null = ctx.body ?? ctx.bodyStream ?? req.body;
+  if (
+    ctx.body === undefined &&
+    ctx.bodyStream === undefined &&
+    readsWhole(req, backend.h2c, buffering.bytes)
+  ) {
     const whole = await readBodyWithin(req, buffering.gapMs);
     if (whole === "timeout") return CLIENT_BODY_TIMEOUT;
     if (whole === "aborted") return CLIENT_GONE;
     body = whole;
   }
+  const maxBody = route.requestBodyMaxBytes;
+  // A body the WAF read whole had no length to check first (handler.ts checks a declared one).
+  if (maxBody !== undefined && body instanceof Uint8Array && body.length > maxBody) return BODY_TOO_LARGE;
   const t = route.timeouts;
   const attemptMs = limit(t?.backendRequestMs ?? t?.requestMs ?? defaultTimeoutMs);
   const sendGapMs = t?.sendGapMs !== undefined ? limit(t.sendGapMs) : buffering.sendGapMs;
@@ -85,9 +94,23 @@ export async function forward(
   const attempts = retry !== undefined && body === null ? 1 + Math.max(0, retry.attempts) : 1;
   // A retry goes elsewhere than the endpoint the last attempt went to, when there is another.
   let last: string | undefined;
+  // A retry the backend's circuit breaker counts (maxParallelRetries), until its attempt has an outcome.
+  let heldRetry = false;
+  const retryDone = () => {
+    if (heldRetry) backend.breaker?.endRetry();
+    heldRetry = false;
+  };
+  const mayRetry = (): boolean => {
+    if (backend.breaker === undefined) return true;
+    heldRetry = backend.breaker.tryRetry();
+    return heldRetry;
+  };
   for (let attempt = 1; ; attempt++) {
     const ms = Math.min(attemptMs, deadline - performance.now());
-    if (ms <= 0) return UPSTREAM_TIMEOUT;
+    if (ms <= 0) {
+      retryDone();
+      return UPSTREAM_TIMEOUT;
+    }
     const base = lease === undefined ? nextEndpoint(backend, last) : lease.next();
     last = base;
     ctx.upstream = base;
@@ -96,14 +119,23 @@ export async function forward(
     let timedOut = false;
     let sendStalled = false;
     let unreachable = false;
-    // A streamed body is watched for an upstream that stops taking it (forward() runs one attempt then).
-    const upload =
-      body instanceof ReadableStream && sendGapMs !== Number.POSITIVE_INFINITY
-        ? watchedUpload(body, sendGapMs, () => {
-            sendStalled = timedOut = true;
+    // A streamed body past the route's limit aborts the request: 413 unless the response has started.
+    let overLimit = false;
+    const sized =
+      body instanceof ReadableStream && maxBody !== undefined
+        ? cappedUpload(body, maxBody, () => {
+            overLimit = true;
             ctrl.abort();
           })
         : body;
+    // A streamed body is watched for an upstream that stops taking it (forward() runs one attempt then).
+    const upload =
+      sized instanceof ReadableStream && sendGapMs !== Number.POSITIVE_INFINITY
+        ? watchedUpload(sized, sendGapMs, () => {
+            sendStalled = timedOut = true;
+            ctrl.abort();
+          })
+        : sized;
     const timer =
       ms === Number.POSITIVE_INFINITY
         ? undefined
@@ -129,7 +161,13 @@ export async function forward(
         ? await h2cFetch(base, ctx.path + ctx.query, {
             method: req.method,
             headers: ctx.headers,
-            body: upload instanceof ReadableStream ? upload : req.body,
+            // Bytes only when a mirror or the route's WAF read the body whole: sent as a stream.
+            body:
+              upload instanceof ReadableStream
+                ? upload
+                : upload instanceof Uint8Array
+                  ? new Response(upload).body
+                  : req.body,
             signal: ctrl.signal,
             request: req,
             ...(tls !== undefined ? { tls } : {}),
@@ -146,6 +184,12 @@ export async function forward(
             ...(tls !== undefined ? { tls: tls.fetch } : {}),
           });
     } catch (err) {
+      retryDone();
+      // The client's doing, not the endpoint's: no failure is counted against it.
+      if (overLimit) {
+        lease?.end(false);
+        return BODY_TOO_LARGE;
+      }
       lease?.end(true);
       if (req.signal.aborted && !timedOut) return CLIENT_GONE;
       backend.health?.report(base, LOCAL_FAILURE);
@@ -173,7 +217,8 @@ export async function forward(
       );
       observer?.upstreamFailed?.(backend.id, timedOut ? "timeout" : refusedTLS ? "tls" : "connect");
       // A connect that timed out is a failed connection: retried as one.
-      if (attempt < attempts && (!timedOut || unreachable || (retry?.codes.includes(504) ?? false))) {
+      const retries = !timedOut || unreachable || (retry?.codes.includes(504) ?? false);
+      if (attempt < attempts && retries && mayRetry()) {
         await backoff(retry?.backoffMs);
         continue;
       }
@@ -184,22 +229,23 @@ export async function forward(
       req.signal.removeEventListener("abort", onClientGone);
     }
     lease?.end(false);
-    if (headBytes(res) > MAX_RESPONSE_HEAD_BYTES) {
-      // The raw front refuses such a head while parsing it; fetch takes any size, so it is measured here.
+    retryDone();
+    const refused = refusedHead(res);
+    if (refused !== undefined) {
       res.body?.cancel().catch(() => {});
       backend.health?.report(base, LOCAL_FAILURE);
-      log("warn", route.name, "upstream response head too large", {
+      log("warn", route.name, refused.msg, {
         route: route.name,
         backend: backend.id,
         endpoint: base,
         attempt,
-        error: `response head over ${MAX_RESPONSE_HEAD_BYTES} bytes`,
+        error: refused.error,
       });
       observer?.upstreamFailed?.(backend.id, "connect");
       return UPSTREAM_UNREACHABLE;
     }
     backend.health?.report(base, res.status);
-    if (attempt < attempts && retry?.codes.includes(res.status)) {
+    if (attempt < attempts && retry?.codes.includes(res.status) && mayRetry()) {
       res.body?.cancel().catch(() => {});
       await backoff(retry.backoffMs);
       continue;
@@ -237,10 +283,26 @@ function singleContentLength(h: Headers): boolean {
 }
 
 /** The size of a response's head as sent (status line aside): `name: value\r\n` per field. */
-function headBytes(res: Response): number {
+/**
+ * Why an upstream response head cannot be relayed, as the raw front's parser refuses it
+ * (http1/response-head.ts): over the size limit (fetch takes any size, so it is measured here), or a
+ * transfer coding other than chunked, whose bytes fetch passes on still coded (nginx: 502 too).
+ */
+function refusedHead(res: Response): { msg: string; error: string } | undefined {
   let n = 0;
   for (const [name, value] of res.headers) n += name.length + value.length + 4;
-  return n;
+  if (n > MAX_RESPONSE_HEAD_BYTES)
+    return {
+      msg: "upstream response head too large",
+      error: `response head over ${MAX_RESPONSE_HEAD_BYTES} bytes`,
+    };
+  const te = res.headers.get("transfer-encoding");
+  if (te !== null && te.trim().toLowerCase() !== "chunked")
+    return {
+      msg: "upstream sent an unknown transfer coding",
+      error: `Transfer-Encoding: ${te.slice(0, 64)}`,
+    };
+  return undefined;
 }
 
 /** A time limit in ms: 0 (Gateway API `0s`) and negative values mean none. */

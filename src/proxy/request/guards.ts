@@ -1,8 +1,9 @@
 /**
  * Edge guards run after routing and before a route's filters and action, in the order the architecture
  * fixes: the client address lists (auth/ip-access.ts), authentication (one immutable identity), then rate
- * limiting (which may key on that identity's verified claims). Routes without guards never come here, so
- * the plain forwarding path pays nothing for them. A route that asks for a guard the process does not
+ * limiting (which may key on that identity's verified claims); a route's WAF runs last, in the action
+ * handler.ts passes here (waf/request-check.ts), so what the others refuse costs no inspection. Routes without
+ * guards never come here, so the plain forwarding path pays nothing for them. A route that asks for a guard the process does not
  * have fails closed (500), never open.
  */
 
@@ -28,13 +29,14 @@ export interface EdgeGuards {
   readonly rateLimit?: RateLimitEnforcer;
 }
 
-/** True when the route asks for any guard; checked on the hot path, so it reads three fields only. */
+/** True when the route asks for any guard; checked on the hot path, so it reads a few fields only. */
 export function needsGuards(route: CompiledRoute): boolean {
   return (
     route.auth !== undefined ||
     route.rateLimit !== undefined ||
     route.ipAccess !== undefined ||
-    route.clientCertificate !== undefined
+    route.clientCertificate !== undefined ||
+    route.waf !== undefined
   );
 }
 

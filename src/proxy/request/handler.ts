@@ -7,19 +7,28 @@
 import { limitedLog } from "../../observability/log-limit.ts";
 import { logger } from "../../observability/logger.ts";
 import { traceUpstream } from "../../observability/tracing/trace-context.ts";
+import { type CheckedRequest, checkWaf, type InspectedBody } from "../../waf/request-check.ts";
+import { awakeBackend, notWokenResponse } from "../activation/hold.ts";
 import { balanceInput } from "../balancing/request-input.ts";
 import { pacedResponse } from "../bandwidth/paced-stream.ts";
+import { heldForward, OVERLOADED, overloadedHeaders } from "../circuit-breaker/held-forward.ts";
+import { encodedResponse } from "../compression/encoded-response.ts";
 import { runResponseFilters } from "../filters/chain.ts";
 import type { RequestContext } from "../filters/filter-types.ts";
 import { findVirtualHost, normaliseHost } from "../match/host.ts";
 import { findRoute } from "../match/routes.ts";
 import { forwardedForTrust, type ListenerState, listenerReadsProxyHeader } from "../settings.ts";
-import { type CompiledForward, type CompiledRoute, type ListenerTable, PATH_REGEX } from "../table.ts";
+import {
+  type CompiledBackend,
+  type CompiledForward,
+  type CompiledRoute,
+  type ListenerTable,
+  PATH_REGEX,
+} from "../table.ts";
 import { requestClient } from "./client-address.ts";
 import {
   CLIENT_BODY_TIMEOUT,
   CLIENT_GONE,
-  forward,
   limit,
   outlastsIdle,
   prepareClientResponse,
@@ -34,6 +43,7 @@ import { buildLocation } from "./redirect.ts";
 import { parseRequestTarget, type RequestTarget } from "./request-target.ts";
 import { errorResponse, textResponse } from "./responses.ts";
 import { dropUnderscoredFields, reportDropped } from "./underscored-fields.ts";
+import { declaredOver } from "./upload-watch.ts";
 import { forwardWebSocket } from "./websocket/forward.ts";
 import { isWebSocketUpgrade, type ProxyServer } from "./websocket/relay.ts";
 
@@ -70,6 +80,9 @@ export function handleRequest(
     info.host = rawHost;
   }
   if (refusedMethod(req.method, route)) return errorResponse(405, server);
+  // As nginx, before the guards: a declared length past the route's limit is refused unread.
+  const maxBody = route.requestBodyMaxBytes;
+  if (maxBody !== undefined && declaredOver(req.headers, maxBody)) return errorResponse(413, server);
   if (needsGuards(route)) {
     const who = requestClient(req, srv, forwardedForTrust(state), listenerReadsProxyHeader(state));
     // A request a guard refuses is logged with its client too, as on the raw front.
@@ -82,10 +95,38 @@ export function handleRequest(
       state.settings.guards,
       server,
       () => who,
-      (_identity, upstream) => runAction(req, route, upstream, rawHost, host, srv, state, table, info),
+      (_identity, upstream) =>
+        route.waf === undefined
+          ? runAction(req, route, upstream, rawHost, host, srv, state, table, info)
+          : // Last of the guards: what an address list, authentication or a rate limit refuses costs
+            // no inspection (guards.ts has the order).
+            checkWaf(route.waf, wafRequest(req, upstream, who.client, table, state), server).then(
+              (checked) =>
+                "answer" in checked
+                  ? checked.answer
+                  : runAction(req, route, upstream, rawHost, host, srv, state, table, info, checked.body),
+            ),
     );
   }
   return runAction(req, route, target, rawHost, host, srv, state, table, info);
+}
+
+function wafRequest(
+  req: Request,
+  target: RequestTarget,
+  client: string,
+  table: ListenerTable,
+  state: ListenerState,
+): CheckedRequest {
+  const { path, query } = target;
+  return {
+    req,
+    path,
+    query,
+    client,
+    serverAddress: table.address,
+    serverPort: table.port || state.boundPort,
+  };
 }
 
 function runAction(
@@ -98,13 +139,15 @@ function runAction(
   state: ListenerState,
   table: ListenerTable,
   info: RequestInfo | undefined,
+  /** The body the route's WAF already read (waf/request-check.ts); absent: none read. */
+  inspected?: InspectedBody,
 ): Response | Promise<Response> {
   const server = state.settings.serverHeader;
   try {
     const a = route.action;
     switch (a.kind) {
       case "Forward":
-        return forwardRoute(req, route, a, target, rawHost, srv, state, table, info);
+        return forwardRoute(req, route, a, target, rawHost, srv, state, table, info, inspected);
       case "Redirect": {
         const location = buildLocation(a, {
           listenerScheme: table.scheme,
@@ -141,6 +184,7 @@ async function forwardRoute(
   state: ListenerState,
   table: ListenerTable,
   info: RequestInfo | undefined,
+  inspected: InspectedBody,
 ): Promise<Response> {
   const { serverHeader, defaultUpstreamTimeoutMs } = state.settings;
   try {
@@ -176,8 +220,9 @@ async function forwardRoute(
     // A mirror copies the body forward() would read whole anyway: read first, for the filters to see.
     // A client that fails to send it gets forward()'s answer, response filters included, unmirrored.
     let res: Response | undefined;
-    let body: Uint8Array | undefined;
-    if (chain.mirrors && !ws && readsWhole(req, choice.backend?.h2c === true, limits.bytes)) {
+    let body: Uint8Array | undefined = inspected instanceof Uint8Array ? inspected : undefined;
+    const unread = inspected === undefined;
+    if (unread && chain.mirrors && !ws && readsWhole(req, choice.backend?.h2c === true, limits.bytes)) {
       const whole = await readBodyWithin(req, limits.gapMs);
       if (whole === "timeout") res = errorResponse(CLIENT_BODY_TIMEOUT, serverHeader);
       else if (whole === "aborted") res = errorResponse(CLIENT_GONE, serverHeader);
@@ -193,6 +238,7 @@ async function forwardRoute(
       timeoutMs: defaultUpstreamTimeoutMs,
       upstream: "",
       body,
+      ...(inspected instanceof ReadableStream ? { bodyStream: inspected } : {}),
       observer: state.settings.observer,
       trace: info?.trace,
     };
@@ -212,8 +258,15 @@ async function forwardRoute(
         if (res !== undefined) break;
       }
     }
+    // A backend asleep (ScaleToZeroPolicy) holds the request while it wakes (activation/hold.ts).
+    const activator = choice.backend?.activation;
+    let backend = choice.backend;
+    if (res === undefined && activator !== undefined) {
+      const woken = await awakeBackend(choice.backend as CompiledBackend, activator, ctx);
+      if ("reason" in woken) res = notWokenResponse(woken, serverHeader);
+      else backend = woken;
+    }
     if (res === undefined) {
-      const backend = choice.backend;
       if (backend === undefined || backend.bases.length === 0) {
         // Translation reports the cause once; a line per request would flood the logs under load.
         log.debug("backend unavailable", {
@@ -229,7 +282,10 @@ async function forwardRoute(
         const lift = outlastsIdle(route, defaultUpstreamTimeoutMs, idleS * 1000);
         if (lift) srv.timeout(req, 0);
         const sent = info === undefined ? 0 : performance.now();
-        const out = await forward(
+        activator?.begin();
+        // Counted in the backend's circuit breaker and the route's client cap, if any (circuit-breaker/).
+        const out = await heldForward(
+          who.client,
           ctx,
           backend,
           route,
@@ -237,21 +293,29 @@ async function forwardRoute(
           limitedLog,
           state.settings.observer,
           limits,
-          lease,
-        );
+          // A woken copy's endpoints are not the balancer's (it saw none): round robin over them.
+          backend === choice.backend ? lease : undefined,
+        ).finally(() => activator?.end());
         if (info !== undefined) {
           info.upstream = ctx.upstream;
-          info.upstreamMs = performance.now() - sent;
+          info.backend = backend.id;
+          // As on the raw front: timed and logged only when the upstream answered.
+          if (typeof out !== "number") {
+            info.upstreamMs = performance.now() - sent;
+            info.upstreamStatus = out.status;
+          }
         }
         // Lifting it applies to the connection: restored for its next idle spell (measured in Bun).
         if (lift) srv.timeout(req, idleS);
         const bandwidth = route.responseBandwidth;
-        res =
-          typeof out === "number"
-            ? errorResponse(out, serverHeader)
-            : bandwidth === undefined
-              ? prepareClientResponse(out, serverHeader)
-              : pacedResponse(prepareClientResponse(out, serverHeader), bandwidth);
+        if (typeof out === "number") {
+          res = errorResponse(out, serverHeader);
+          if (out === OVERLOADED) overloadedHeaders(res.headers);
+        } else {
+          // Compressed before pacing, so the pace counts the bytes that go out (as nginx's limit_rate).
+          const passed = encodedResponse(req, prepareClientResponse(out, serverHeader), backend.compression);
+          res = bandwidth === undefined ? passed : pacedResponse(passed, bandwidth);
+        }
       }
     }
     runResponseFilters(chain, req, res.headers);

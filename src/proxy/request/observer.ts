@@ -25,6 +25,27 @@ export interface RequestInfo {
   host?: string | null;
   /** The request's trace when tracing is on and it has one (observability/tracing/trace-context.ts). */
   trace?: RequestTrace | undefined;
+  /** The model's backend id of the endpoint used (set with `upstream`); "" when not forwarded. */
+  backend?: string;
+  /** The status the upstream answered with (the last attempt's); 0 when none answered. */
+  upstreamStatus?: number;
+  /**
+   * The request as it arrived, taken by the observer before the request path edits its headers, when the
+   * access-log format reads request fields and the line is to be written (request-observer.ts).
+   */
+  arrived?: ArrivedRequest | undefined;
+}
+
+/** What an access-log format may read of a request as the client sent it. */
+export interface ArrivedRequest {
+  /** The request-target as sent, query included (origin-form). */
+  readonly target: string;
+  /** `HTTP/1.0`, `HTTP/1.1` or `HTTP/2.0`. */
+  readonly protocol: string;
+  /** Request line, header fields and the declared body length, in bytes (docs/observability.md). */
+  readonly length: number;
+  /** A field as sent, repeated ones joined with ", "; null when absent. `lower`: a lower-case name. */
+  header(lower: string): string | null;
 }
 
 export interface RequestObserver {
@@ -79,6 +100,19 @@ export type MirrorOutcome = "answered" | "failed" | "skipped_streamed_body" | "s
  * failed, its certificate refused (502). */
 export type UpstreamFailure = "connect" | "timeout" | "tls";
 
+/** What an observer may read of the raw front's parsed head (raw-front/http1/request-head.ts). */
+export interface RawRequestHead {
+  readonly method: string;
+  readonly target: string;
+  readonly http10: boolean;
+  readonly fieldCount: number;
+  /** Body length for a Content-Length body, else 0. */
+  readonly contentLength: number;
+  rawName(i: number): string;
+  value(i: number): string;
+  nameIs(i: number, lower: string): boolean;
+}
+
 /** What the raw-socket front's fast path tells an observer about a request it served. */
 export interface RawExchange {
   readonly method: string;
@@ -90,6 +124,25 @@ export interface RawExchange {
   readonly status: number;
   /** Content-Length of the response, -1 when not known. */
   readonly bytes: number;
+  /** The request's head, read only when an access-log line that names request fields is written. */
+  readonly head?: RawRequestHead;
+}
+
+/** The protocol of requests the Bun.serve app gets from node:http2 or the raw front's relay. */
+const protocols = new WeakMap<Request, string>();
+
+/** `req` arrived over `protocol` (`HTTP/2.0`, `HTTP/1.0`): set where the request is made or relayed. */
+export function markProtocol(req: Request, protocol: string): void {
+  protocols.set(req, protocol);
+}
+
+/**
+ * The protocol `req` arrived over: as marked, else `HTTP/1.1`. Bun.serve tells no version: an HTTP/1.0
+ * client of the Bun front (answered as HTTP/1.1) and h2c with prior knowledge on its plain-HTTP
+ * listeners read as HTTP/1.1 (docs/observability.md).
+ */
+export function requestProtocol(req: Request): string {
+  return protocols.get(req) ?? "HTTP/1.1";
 }
 
 /** A fresh RequestInfo for a request that arrived now. */
@@ -103,5 +156,8 @@ export function startedInfo(): RequestInfo {
     unlogged: false,
     host: undefined,
     trace: undefined,
+    backend: "",
+    upstreamStatus: 0,
+    arrived: undefined,
   };
 }

@@ -26,6 +26,7 @@ export const STATUS_TEXT: Readonly<Record<number, string>> = {
   404: "Not Found\n",
   405: "Method Not Allowed\n",
   408: "Request Timeout\n",
+  413: "Content Too Large\n",
   500: "Internal Server Error\n",
   502: "Bad Gateway\n",
   503: "Service Unavailable\n",

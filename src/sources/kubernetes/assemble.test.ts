@@ -28,6 +28,7 @@ const empty = {
   AuthPolicy: [],
   RateLimitPolicy: [],
   BackendTrafficPolicy: [],
+  ScaleToZeroPolicy: [],
   HTTPRouteFilter: [],
 };
 

@@ -30,12 +30,21 @@ export class ClusterRuntime {
   readonly writer: StatusWriter | undefined;
   /** The leader's managed Service per Gateway (`--gateway-services`). */
   readonly services: GatewayServices | undefined;
+  /** The API client (activation scales workloads through it, sources/kubernetes/workload-scaler.ts). */
+  readonly client: KubeClient;
   readonly #config: ServeConfig;
 
-  constructor(config: ServeConfig, onSnapshot: (snapshot: ResourceSnapshot) => void) {
+  constructor(
+    config: ServeConfig,
+    onSnapshot: (snapshot: ResourceSnapshot) => void,
+    /** Each EndpointSlice event as it arrives (activation's short path, kube-source.ts). */
+    onEndpointSlice?: (slice: RawObject) => void,
+  ) {
     this.#config = config;
     const client = new KubeClient(loadKubeConfig(config.kubeconfig));
+    this.client = client;
     this.source = new KubernetesSource(client, onSnapshot, {
+      ...(onEndpointSlice ? { onEndpointSlice } : {}),
       debounceMs: config["debounce-ms"],
       // No object names the default certificate's Secret; without this its data would be dropped.
       alwaysSecrets: config["default-certificate"] ? [config["default-certificate"]] : [],

@@ -11,6 +11,8 @@ export type RawObject = KubernetesObject & Record<string, unknown>;
 export interface KindInformerOptions {
   /** Any add, update or delete (also those found by a re-list). */
   readonly onChange: () => void;
+  /** Each added or updated object as it arrives, before the debounce (activation's short path). */
+  readonly onObject?: (obj: RawObject) => void;
   /** Applied to every object before it is cached (Secrets: drop the data of unreferenced ones). */
   readonly transform?: (obj: RawObject) => RawObject;
   /** A watch with no byte for this long is dropped and resumed (default 30 s; bookmarks keep it alive). */
@@ -79,8 +81,15 @@ export class KindInformer {
         ),
     } as unknown as Watch;
     this.#lw = new ListWatch<RawObject>(resourcePath(resource), withBookmarks, () => this.#list(), false);
-    this.#lw.on("add", () => this.#changed());
-    this.#lw.on("update", () => this.#changed());
+    const onObject = opts.onObject;
+    this.#lw.on("add", (obj) => {
+      onObject?.(obj);
+      this.#changed();
+    });
+    this.#lw.on("update", (obj) => {
+      onObject?.(obj);
+      this.#changed();
+    });
     this.#lw.on("delete", () => this.#changed());
     this.#lw.on("error", (err) => this.#failed(err));
   }

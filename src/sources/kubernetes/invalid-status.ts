@@ -11,7 +11,7 @@ import type { ObjectStatus } from "../../status/types.ts";
 import type { InvalidObject } from "./assemble.ts";
 
 const policyGroup = "gatehouse.dev";
-const policyKinds = new Set(["AuthPolicy", "RateLimitPolicy", "BackendTrafficPolicy"]);
+const policyKinds = new Set(["AuthPolicy", "RateLimitPolicy", "BackendTrafficPolicy", "ScaleToZeroPolicy"]);
 
 interface RawRef {
   readonly group?: unknown;

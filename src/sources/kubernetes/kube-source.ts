@@ -31,6 +31,12 @@ export interface KubernetesSourceOptions {
   /** Our GatewayClasses' `spec.controllerName`: skipped objects are reported only when they ask
    * something of a Gateway of ours (skipped-relevance.ts). Absent: none is reported. */
   readonly gatewayController?: string;
+  /**
+   * Each EndpointSlice added or changed, the moment its event arrives: activation releases requests held
+   * for a waking backend at once (proxy/activation/endpoint-wake.ts) instead of after the debounce and a
+   * full translate (which still follow).
+   */
+  readonly onEndpointSlice?: (slice: RawObject) => void;
 }
 
 /** How often, at most, a change of a skipped kind is compared with what was reported. */
@@ -96,6 +102,7 @@ export class KubernetesSource {
         kind,
         new KindInformer(client, watchedResources[kind], {
           onChange: () => this.#changed(),
+          ...(kind === "EndpointSlice" && opts.onEndpointSlice ? { onObject: opts.onEndpointSlice } : {}),
           transform: this.#transform(kind),
           watchIdleMs: opts.watchIdleMs,
           forbiddenIsEmpty: mayBeForbidden.has(kind),

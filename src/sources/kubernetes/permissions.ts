@@ -15,6 +15,8 @@ export interface Permission {
  * - get secrets: a Secret cached without its data is read when a listener or Ingress starts to use it;
  * - get configmaps: likewise a ConfigMap, when an Ingress's `custom-headers` starts to name it;
  * - get and patch `/status` of the kinds we write status for (get: re-read after 409 Conflict);
+ * - get and patch the `scale` subresource of Deployments and StatefulSets (ScaleToZeroPolicy: wake and
+ *   scale to zero, workload-scaler.ts), never the workloads themselves;
  * Namespaced, a Role in the gateway's own namespace: Leases get, create, update (leader election);
  * Services create, update, delete (`--gateway-services`: one per Gateway, in that namespace only).
  */
@@ -32,6 +34,8 @@ export function clusterPermissions(): Permission[] {
     out.push({ group: r.group, resource: r.plural, verb: "get" });
     out.push({ group: r.group, resource: `${r.plural}/status`, verb: "patch" });
   }
+  for (const resource of ["deployments/scale", "statefulsets/scale"])
+    for (const verb of ["get", "patch"]) out.push({ group: "apps", resource, verb });
   return out;
 }
 

@@ -44,6 +44,7 @@ export const watchedResources: Readonly<Record<KnownKind, ApiResource>> = {
     "backendtrafficpolicies",
     true,
   ),
+  ScaleToZeroPolicy: res("ScaleToZeroPolicy", "gatehouse.dev", "v1alpha1", "scaletozeropolicies", true),
   HTTPRouteFilter: res("HTTPRouteFilter", "gatehouse.dev", "v1alpha1", "httproutefilters", true),
 };
 
@@ -55,12 +56,14 @@ export const watchedResources: Readonly<Record<KnownKind, ApiResource>> = {
  * and fail closed). Every other kind stays required: without it the configuration would be wrong, not
  * short. BackendTLSPolicy too: unseen, its Services would be spoken to in cleartext. BackendTrafficPolicy
  * may be forbidden: unseen, its Services are served unchecked (every ready endpoint takes traffic, as
- * before the policy existed), which the informer's warning says. (A 404, the CRD not installed, counts as
+ * before the policy existed), which the informer's warning says. ScaleToZeroPolicy too: unseen, its Services
+ * answer 503 while they have no endpoint, as before the policy existed. (A 404, the CRD not installed, counts as
  * empty for every kind: then no policy can exist.)
  */
 export const mayBeForbidden: ReadonlySet<KnownKind> = new Set<KnownKind>([
   "ConfigMap",
   "BackendTrafficPolicy",
+  "ScaleToZeroPolicy",
 ]);
 
 /**
@@ -92,6 +95,7 @@ export const statusResources: Readonly<Record<string, ApiResource>> = {
   AuthPolicy: watchedResources.AuthPolicy,
   RateLimitPolicy: watchedResources.RateLimitPolicy,
   BackendTrafficPolicy: watchedResources.BackendTrafficPolicy,
+  ScaleToZeroPolicy: watchedResources.ScaleToZeroPolicy,
   BackendTLSPolicy: watchedResources.BackendTLSPolicy,
 };
 

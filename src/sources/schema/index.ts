@@ -8,6 +8,7 @@ import type * as GRPCRouteSchemas from "./grpcroute.ts";
 import type * as NetworkingSchemas from "./networking.ts";
 import type * as PolicySchemas from "./policies.ts";
 import type * as RouteFilterSchemas from "./route-filter.ts";
+import type * as ScalePolicySchemas from "./scale-policy.ts";
 import type * as StreamRouteSchemas from "./stream-routes.ts";
 import type * as TLSRouteSchemas from "./tlsroute.ts";
 import type * as TrafficPolicySchemas from "./traffic-policy.ts";
@@ -30,6 +31,7 @@ const modules = {
   tlsRoute: () => require("./tlsroute.ts") as typeof TLSRouteSchemas,
   streamRoutes: () => require("./stream-routes.ts") as typeof StreamRouteSchemas,
   trafficPolicy: () => require("./traffic-policy.ts") as typeof TrafficPolicySchemas,
+  scalePolicy: () => require("./scale-policy.ts") as typeof ScalePolicySchemas,
 };
 
 /** Each kind we read: its schema and the snapshot field its objects go into. */
@@ -154,6 +156,12 @@ export const knownKinds = {
       return modules.trafficPolicy().backendTrafficPolicy;
     },
   },
+  ScaleToZeroPolicy: {
+    field: "scaleToZeroPolicies",
+    get schema() {
+      return modules.scalePolicy().scaleToZeroPolicy;
+    },
+  },
   HTTPRouteFilter: {
     field: "httpRouteFilters",
     get schema() {
@@ -210,7 +218,7 @@ export function parseObject(
  * the experimental channel must not get the whole object refused), so that `unknownFieldsWarning`
  * reports them instead. The other kinds refuse unknown fields (Ingress, core) or their spec is judged by
  * translation, which refuses unknown fields itself (AuthPolicy, RateLimitPolicy, BackendTrafficPolicy,
- * HTTPRouteFilter).
+ * ScaleToZeroPolicy, HTTPRouteFilter).
  */
 export const lenientKinds: ReadonlySet<KnownKind> = new Set<KnownKind>([
   "GatewayClass",

@@ -137,6 +137,11 @@ export function ingressRateLimitName(namespace: string, name: string): string {
   return `ingress/${namespace}/${name}`;
 }
 
+/** `ingress/<ns>/<name>`: the zone an Ingress's `limit-connections` counts each client in (one per Ingress). */
+export function ingressConnectionZoneName(namespace: string, name: string): string {
+  return `ingress/${namespace}/${name}`;
+}
+
 /**
  * `<ns>/<service>:<port>` with the Service port number. When the port cannot be resolved to a number
  * (unknown Service or port name) the requested name stands in, so distinct broken references stay distinct.

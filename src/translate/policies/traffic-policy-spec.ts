@@ -1,17 +1,24 @@
 /**
  * The spec of a BackendTrafficPolicy, judged field by field (the source schema checks only the envelope
  * and targetRefs, so a wrong policy still gets an `Invalid` condition naming the field). Names and
- * defaults are Envoy Gateway's `healthCheck.passive` (its BackendTrafficPolicy), so a policy written for
- * it reads the same here. Unknown fields are errors, and fields Gatehouse does not do yet (active health
+ * defaults are Envoy Gateway's `healthCheck.passive`, `compression` (compression-spec.ts) and
+ * `circuitBreaker` (circuit-breaker-spec.ts; its
+ * BackendTrafficPolicy), so a policy written for it reads the same here. Unknown fields are errors, and fields Gatehouse does not do yet (active health
  * checks, Envoy Gateway's other BackendTrafficPolicy fields) are refused by name: a policy is applied
  * whole or not at all, never in part without a word.
  */
 import type { PassiveHealthCheck } from "../../model/index.ts";
 import { parseDuration } from "../common/durations.ts";
+import { type PolicyCircuitBreaker, parseCircuitBreakerSpec } from "./circuit-breaker-spec.ts";
+import { type PolicyCompression, parseCompressionSpec } from "./compression-spec.ts";
 
-/** What a valid policy sets; `undefined` passive: the policy sets nothing (a warning says so). */
+/** What a valid policy sets; both undefined: the policy sets nothing (a warning says so). */
 export interface TrafficPolicySettings {
   readonly passive: PassiveHealthCheck | undefined;
+  /** `spec.compression`; undefined: not set (the gateway's `--compression` applies). */
+  readonly compression?: PolicyCompression;
+  /** `spec.circuitBreaker` (circuit-breaker-spec.ts); undefined: not set, no caps. */
+  readonly circuitBreaker?: PolicyCircuitBreaker;
 }
 
 /** Envoy Gateway's defaults (gateway.envoyproxy.io/v1alpha1 PassiveHealthCheck). */
@@ -28,10 +35,8 @@ export const passiveDefaults: PassiveHealthCheck = {
 /** Envoy Gateway BackendTrafficPolicy fields Gatehouse does not do (yet): refused by name. */
 const notYet: Readonly<Record<string, string>> = {
   loadBalancer: "load balancing by policy (ingress-nginx load-balance / upstream-hash-by annotations do it)",
-  circuitBreaker: "circuit breaking",
   retry: "retries by policy (HTTPRoute retry and ingress-nginx proxy-next-upstream do them)",
   timeout: "timeouts by policy (HTTPRoute timeouts and ingress-nginx proxy-*-timeout do them)",
-  compression: "compression",
   rateLimit: "rate limits here (a gatehouse.dev RateLimitPolicy does them)",
   faultInjection: "fault injection",
   tcpKeepalive: "TCP keepalive settings",
@@ -57,10 +62,23 @@ const passiveFields = new Set([
 /** The policy's settings, or why it cannot be applied (one message naming the field). */
 export function parseTrafficPolicySpec(spec: Record<string, unknown>): TrafficPolicySettings | string {
   for (const key of Object.keys(spec)) {
-    if (key === "targetRefs" || key === "healthCheck") continue;
+    if (key === "targetRefs" || key === "healthCheck" || key === "compression" || key === "circuitBreaker")
+      continue;
     const what = notYet[key];
     return what !== undefined ? `spec.${key}: ${what} is not implemented yet` : `spec.${key}: unknown field`;
   }
+  const health = parseHealthCheck(spec);
+  if (typeof health === "string") return health;
+  const cb = spec.circuitBreaker;
+  const circuitBreaker = cb === undefined || cb === null ? undefined : parseCircuitBreakerSpec(cb);
+  if (typeof circuitBreaker === "string") return circuitBreaker;
+  const withBreaker = circuitBreaker === undefined ? health : { ...health, circuitBreaker };
+  if (spec.compression === undefined || spec.compression === null) return withBreaker;
+  const compression = parseCompressionSpec(spec.compression);
+  return typeof compression === "string" ? compression : { ...withBreaker, compression };
+}
+
+function parseHealthCheck(spec: Record<string, unknown>): TrafficPolicySettings | string {
   const hc = spec.healthCheck;
   if (hc === undefined || hc === null) return { passive: undefined };
   if (typeof hc !== "object" || Array.isArray(hc)) return "spec.healthCheck: must be an object";

@@ -1,13 +1,15 @@
 /**
  * BackendTrafficPolicies onto the built model's backends: a policy names core Services in its own
  * namespace (GEP-713 targetRefs; `sectionName` one port by name), and every backend of such a Service
- * port gets the policy's `healthCheck` (docs/traffic-policy.md). A policy naming the port is more
- * specific than one naming the whole Service and applies there instead (neither is Conflicted, as for
- * BackendTLSPolicy); several on the very same target: the oldest wins (creationTimestamp, then
- * namespace/name) and the others are Conflicted there. An invalid policy applies nowhere (there is
- * nothing to fail closed: its backends are served unchecked) and says why on every target it found.
+ * port gets the policy's `healthCheck` and `compression` (docs/traffic-policy.md); every other backend
+ * gets the gateway's compression (`--compression`, compression-spec.ts), if it has one. A policy naming
+ * the port is more specific than one naming the whole Service and applies there instead (neither is
+ * Conflicted, as for BackendTLSPolicy); several on the very same target: the oldest wins
+ * (creationTimestamp, then namespace/name) and the others are Conflicted there. An invalid policy
+ * applies nowhere (there is nothing to fail closed: its backends are served as without it) and says why
+ * on every target it found.
  */
-import type { Backend, GatewayModel, Problem, SourceRef } from "../../model/index.ts";
+import type { Backend, GatewayModel, PassiveHealthCheck, Problem, SourceRef } from "../../model/index.ts";
 import type { Service } from "../../sources/schema/core.ts";
 import { policyGroup } from "../../sources/schema/groups.ts";
 import type { BackendTrafficPolicy } from "../../sources/schema/traffic-policy.ts";
@@ -17,6 +19,8 @@ import type { ObjectStatus } from "../../status/types.ts";
 import { arrayOf, creationMillis, sourceRef } from "../common/objects.ts";
 import { internalProblem, problem } from "../common/problems.ts";
 import { compareSourceAge, compareStrings, type SourceOrder } from "../common/sort.ts";
+import { circuitBreakerOf, circuitBreakerWarning, setsCaps } from "./circuit-breaker-spec.ts";
+import { type CompressionDefaults, compressionDefaults, effectiveCompression } from "./compression-spec.ts";
 import type { AncestorResult } from "./policy-attachment.ts";
 import { policyProblems, policyStatus } from "./policy-status.ts";
 import { canEject, parseTrafficPolicySpec, type TrafficPolicySettings } from "./traffic-policy-spec.ts";
@@ -43,6 +47,8 @@ export function applyBackendTrafficPolicies(
   snapshot: ResourceSnapshot,
   services: ReadonlyMap<string, Service>,
   controllerName: string,
+  /** The gateway's compression (`--compression*`), each policy's base. */
+  compression: CompressionDefaults = compressionDefaults,
 ): TrafficPolicyTranslation {
   const problems: Problem[] = [];
   const candidates: Candidate[] = [];
@@ -61,7 +67,8 @@ export function applyBackendTrafficPolicies(
       problems.push(internalProblem(ref, err));
     }
   }
-  if (candidates.length === 0) return { model, statuses: [], problems };
+  if (candidates.length === 0)
+    return { model: withPolicies(model, services, new Map(), compression), statuses: [], problems };
   candidates.sort((a, b) => compareSourceAge(a.order, b.order));
   const winners: Winners = new Map();
   const ancestors = new Map<Candidate, AncestorResult[]>();
@@ -77,24 +84,29 @@ export function applyBackendTrafficPolicies(
       controllerName,
       ancestors: ancestors.get(c) ?? [],
       ...(typeof c.settings === "string"
-        ? { invalid: `${c.settings}; the policy is not applied (its backends are served unchecked)` }
+        ? { invalid: `${c.settings}; the policy is not applied (its backends are served as without it)` }
         : {}),
     };
     statuses.push(policyStatus(input));
     problems.push(...policyProblems(input));
-    if (typeof c.settings !== "string" && (c.settings.passive === undefined || !canEject(c.settings.passive)))
-      problems.push(
-        problem(
-          c.ref,
-          "NoEffect",
-          c.settings.passive === undefined
-            ? "sets no healthCheck.passive: the policy changes nothing"
-            : "every consecutive count of healthCheck.passive is 0: no endpoint is ever ejected",
-          "warning",
-        ),
-      );
+    const why = typeof c.settings === "string" ? undefined : noEffect(c.settings);
+    if (why !== undefined) problems.push(problem(c.ref, "NoEffect", why, "warning"));
+    const cb = typeof c.settings === "string" ? undefined : c.settings.circuitBreaker;
+    const pending = cb === undefined ? undefined : circuitBreakerWarning(cb);
+    if (pending !== undefined) problems.push(problem(c.ref, "NoEffect", pending, "warning"));
   }
-  return { model: withHealthChecks(model, services, winners), statuses, problems };
+  return { model: withPolicies(model, services, winners, compression), statuses, problems };
+}
+
+/** Why a valid policy changes nothing, if it does not. */
+function noEffect(s: TrafficPolicySettings): string | undefined {
+  if (s.compression !== undefined) return undefined;
+  if (s.circuitBreaker !== undefined && setsCaps(s.circuitBreaker)) return undefined;
+  if (s.passive === undefined)
+    return "sets no healthCheck.passive, no compression and no circuitBreaker: the policy changes nothing";
+  if (!canEject(s.passive))
+    return "every consecutive count of healthCheck.passive is 0: no endpoint is ever ejected";
+  return undefined;
 }
 
 /** The policy's outcome on each of its targets; valid policies claim the targets they win. */
@@ -144,26 +156,47 @@ function attach(c: Candidate, services: ReadonlyMap<string, Service>, winners: W
   return results;
 }
 
-/** Every backend of a targeted Service port with its winning policy's health check. */
-function withHealthChecks(
+/**
+ * Every backend of a targeted Service port with its winning policy's health check and compression;
+ * the others with the gateway's compression. The flags' compression is one object shared by them all.
+ */
+function withPolicies(
   model: GatewayModel,
   services: ReadonlyMap<string, Service>,
   winners: Winners,
+  defaults: CompressionDefaults,
 ): GatewayModel {
-  if (winners.size === 0) return model;
+  if (winners.size === 0 && defaults.codings.length === 0) return model;
+  const flags = effectiveCompression(defaults, undefined);
   let changed = false;
   const backends: Record<string, Backend> = {};
   for (const [id, b] of Object.entries(model.backends)) {
     const key = `${b.service.namespace}/${b.service.name}`;
     const portName = arrayOf(services.get(key)?.spec?.ports).find((p) => p?.port === b.service.port)?.name;
     const c = (portName ? winners.get(`${key}#${portName}`) : undefined) ?? winners.get(key);
-    const passive = c === undefined || typeof c.settings === "string" ? undefined : c.settings.passive;
-    if (c === undefined || passive === undefined || !canEject(passive)) {
+    const settings = c === undefined || typeof c.settings === "string" ? undefined : c.settings;
+    const passive = settings?.passive;
+    const own = settings?.compression;
+    const compression =
+      own === undefined || c === undefined
+        ? flags
+        : effectiveCompression(defaults, { settings: own, source: c.ref });
+    const health = c !== undefined && passive !== undefined && canEject(passive);
+    const cb = settings?.circuitBreaker;
+    const circuitBreaker = cb === undefined || c === undefined ? undefined : circuitBreakerOf(cb, c.ref);
+    if (!health && compression === undefined && circuitBreaker === undefined) {
       backends[id] = b;
       continue;
     }
     changed = true;
-    backends[id] = { ...b, healthCheck: { source: c.ref, passive } };
+    backends[id] = {
+      ...b,
+      ...(health
+        ? { healthCheck: { source: (c as Candidate).ref, passive: passive as PassiveHealthCheck } }
+        : {}),
+      ...(compression !== undefined ? { compression } : {}),
+      ...(circuitBreaker !== undefined ? { circuitBreaker } : {}),
+    };
   }
   return changed ? { ...model, backends } : model;
 }

@@ -8,7 +8,7 @@
 
 import { heapStats } from "bun:jsc";
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { AccessLog } from "../../../src/observability/access-log.ts";
+import { AccessLog } from "../../../src/observability/access-log/access-log.ts";
 import { GatewayMetrics } from "../../../src/observability/metrics.ts";
 import { MetricsAndAccessLog } from "../../../src/observability/request-observer.ts";
 import { GatewayServer } from "../../../src/proxy/listeners/server.ts";

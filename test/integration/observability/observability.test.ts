@@ -3,7 +3,7 @@
  * clients cannot grow the metrics or the heap is in memory.test.ts.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { AccessLog } from "../../../src/observability/access-log.ts";
+import { AccessLog } from "../../../src/observability/access-log/access-log.ts";
 import { GatewayMetrics } from "../../../src/observability/metrics.ts";
 import { MetricsAndAccessLog } from "../../../src/observability/request-observer.ts";
 import { GatewayServer } from "../../../src/proxy/listeners/server.ts";

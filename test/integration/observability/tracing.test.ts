@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { randomBytes } from "node:crypto";
-import { AccessLog } from "../../../src/observability/access-log.ts";
+import { AccessLog } from "../../../src/observability/access-log/access-log.ts";
 import { GatewayMetrics } from "../../../src/observability/metrics.ts";
 import { MetricsAndAccessLog } from "../../../src/observability/request-observer.ts";
 import { startTracing, type Tracing } from "../../../src/observability/tracing/tracing.ts";

@@ -7,7 +7,7 @@
  * `--front bun` asking for them is refused at start.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { AccessLog } from "../../../src/observability/access-log.ts";
+import { AccessLog } from "../../../src/observability/access-log/access-log.ts";
 import { setLogSink } from "../../../src/observability/logger.ts";
 import { GatewayMetrics } from "../../../src/observability/metrics.ts";
 import { MetricsAndAccessLog } from "../../../src/observability/request-observer.ts";

@@ -5,10 +5,12 @@
  * (`upstreamReadTimeoutMs`, nginx's `proxy_read_timeout`), freeing both connections, instead of holding
  * them until the client's idle timeout. One that closes short of its Content-Length is a 502 (before the
  * head is out) or a cut the client sees, never an orderly end or a 500. The backend is a raw socket, so
- * it can send what no HTTP library would.
+ * it can send what no HTTP library would. A transfer coding other than chunked (`gzip, chunked`) is a 502
+ * as in nginx: relayed, its bytes would reach the client still coded with the coding's name dropped.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { connect } from "node:net";
+import { gzipSync } from "node:zlib";
 import type { Socket, TCPSocketListener } from "bun";
 import { setLogSink } from "../../../src/observability/logger.ts";
 import { GatewayServer } from "../../../src/proxy/listeners/server.ts";
@@ -40,6 +42,15 @@ function answer(s: Socket<undefined>, chunk: Buffer): void {
   if (/^GET (\/relayed)?\/short /.test(chunk.toString("latin1"))) {
     // The differential run's `short-body` fault: 10 of 100 bytes, then the connection closes.
     s.write("HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n0123456789");
+    s.end();
+    return;
+  }
+  if (/^GET (\/relayed)?\/coded /.test(chunk.toString("latin1"))) {
+    const body = gzipSync("hello");
+    s.write(`HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked\r\nConnection: close\r\n\r\n`);
+    s.write(`${body.length.toString(16)}\r\n`);
+    s.write(body);
+    s.write("\r\n0\r\n\r\n");
     s.end();
     return;
   }
@@ -112,6 +123,11 @@ forEachFront("hostile upstreams", (front) => {
       expect((await wireGet(port, `/head/${size}`, "up.example")).status).toBe(502);
     const ok = await wireGet(port, `/head/${60 * 1024}`, "up.example");
     expect([ok.status, ok.headers["x-big"]?.length, ok.body]).toEqual([200, 60 * 1024, "ok"]);
+  });
+
+  test("a transfer coding other than chunked is a 502, never relayed still coded", async () => {
+    for (const path of ["/coded", "/relayed/coded"])
+      expect([path, (await wireGet(port, path, "up.example")).status]).toEqual([path, 502]);
   });
 
   /** One GET on a fresh connection: everything the gateway sent until it closed. */

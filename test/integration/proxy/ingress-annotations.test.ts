@@ -1,6 +1,6 @@
 /**
  * Never open, on the wire: an Ingress asking for access controls Gatehouse does not enforce
- * (`enable-modsecurity`, `limit-connections`) answers 403 with a problem+json body to an
+ * (`modsecurity-snippet`, `auth-proxy-set-headers`) answers 403 with a problem+json body to an
  * anonymous client at 127.0.0.1, on every path and on both fronts, and its backend sees nothing; an
  * Ingress beside it is served. `--allow-unenforced-annotations` serves it open, as the operator asked.
  */
@@ -16,8 +16,8 @@ import { forEachFront } from "../../helpers/fronts.ts";
 import { startTestGateway } from "../../helpers/test-gateway.ts";
 
 const guarded: Record<string, string> = {
-  "nginx.ingress.kubernetes.io/enable-modsecurity": "true",
-  "nginx.ingress.kubernetes.io/limit-connections": "5",
+  "nginx.ingress.kubernetes.io/modsecurity-snippet": "SecRuleEngine On",
+  "nginx.ingress.kubernetes.io/auth-proxy-set-headers": "shop/auth-headers",
 };
 
 function manifests(port: number): string {
@@ -85,8 +85,8 @@ forEachFront("an Ingress with access controls Gatehouse does not enforce", (fron
       expect(res.headers.get("content-type")).toBe("application/problem+json");
       const body = (await res.json()) as { status: number; detail: string };
       expect(body.status).toBe(403);
-      expect(body.detail).toContain("nginx.ingress.kubernetes.io/enable-modsecurity");
-      expect(body.detail).toContain("nginx.ingress.kubernetes.io/limit-connections");
+      expect(body.detail).toContain("nginx.ingress.kubernetes.io/modsecurity-snippet");
+      expect(body.detail).toContain("nginx.ingress.kubernetes.io/auth-proxy-set-headers");
     }
     expect(echo.requests).toBe(before);
     const open = await get(port, "open.test");

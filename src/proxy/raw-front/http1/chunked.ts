@@ -3,6 +3,7 @@
  * body ends — the point request smuggling attacks — and hands out the payload ranges for re-framing.
  * Strict: CRLF only, hex sizes of at most 12 digits (256 TiB, so no overflow), extensions without
  * CTLs, trailer lines checked like header lines and bounded in size. Payload bytes are never copied.
+ * `writeChunk` frames a payload again for the upstream.
  */
 import { hexValue } from "./chars.ts";
 
@@ -21,6 +22,22 @@ const DONE = 10;
 const MAX_SIZE_DIGITS = 12;
 /** Bytes of extensions on one size line, and of all trailer lines together. */
 const MAX_META_BYTES = 16 * 1024;
+
+const CRLF = Buffer.from("\r\n");
+/** The end of a chunked body without trailers. */
+export const LAST_CHUNK = Buffer.from("0\r\n\r\n");
+
+/** Writes `buf[start, end)` as one chunk; false when `out` is backlogged (its last write's answer). */
+export function writeChunk(
+  out: { write(data: Uint8Array): boolean },
+  buf: Buffer,
+  start: number,
+  end: number,
+): boolean {
+  out.write(Buffer.from(`${(end - start).toString(16)}\r\n`, "latin1"));
+  out.write(buf.subarray(start, end));
+  return out.write(CRLF);
+}
 
 /** Receives payload bytes `buf[start, end)`. */
 export type PayloadSink = (buf: Buffer, start: number, end: number) => void;

@@ -5,6 +5,8 @@
  */
 
 import { STATUS_CODES } from "node:http";
+import type { ContentCoding } from "../../../model/index.ts";
+import { editEncodedFields } from "../../compression/response-rules.ts";
 import type { ResponseFilter } from "../../filters/filter-types.ts";
 import { HOP_BY_HOP } from "../../request/hop-by-hop.ts";
 import { STATUS_TEXT } from "../../request/responses.ts";
@@ -170,12 +172,39 @@ function kept(res: ResponseHead, i: number, edit: ResponseHeaderEdit | undefined
   return true;
 }
 
-/** The route has response filters: the same steps as handler.ts on a Headers object, serialised. */
+/**
+ * `passedOnHead` for a body we compress (compression/): the upstream's fields edited as the full
+ * request path edits them (response-rules.ts: Content-Encoding, Vary, no Content-Length, a weak ETag),
+ * before the route's response filters; the body goes out chunked when `chunkedOut`, else until close.
+ */
+export function encodedHead(
+  coding: ContentCoding,
+  res: ResponseHead,
+  serverHeader: string,
+  chunkedOut: boolean,
+  close: boolean,
+  http10Client: boolean,
+  filters: readonly ResponseFilter[],
+  edit?: ResponseHeaderEdit,
+  body?: Buffer,
+  bodyStart = 0,
+  bodyEnd = body === undefined ? 0 : body.length,
+): Buffer {
+  const tail = TAILS[(chunkedOut ? 1 : 0) | (close ? 2 : 0) | (http10Client ? 4 : 0)] as string;
+  const fields = filteredFields(res, serverHeader, filters, edit, coding);
+  return withBody(`HTTP/1.1 ${res.status} ${res.reason}\r\n${fields}${tail}`, body, bodyStart, bodyEnd);
+}
+
+/**
+ * The route has response filters (or its body is compressed with `coding`): the same steps as
+ * handler.ts on a Headers object, serialised.
+ */
 function filteredFields(
   res: ResponseHead,
   serverHeader: string,
   filters: readonly ResponseFilter[],
   edit: ResponseHeaderEdit | undefined,
+  coding?: ContentCoding,
 ): string {
   const { names, values } = res;
   const named = res.connection;
@@ -184,13 +213,15 @@ function filteredFields(
     const name = names[i] as string;
     if (!HOP.has(name) && !named.includes(name)) h.append(name, values[i] as string);
   }
+  if (coding !== undefined) editEncodedFields(h, coding);
   if (!h.has("server")) h.set("server", serverHeader);
   if (!h.has("date")) h.set("date", httpDate());
   for (const f of filters) f(NO_REQUEST, h);
   if (edit !== undefined) applyEdit(h, edit);
-  // The body is passed on as the upstream framed it: its Content-Length cannot be edited away.
+  // The body is passed on as the upstream framed it (or compressed, then chunked): its Content-Length
+  // cannot be edited in or away.
   h.delete("content-length");
-  if (res.bodyKind === RES_LENGTH) h.set("content-length", String(res.contentLength));
+  if (res.bodyKind === RES_LENGTH && coding === undefined) h.set("content-length", String(res.contentLength));
   return serialiseHeaders(h);
 }
 

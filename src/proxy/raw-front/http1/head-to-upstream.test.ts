@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import type { RequestContext } from "../../filters/filter-types.ts";
-import { RELAYED_CLIENT_HEADER } from "../../request/client-address.ts";
+import { RELAYED_CLIENT_HEADER, RELAYED_PROTOCOL_HEADER } from "../../request/client-address.ts";
 import { parseRelayedTls, RELAYED_TLS_HEADER } from "../../request/client-tls.ts";
 import { isSaneRequestId, prepareUpstreamHeaders } from "../../request/forwarded-headers.ts";
 import { claimEditOf } from "../edge-guards.ts";
@@ -182,6 +182,7 @@ describe("internalHead (slow path)", () => {
     expect(f.get("connection")).toBe("x-hop");
     expect(f.get("x-hop")).toBe("1");
     expect(f.has("expect")).toBe(false);
+    expect(f.has(RELAYED_PROTOCOL_HEADER)).toBe(false);
   });
 
   test("absolute-form: origin-form target and one Host line, the authority routing saw", () => {
@@ -215,10 +216,15 @@ describe("internalHead (slow path)", () => {
     ]);
   });
 
-  test("HTTP/1.0 keeps its version and asks for keep-alive on the internal connection", () => {
-    const wire = internalHead(head("GET / HTTP/1.0\r\n\r\n"), "1.2.3.4");
+  test("HTTP/1.0 keeps its version, names it for the access log and asks for keep-alive on the internal connection", () => {
+    const wire = internalHead(
+      head(`GET / HTTP/1.0\r\n${RELAYED_PROTOCOL_HEADER}: HTTP/2.0\r\n\r\n`),
+      "1.2.3.4",
+    );
     expect(wire.startsWith("GET / HTTP/1.0\r\n")).toBe(true);
     expect(fields(wire).get("connection")).toBe("keep-alive");
+    expect(fields(wire).get(RELAYED_PROTOCOL_HEADER)).toBe("HTTP/1.0");
+    expect(wire.split(RELAYED_PROTOCOL_HEADER).length).toBe(2); // the client's own is dropped
   });
 });
 

@@ -183,8 +183,11 @@ export function parseResponseHead(
   let reusable = !connection.includes("close") && (!http10 || connection.includes("keep-alive"));
   if (noBody || status < 200 || status === 204 || status === 304) bodyKind = RES_NONE;
   else if (te !== null) {
+    // Only chunked is relayed: another coding's bytes would reach the client still coded, its name
+    // dropped with the hop-by-hop header (nginx answers 502 too).
     const codings = tokens(te);
-    bodyKind = codings[codings.length - 1] === "chunked" ? RES_CHUNKED : RES_CLOSE;
+    if (codings.length !== 1 || codings[0] !== "chunked") return undefined;
+    bodyKind = RES_CHUNKED;
     // Both headers: TE wins (RFC 9112 §6.3), but such a connection is not trusted again.
     if (length >= 0) reusable = false;
   } else if (length >= 0) bodyKind = length === 0 ? RES_NONE : RES_LENGTH;

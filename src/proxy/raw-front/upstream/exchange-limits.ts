@@ -11,6 +11,11 @@
  * times it) is a failed connection: retried when retries are on, else 504.
  */
 
+/** Methods a request may be sent again for, on a fresh connection, when a pooled one turned out closed. */
+export const IDEMPOTENT: ReadonlySet<string> = new Set(["GET", "HEAD", "OPTIONS", "PUT", "DELETE", "TRACE"]);
+/** A request that cannot be retried on a stale connection takes only one idle for less than this. */
+export const UNSAFE_MAX_IDLE_MS = 2000;
+
 /** Time limits and retry policy of one exchange. */
 export interface ExchangeLimits {
   /** Per attempt, to response headers (Infinity: none). */

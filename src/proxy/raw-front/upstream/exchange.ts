@@ -14,28 +14,19 @@
 import { MAX_RESPONSE_HEAD_BYTES } from "../../../model/http-syntax.ts";
 import type { ResponseBandwidth } from "../../../model/index.ts";
 import type { CompiledBackendTLS } from "../../backend-tls/options.ts";
+import type { CompiledCompression } from "../../compression/response-rules.ts";
 import type { ResponseFilter } from "../../filters/filter-types.ts";
 import type { ClientSide, Exchange } from "../client-side.ts";
+import { LAST_CHUNK, writeChunk } from "../http1/chunked.ts";
 import { generatedResponse, passedOnHead, type ResponseHeaderEdit } from "../http1/head-to-client.ts";
 import type { UpstreamRequest } from "../http1/head-to-upstream.ts";
 import { BODY_CHUNKED, BODY_NONE, findHeadEnd, type RequestHead } from "../http1/request-head.ts";
-import {
-  parseResponseHead,
-  RES_CHUNKED,
-  RES_CLOSE,
-  RES_LENGTH,
-  type ResponseHead,
-} from "../http1/response-head.ts";
+import { parseResponseHead, RES_LENGTH, type ResponseHead } from "../http1/response-head.ts";
 import { ClockedExchange } from "./exchange-clock.ts";
-import type { ExchangeLimits } from "./exchange-limits.ts";
+import { type ExchangeLimits, IDEMPOTENT, UNSAFE_MAX_IDLE_MS } from "./exchange-limits.ts";
 import { ConnectTimeout, type UpstreamConn, type UpstreamHandler, upstreamPool } from "./pool.ts";
 import { type RelayOwner, ResponseRelay } from "./relay.ts";
-
-const IDEMPOTENT: ReadonlySet<string> = new Set(["GET", "HEAD", "OPTIONS", "PUT", "DELETE", "TRACE"]);
-/** A request that cannot be retried on a stale connection takes only one idle for less than this. */
-const UNSAFE_MAX_IDLE_MS = 2000;
-const CRLF = Buffer.from("\r\n");
-const LAST_CHUNK = Buffer.from("0\r\n\r\n");
+import { clientRelay } from "./response-coding.ts";
 
 export abstract class UpstreamExchange
   extends ClockedExchange
@@ -50,6 +41,8 @@ export abstract class UpstreamExchange
   private staleRetried = false;
   private pending: Buffer | undefined;
   private relay: ResponseRelay | undefined;
+  /** The backend's response compression (FastExchange sets it); undefined: bodies pass as they come. */
+  protected compression: CompiledCompression | undefined;
   /** The upstream's response head (set when it arrives; responseHead reads it). */
   private res: ResponseHead | undefined;
   protected requestId = "";
@@ -60,7 +53,7 @@ export abstract class UpstreamExchange
     limits: ExchangeLimits,
     private readonly responseFilters: readonly ResponseFilter[],
     /** The edge guards' response fields, added after the filters (fast-exchange.ts). */
-    private readonly responseEdit?: ResponseHeaderEdit,
+    protected readonly responseEdit?: ResponseHeaderEdit,
     /** The route's response bandwidth (nginx `limit_rate`): the body is paced to it. */
     private readonly bandwidth?: ResponseBandwidth,
   ) {
@@ -79,6 +72,8 @@ export abstract class UpstreamExchange
   protected abstract headersArrived(status: number): void;
   /** An attempt failed (`error` says how); log it as forward.ts does. */
   protected abstract attemptFailed(timedOut: boolean, attempt: number, error: string): void;
+  /** The exchange ended, whatever way (answered, failed, cut, aborted); called once. */
+  protected released(): void {}
 
   /** Sends the first attempt; subclasses call it once their fields are set. */
   protected start(): void {
@@ -91,13 +86,10 @@ export abstract class UpstreamExchange
     const up = this.upstream;
     if (this.finished || up === undefined || end === start) return;
     this.sentBody = true;
-    let ok: boolean;
-    if (this.head.bodyKind === BODY_CHUNKED) {
-      const size = Buffer.from(`${(end - start).toString(16)}\r\n`, "latin1");
-      up.out.write(size);
-      up.out.write(buf.subarray(start, end));
-      ok = up.out.write(CRLF);
-    } else ok = up.out.write(buf.subarray(start, end));
+    const ok =
+      this.head.bodyKind === BODY_CHUNKED
+        ? writeChunk(up.out, buf, start, end)
+        : up.out.write(buf.subarray(start, end));
     if (!ok) this.upstreamBehind();
   }
 
@@ -146,12 +138,18 @@ export abstract class UpstreamExchange
   /** No request byte taken by the upstream for `sendGapMs` (nginx `proxy_send_timeout`). */
   sendStalled(): void {
     if (this.finished) return;
+    this.attemptFailed(true, this.attempt, `upstream took no request bytes for ${this.limits.sendGapMs} ms`);
+    this.cutRequest(504);
+  }
+
+  /** The request cannot go on: the upstream is dropped; `status` before the response (the body is
+   * unsent: the connection closes), a cut after. Also for a body past the route's limit (413). */
+  protected cutRequest(status: number): void {
+    if (this.finished) return;
     this.stopClock();
     this.upstream?.destroy();
     this.upstream = undefined;
-    this.attemptFailed(true, this.attempt, `upstream took no request bytes for ${this.limits.sendGapMs} ms`);
-    // Before the response a 504 can still be answered (the body is unsent: the connection closes).
-    if (this.relay === undefined) this.fail(504);
+    if (this.relay === undefined) this.fail(status);
     else {
       this.ended();
       this.conn.socket.terminate();
@@ -160,7 +158,9 @@ export abstract class UpstreamExchange
 
   private ended(): void {
     this.finished = true;
+    this.relay?.discard();
     this.sendUnblocked();
+    this.released();
   }
 
   onData(conn: UpstreamConn, chunk: Buffer): void {
@@ -188,8 +188,9 @@ export abstract class UpstreamExchange
       // A finish() the pacer defers stays so: the client connection stays reusable. A close-delimited
       // body, or a complete one with the request body unsent, ends here; others were cut: no orderly end.
       if (relay.complete && this.bodyDone && relay.pacer?.holding) return;
+      const orderly = relay.upstreamClosed();
       this.ended();
-      if (!(relay.complete || relay.kind === RES_CLOSE || relay.tunnel)) this.conn.socket.terminate();
+      if (!orderly) this.conn.socket.terminate();
       else if (!relay.pacer?.deferred(() => this.conn.responseDone(true))) this.conn.responseDone(true);
       return;
     }
@@ -208,7 +209,7 @@ export abstract class UpstreamExchange
     // A connect past `connectMs` is a failed connection too (retried alike), answered 504 as nginx does.
     const timedOut = error instanceof ConnectTimeout;
     this.attemptFailed(timedOut, this.attempt, String(error ?? "connection closed before a response"));
-    if (this.attempt < this.limits.attempts) this.retryAfterBackoff();
+    if (this.canRetry()) this.retryAfterBackoff();
     else this.fail(timedOut ? 504 : 502);
   }
 
@@ -255,8 +256,13 @@ export abstract class UpstreamExchange
     this.upstream?.destroy();
     this.upstream = undefined;
     this.attemptFailed(true, this.attempt, `no response headers within ${Math.round(ms)} ms`);
-    if (this.attempt < this.limits.attempts && this.limits.retryCodes.includes(504)) this.retryAfterBackoff();
+    if (this.limits.retryCodes.includes(504) && this.canRetry()) this.retryAfterBackoff();
     else this.fail(504);
+  }
+
+  /** Attempts are left (FastExchange asks its circuit breaker too, last, as that counts the retry). */
+  protected canRetry(): boolean {
+    return this.attempt < this.limits.attempts;
   }
 
   private retryAfterBackoff(): void {
@@ -290,7 +296,7 @@ export abstract class UpstreamExchange
     }
     this.stopClock();
     this.headersArrived(res.status);
-    if (this.attempt < this.limits.attempts && this.limits.retryCodes.includes(res.status)) {
+    if (this.limits.retryCodes.includes(res.status) && this.canRetry()) {
       this.upstream?.destroy();
       this.upstream = undefined;
       this.retryAfterBackoff();
@@ -300,17 +306,14 @@ export abstract class UpstreamExchange
   }
 
   private startResponse(res: ResponseHead, buf: Buffer, bodyStart: number): void {
-    const head = this.head;
     this.res = res;
-    const chunkedOut = res.bodyKind === RES_CHUNKED && !head.http10;
-    const close =
-      !head.keepAlive || res.bodyKind === RES_CLOSE || (res.bodyKind === RES_CHUNKED && head.http10);
-    const relay = new ResponseRelay(this.conn, res, chunkedOut, close, this, this.bandwidth);
+    const relay = clientRelay(this.conn, this.head, res, this, this.bandwidth, this.compression);
     this.relay = relay;
     relay.holdHead();
     if (bodyStart < buf.length) relay.feed(buf, bodyStart, buf.length);
     relay.flushHead();
-    this.observe(res.status, res.bodyKind === RES_LENGTH ? res.contentLength : res.bodyKind === 0 ? 0 : -1);
+    const length = res.bodyKind === RES_LENGTH && !relay.encoded ? res.contentLength : -1;
+    this.observe(res.status, res.bodyKind === 0 ? 0 : length);
     if (relay.failed) this.brokenResponse();
     else if (relay.complete && this.bodyDone) this.finish();
     else if (!relay.complete && !this.conn.closed) this.startReadClock();
@@ -319,7 +322,7 @@ export abstract class UpstreamExchange
   /** The head passed on to the client, with the first body bytes (RelayOwner). */
   responseHead(body: Buffer | undefined, start: number, end: number): Uint8Array | number {
     const relay = this.relay as ResponseRelay;
-    return passedOnHead(
+    return (relay.clientHead ?? passedOnHead)(
       this.res as ResponseHead,
       this.conn.state0.settings.serverHeader,
       relay.passFraming,
@@ -384,15 +387,13 @@ export abstract class UpstreamExchange
     this.fail(502);
   }
 
-  private fail(status: number): void {
+  protected fail(status: number, edit = this.responseEdit): void {
     if (this.finished) return;
     this.ended();
     this.stopClock();
     const settings = this.conn.state0.settings;
     const close = !this.head.keepAlive || !this.bodyDone;
-    this.conn.write(
-      generatedResponse(status, settings.serverHeader, close, this.responseFilters, this.responseEdit),
-    );
+    this.conn.write(generatedResponse(status, settings.serverHeader, close, this.responseFilters, edit));
     this.observe(status, -1);
     this.conn.responseDone(close);
   }

@@ -90,7 +90,7 @@ describe("auditAnnotations", () => {
       [nginx("auth-type")]: "basic",
       "Nginx.ingress.kubernetes.io/auth-type": "basic",
       [nginx("auth-url")]: "http://auth/check",
-      [nginx("enable-modsecurity")]: "true",
+      [nginx("modsecurity-snippet")]: "SecRuleEngine On",
       "NGINX.ingress.kubernetes.io/denylist-source-range": "1.2.3.4/32",
       [nginx("auth-tls-verify-client")]: "off",
       [nginx("rewrite-target")]: "/",
@@ -99,7 +99,7 @@ describe("auditAnnotations", () => {
       "NGINX.ingress.kubernetes.io/denylist-source-range",
       // Honoured when spelled right, so only the wrong-case key (which is not read) closes the Ingress.
       "Nginx.ingress.kubernetes.io/auth-type",
-      nginx("enable-modsecurity"),
+      nginx("modsecurity-snippet"),
     ]);
   });
 

@@ -6,13 +6,14 @@
 import type { SourceRef } from "../../../model/index.ts";
 import type { Ingress } from "../../../sources/schema/networking.ts";
 import { keptPerObject } from "../../common/kept-check.ts";
+import { modsecurityFamily } from "../access/modsecurity.ts";
 import { sourceRangeFamily } from "../access/source-ranges.ts";
 import { balancingFamily } from "../balancing/balancing-annotations.ts";
 import { corsFamily } from "./cors.ts";
 import { mirrorFamily } from "./mirror.ts";
 import { proxyTimeouts } from "./proxy-timeouts.ts";
 import { redirectFamily } from "./redirects.ts";
-import { responseBandwidthFamily } from "./response-bandwidth.ts";
+import { clientConcurrencyFamily, responseBandwidthFamily } from "./response-bandwidth.ts";
 import { responseRewriteFamily } from "./response-rewrites.ts";
 import { type AnnotationFamily, type IngressEdits, readRouteEdits } from "./route-edits.ts";
 import { upstreamRequestFamily } from "./upstream-request.ts";
@@ -24,9 +25,11 @@ export const ANNOTATION_FAMILIES: readonly AnnotationFamily[] = [
   mirrorFamily,
   proxyTimeouts,
   responseBandwidthFamily,
+  clientConcurrencyFamily,
   responseRewriteFamily,
   sourceRangeFamily,
   balancingFamily,
+  modsecurityFamily,
 ];
 
 export const ingressRouteEdits: (ingress: Ingress, ref: SourceRef) => IngressEdits = keptPerObject(

@@ -39,7 +39,6 @@ const proxySSL = (what: string) =>
   );
 const tracing = "no tracing is set per Ingress";
 const subsets = (what: string) => honoured(`with upstream-hash-by: ${what} (docs/load-balancing.md)`);
-const waf = "no web application firewall inspects these requests";
 const removed = (what: string) => `removed from ingress-nginx; ${what}`;
 const removedIn112 = (what: string) => `removed from ingress-nginx in v1.12.0; ${what}`;
 const noInflux =
@@ -195,10 +194,16 @@ export const NGINX_ANNOTATIONS: Readonly<Record<string, AnnotationEntry>> = {
     '`"false"`: the Ingress is not guarded by --global-auth-url (ingress-nginx\'s global-auth-url); anything else asks for nothing more (an Ingress with its own auth-url uses that, an ACME HTTP-01 solver Ingress is never guarded)',
   ),
   "enable-influxdb": notYet(removed(noInflux), ["false"]),
-  "enable-modsecurity": guard(waf, ["false"]),
+  "enable-modsecurity": honouredGuard(
+    "libmodsecurity3 inspects every path's request line, headers and body (up to gatehouse.dev/waf-body-limit) in DetectionOnly mode, as ingress-nginx's modsecurity.conf sets it (gatehouse.dev/waf-mode: Enforce blocks); responses are not inspected; without the library every path answers 503 (docs/waf.md)",
+    ["false"],
+  ),
   "enable-opentelemetry": notYet(tracing, ["false"]),
   "enable-opentracing": notYet(removed(noOpenTracing), ["false"]),
-  "enable-owasp-core-rules": guard(waf, ["false"]),
+  "enable-owasp-core-rules": honouredGuard(
+    "with enable-modsecurity, the OWASP Core Rule Set Debian ships (modsecurity-crs 3.3, REQUEST-* rules) at paranoia level 1 unless gatehouse.dev/waf-paranoia-level says otherwise; alone it does nothing (reported)",
+    ["false"],
+  ),
   "enable-rewrite-log": tuning(
     "nginx's rewrite debug log has no counterpart (the access log names each request's route)",
   ),
@@ -237,7 +242,10 @@ export const NGINX_ANNOTATIONS: Readonly<Record<string, AnnotationEntry>> = {
     "clients in these ranges are never rate limited (the newer name of limit-whitelist)",
   ),
   "limit-burst-multiplier": honoured("each limit's burst is the limit times this (default 5)"),
-  "limit-connections": guard("concurrent connections per client address are not limited", ["0"]),
+  "limit-connections": honouredGuard(
+    "at most N requests in flight at once per client address on all the Ingress's paths (nginx's limit_conn zone is per Ingress, keyed by client address); one more gets 503 (ingress-nginx's limit-conn-status-code default), counted in each gateway process as nginx counts in each replica; limit-allowlist does not exempt clients from it (ingress-nginx's does); a value that is not a whole number refuses every request (503), never opens",
+    ["0"],
+  ),
   "limit-rate": honoured(
     "each response body goes to its client at most N KiB a second (0: no limit), paced per response as nginx does; the pace is counted from the response head (nginx: from the request, in whole seconds, so it lets up to a second's worth more through at first); ingress-nginx's docs say it needs proxy-buffering on, which is off by default there: Gatehouse always paces, with or without proxy-buffering, holding the upstream back rather than buffering its body; on the full request path (--front bun, and what the raw front relays) a paced body is sent chunked (docs/http.md)",
   ),
@@ -258,7 +266,9 @@ export const NGINX_ANNOTATIONS: Readonly<Record<string, AnnotationEntry>> = {
     "every path of the Ingress sends a copy to this http(s) URL and ignores its answer, never delaying the request (nginx's request waits for its mirror); the path may use $request_uri, $uri, $args, $query_string, $is_args, $host, other variables are refused; without a path the request's path is kept (nginx sends /_mirror-<uid>); https certificates are verified",
   ),
   "modsecurity-snippet": refused(snippet, true),
-  "modsecurity-transaction-id": guard(waf),
+  "modsecurity-transaction-id": honoured(
+    "$request_id (the request's X-Request-Id) or $http_<name> names the engine's transaction in the log; other nginx text is reported and an id generated",
+  ),
   "opentelemetry-operation-name": notYet(tracing),
   "opentelemetry-trust-incoming-span": notYet(tracing),
   "opentracing-trust-incoming-span": notYet(removed(noOpenTracing)),
@@ -271,7 +281,9 @@ export const NGINX_ANNOTATIONS: Readonly<Record<string, AnnotationEntry>> = {
   "preserve-trailing-slash": honoured(
     "the https redirect keeps a trailing slash; without it, one is dropped (`/a/` → `/a`), as ingress-nginx does",
   ),
-  "proxy-body-size": notYet("request bodies are not limited to this size"),
+  "proxy-body-size": honoured(
+    "request bodies past this size (bytes, or with k, m or g; 0: no limit) get 413: a Content-Length past it before any of the body is read, a chunked or HTTP/2 body once it grows past it (the backend never gets more; a response already started is cut); a value that is not a size is reported and 1m, ingress-nginx's default, applies; without the annotation there is no limit, where ingress-nginx applies its ConfigMap's proxy-body-size (default 1m) (docs/ingress.md)",
+  ),
   "proxy-buffer-size": tuning(buffering),
   "proxy-buffering": tuning(buffering),
   "proxy-buffers-number": tuning(buffering),
@@ -396,4 +408,22 @@ export const GATEHOUSE_PREFIX = "gatehouse.dev/";
 
 export const GATEHOUSE_ANNOTATIONS: Readonly<Record<string, AnnotationEntry>> = {
   "auth-policy": honoured("the named AuthPolicy of the Ingress's namespace guards its paths (docs/auth.md)"),
+  "waf-mode": honoured(
+    "with enable-modsecurity: Enforce answers what the engine blocks (403), DetectionOnly (the default) logs and counts it (docs/waf.md)",
+  ),
+  "waf-paranoia-level": honoured("with enable-owasp-core-rules: the CRS paranoia level, 1 (default) to 4"),
+  "waf-anomaly-threshold": honoured(
+    "with enable-owasp-core-rules: the CRS inbound anomaly score that blocks (default 5)",
+  ),
+  "waf-excluded-rule-ids": honoured("with enable-owasp-core-rules: CRS rule ids removed, comma-separated"),
+  "waf-excluded-rule-tags": honoured(
+    "with enable-owasp-core-rules: CRS rules removed by tag, comma-separated",
+  ),
+  "waf-body-limit": honoured("with enable-modsecurity: request body bytes inspected (default 131072)"),
+  "waf-body-over-limit": honoured(
+    "with enable-modsecurity: a longer body is refused with 413 (Reject, the default) or inspected in part (InspectPartial)",
+  ),
+  "waf-max-arguments": honoured(
+    "with enable-modsecurity: query and body arguments a request may carry (default 255); more are refused with 400",
+  ),
 };

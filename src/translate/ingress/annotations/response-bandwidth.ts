@@ -10,8 +10,19 @@
  * its ConfigMap default for one it cannot read, and writes no directive for a negative one, Gatehouse
  * reports both as InvalidAnnotation and paces nothing on their account. These are not access controls
  * (the request-rate `limit-*` family is request-rate.ts): nothing fails closed.
+ *
+ * `limit-connections: N` (read by the same ingress-nginx parser, written as `limit_conn <zone> N` in each
+ * location, the zone per Ingress keyed by `$binary_remote_addr`) is: at most N requests in flight at once
+ * per client address on all the Ingress's paths (nginx counts connections whose request is being
+ * processed in the location, so in HTTP/1.1 terms the same thing); one more gets 503, nginx's
+ * `limit_conn_status` as ingress-nginx sets it by default. The client is client-address.ts's (the peer, or
+ * what a trusted proxy's X-Forwarded-For names, as ingress-nginx's `$remote_addr` with forwarded headers
+ * on). `0` is no limit. It is a guard: a value that is not a whole number refuses every request (503),
+ * never opens. `limit-allowlist` exempts no client from it here (ingress-nginx's exempts): stricter, said
+ * in docs/ingress.md.
  */
 import type { ResponseBandwidth } from "../../../model/index.ts";
+import { ingressConnectionZoneName } from "../../common/names.ts";
 import type { AnnotationFamily, AnnotationReader, RouteEdit } from "./route-edits.ts";
 
 export const RESPONSE_BANDWIDTH_ANNOTATIONS = ["limit-rate", "limit-rate-after"] as const;
@@ -48,5 +59,33 @@ export const responseBandwidthFamily: AnnotationFamily = {
     }
     const responseBandwidth: ResponseBandwidth = { bytesPerSecond: rate, fullSpeedBytes: after ?? 0 };
     return { responseBandwidth };
+  },
+};
+
+/** ingress-nginx `limit-connections` (see above). */
+export const clientConcurrencyFamily: AnnotationFamily = {
+  names: ["limit-connections"],
+  read(r): RouteEdit | undefined {
+    const raw = r.raw("limit-connections");
+    if (raw === undefined) return undefined;
+    const v = raw.trim();
+    let limit = 0;
+    if (!/^\+?[0-9]{1,9}$/.test(v))
+      r.bad(
+        "limit-connections",
+        raw,
+        "must be a whole number (0: no limit): the Ingress's requests are refused (503, never open) until it is fixed",
+      );
+    else if (Number(v) === 0) return undefined;
+    else limit = Number(v);
+    return {
+      perRoute: (route) => ({
+        ...route,
+        clientConcurrency: {
+          zone: ingressConnectionZoneName(route.source.namespace, route.source.name),
+          limit,
+        },
+      }),
+    };
   },
 };

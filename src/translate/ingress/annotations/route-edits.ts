@@ -20,7 +20,7 @@ import type {
 import type { Ingress } from "../../../sources/schema/networking.ts";
 import { annotationOf } from "../../common/objects.ts";
 import { problem } from "../../common/problems.ts";
-import { NGINX_PREFIX } from "./nginx-annotations.ts";
+import { GATEHOUSE_PREFIX, NGINX_PREFIX } from "./nginx-annotations.ts";
 
 /** What the annotations change on each route of the Ingress. */
 export interface RouteEdit {
@@ -34,6 +34,8 @@ export interface RouteEdit {
   readonly accessLog?: false;
   /** Response bodies paced to this (response-bandwidth.ts). */
   readonly responseBandwidth?: ResponseBandwidth;
+  /** Request bodies past this many bytes are refused (upstream-request.ts, `proxy-body-size`). */
+  readonly requestBodyMaxBytes?: number;
   /** Forward to the Services' cluster IPs, not their endpoints (service-upstream.ts applies it). */
   readonly serviceUpstream?: true;
   /** What depends on the route itself (its path, its backends), applied last; later families' after. */
@@ -42,7 +44,10 @@ export interface RouteEdit {
 
 /** One annotation's value, and the way to refuse it. */
 export interface AnnotationReader {
-  /** The raw value of `nginx.ingress.kubernetes.io/<name>`, or undefined when absent. */
+  /**
+   * The raw value of `nginx.ingress.kubernetes.io/<name>` (or of `name` itself when it is one of
+   * Gatehouse's own, `gatehouse.dev/…`), or undefined when absent.
+   */
   raw(name: string): string | undefined;
   /** Reports `value` of `name` as unusable (`why` completes "…: <why>") and returns undefined. */
   bad(name: string, value: string, why: string): undefined;
@@ -90,11 +95,12 @@ export function secondsAnnotation(r: AnnotationReader, name: string, min: number
 
 /** A reader of `ingress`'s annotations whose refusals go to `problems`. */
 export function annotationReader(ingress: Ingress, ref: SourceRef, problems: Problem[]): AnnotationReader {
+  const key = (name: string) => (name.startsWith(GATEHOUSE_PREFIX) ? name : NGINX_PREFIX + name);
   return {
-    raw: (name) => annotationOf(ingress, NGINX_PREFIX + name),
+    raw: (name) => annotationOf(ingress, key(name)),
     bad: (name, value, why) => {
       const shown = value.length > 120 ? `${value.slice(0, 120)}…` : value;
-      const message = `annotation ${NGINX_PREFIX}${name} ${JSON.stringify(shown)}: ${why}; not applied`;
+      const message = `annotation ${key(name)} ${JSON.stringify(shown)}: ${why}; not applied`;
       problems.push(problem(ref, "InvalidAnnotation", message));
       return undefined;
     },
@@ -142,6 +148,7 @@ export function editedRoute(route: Route, edit: RouteEdit | undefined): Route {
     ...(edit.retry !== undefined ? { retry: edit.retry } : {}),
     ...(edit.accessLog === false ? { accessLog: false as const } : {}),
     ...(edit.responseBandwidth !== undefined ? { responseBandwidth: edit.responseBandwidth } : {}),
+    ...(edit.requestBodyMaxBytes !== undefined ? { requestBodyMaxBytes: edit.requestBodyMaxBytes } : {}),
   };
   return edit.perRoute === undefined ? out : edit.perRoute(out);
 }

@@ -6,7 +6,7 @@ import type { SnapshotIndex } from "../../common/snapshot-index.ts";
 import { NGINX_PREFIX } from "./nginx-annotations.ts";
 import { editedRoute, readRouteEdits } from "./route-edits.ts";
 import { routeToClusterIPs } from "./service-upstream.ts";
-import { upstreamRequestFamily } from "./upstream-request.ts";
+import { DEFAULT_BODY_SIZE, nginxSize, upstreamRequestFamily } from "./upstream-request.ts";
 
 const ref: SourceRef = { kind: "Ingress", namespace: "shop", name: "web" };
 
@@ -239,5 +239,63 @@ describe("service-upstream: the Service's cluster IP", () => {
 
   test("an Ingress that does not ask keeps its endpoints", () => {
     expect(ids(run(["shop/web:80"], false).virtualHosts)).toEqual(["shop/web:80"]);
+  });
+});
+
+describe("nginx sizes (client_max_body_size's syntax)", () => {
+  test("bytes, or k, m, g in either case, as powers of 1024", () => {
+    expect(["1024", "1k", "1K", "8m", "8M", "1g", "2G", " 16k "].map(nginxSize)).toEqual([
+      1024,
+      1024,
+      1024,
+      8 * 1024 ** 2,
+      8 * 1024 ** 2,
+      1024 ** 3,
+      2 * 1024 ** 3,
+      16 * 1024,
+    ]);
+    expect(nginxSize("0")).toBe(0);
+    expect(nginxSize("0m")).toBe(0);
+  });
+
+  test("anything else is not a size: a sign, a fraction, another unit, `b` (nginx refuses it), spaces inside", () => {
+    for (const v of ["", "10x", "-1", "+1", "1.5m", "1mb", "8b", "1 m", "m", "k8", "1t", "0x10", "１"])
+      expect([v, nginxSize(v)]).toEqual([v, undefined]);
+  });
+
+  test("past 2^53 − 1 bytes (no exact count): refused; just below: taken", () => {
+    expect(nginxSize("8388607g")).toBe(8388607 * 1024 ** 3);
+    expect(nginxSize("8388608g")).toBeUndefined();
+    expect(nginxSize("9007199254740991")).toBe(Number.MAX_SAFE_INTEGER);
+    expect(nginxSize("9007199254740992")).toBeUndefined();
+    expect(nginxSize("99999999999999999")).toBeUndefined();
+  });
+});
+
+describe("proxy-body-size", () => {
+  const max = (annotations: Record<string, string>) => applied(annotations).route.requestBodyMaxBytes;
+
+  test("a size becomes the route's body limit in bytes", () => {
+    expect(max({ "proxy-body-size": "8m" })).toBe(8 * 1024 * 1024);
+    expect(max({ "proxy-body-size": "100" })).toBe(100);
+    expect(applied({ "proxy-body-size": "1k" }).problems).toEqual([]);
+  });
+
+  test('"0", empty or absent: no limit, nothing said', () => {
+    const asks: Record<string, string>[] = [{ "proxy-body-size": "0" }, { "proxy-body-size": " " }, {}];
+    for (const a of asks) {
+      expect(applied(a)).toEqual({ route: route(), problems: [] });
+    }
+  });
+
+  test("a value that is not a size is reported, and ingress-nginx's default 1m limits instead (never none)", () => {
+    for (const v of ["10x", "-5", "1.5m", "99999999999999999"]) {
+      const got = applied({ "proxy-body-size": v });
+      expect(got.route.requestBodyMaxBytes).toBe(DEFAULT_BODY_SIZE);
+      expect(got.problems).toEqual([
+        `annotation ${NGINX_PREFIX}proxy-body-size ${JSON.stringify(v)}: must be a size: a whole number of bytes, or one with k, m or g (0: no limit); ingress-nginx's default 1m limits these paths instead; not applied`,
+      ]);
+    }
+    expect(DEFAULT_BODY_SIZE).toBe(1048576);
   });
 });

@@ -19,8 +19,14 @@
  *   (service-upstream.ts applies it: it needs the Services).
  * - `proxy-connect-timeout: N` → `proxy_connect_timeout Ns`: the route's connect limit (whole seconds, as
  *   strconv.Atoi reads them; 0 and negative values are refused here, where nginx would fail every connect).
- * An empty `upstream-vhost` or `x-forwarded-prefix` asks for nothing, as ingress-nginx's string parser
- * calls it missing.
+ * - `proxy-body-size: S` → `client_max_body_size S`: the route's request body limit (model
+ *   `requestBodyMaxBytes`; 413 past it). S is nginx's size: bytes, or a number with k, m or g (KiB, MiB,
+ *   GiB, either case); 0 is no limit. A value ingress-nginx's validator refuses makes it fall back to its
+ *   ConfigMap default, 1m: so does Gatehouse (reported, InvalidAnnotation), never to no limit. `8b`, which
+ *   the validator takes and nginx refuses, and sizes past 2^53 − 1 bytes are refused alike. Gatehouse has
+ *   no global default: a path without the annotation takes any size (docs/ingress.md).
+ * An empty `upstream-vhost`, `x-forwarded-prefix` or `proxy-body-size` asks for nothing, as ingress-nginx's
+ * string parser calls it missing.
  */
 
 import { fieldValueProblem, parseHostAndPort } from "../../../model/http-syntax.ts";
@@ -51,6 +57,7 @@ export const upstreamRequestFamily: AnnotationFamily = {
     "enable-access-log",
     "service-upstream",
     "proxy-connect-timeout",
+    "proxy-body-size",
   ],
   read(r): RouteEdit | undefined {
     const vhost = upstreamVhost(r);
@@ -58,11 +65,13 @@ export const upstreamRequestFamily: AnnotationFamily = {
     const accessLog = boolAnnotation(r, "enable-access-log");
     const serviceUpstream = boolAnnotation(r, "service-upstream");
     const connect = secondsAnnotation(r, "proxy-connect-timeout", 1);
+    const bodyMax = bodySize(r);
     const perRoute = [vhost, prefix].filter((f) => f !== undefined);
     const edit: RouteEdit = {
       ...(accessLog === false ? { accessLog: false as const } : {}),
       ...(serviceUpstream === true ? { serviceUpstream: true as const } : {}),
       ...(connect !== undefined ? { timeouts: { connectMs: connect * 1000 } } : {}),
+      ...(bodyMax !== undefined ? { requestBodyMaxBytes: bodyMax } : {}),
       ...(perRoute.length > 0
         ? { perRoute: (route: Route) => perRoute.reduce((out, f) => f(out), route) }
         : {}),
@@ -70,6 +79,41 @@ export const upstreamRequestFamily: AnnotationFamily = {
     return Object.keys(edit).length === 0 ? undefined : edit;
   },
 };
+
+// ---- proxy-body-size ----
+
+/** nginx's size units (ngx_parse_offset): none, k, m, g, either case. */
+const SIZE_UNITS: Readonly<Record<string, number>> = { "": 1, k: 1024, m: 1024 ** 2, g: 1024 ** 3 };
+const SIZE = /^([0-9]{1,16})([kmg]?)$/i;
+/** ingress-nginx's `proxy-body-size` ConfigMap default: what a value it cannot read leaves in force. */
+export const DEFAULT_BODY_SIZE = 1024 * 1024;
+
+/**
+ * An nginx size (`1024`, `8k`, `10M`, `1g`) in bytes; undefined when it is not one, or past 2^53 − 1 bytes
+ * (no larger count is exact here; nginx's own ceiling is its off_t's).
+ */
+export function nginxSize(text: string): number | undefined {
+  const m = SIZE.exec(text.trim());
+  if (m === null) return undefined;
+  const bytes = Number(m[1]) * (SIZE_UNITS[(m[2] as string).toLowerCase()] as number);
+  return Number.isSafeInteger(bytes) ? bytes : undefined;
+}
+
+/** The route's body limit in bytes; undefined: none (absent, empty or 0). */
+function bodySize(r: AnnotationReader): number | undefined {
+  const raw = r.raw("proxy-body-size");
+  if (raw === undefined || raw.trim() === "") return undefined;
+  const bytes = nginxSize(raw);
+  if (bytes === undefined) {
+    r.bad(
+      "proxy-body-size",
+      raw,
+      "must be a size: a whole number of bytes, or one with k, m or g (0: no limit); ingress-nginx's default 1m limits these paths instead",
+    );
+    return DEFAULT_BODY_SIZE;
+  }
+  return bytes === 0 ? undefined : bytes;
+}
 
 // ---- upstream-vhost ----
 

@@ -1,0 +1,158 @@
+/**
+ * Activation's moving parts for one gateway process (docs/scale-to-zero.md): who scales workloads (the
+ * API server's `scale` subresource with `--kube`; nobody in folder mode), the short path from EndpointSlice
+ * events, the leader's scale-down of idle workloads, the last-request times shared through Redis, and
+ * the `Scaling` condition each accepted ScaleToZeroPolicy ancestor carries.
+ */
+import type { ServeConfig } from "../config/config.ts";
+import { logger } from "../observability/logger.ts";
+import type { BackendActivator } from "../proxy/activation/activator.ts";
+import {
+  allActivators,
+  keepActivators,
+  onActivationChange,
+  setWorkloadScaler,
+} from "../proxy/activation/registry.ts";
+import { IdleScaleDown } from "../proxy/activation/scale-down.ts";
+import { SharedActivity } from "../proxy/activation/shared-activity.ts";
+import type { ClusterRuntime } from "../sources/kubernetes/cluster.ts";
+import { KubeWorkloadScaler } from "../sources/kubernetes/workload-scaler.ts";
+import { condition } from "../status/conditions.ts";
+import { withAncestorCondition } from "../status/runtime-conditions.ts";
+import type { ObjectStatus } from "../status/types.ts";
+
+const log = logger.child({ component: "activation" });
+
+export const ScalingCondition = "Scaling";
+
+export interface ActivationRuntime {
+  /** `statuses` with the `Scaling` condition on every accepted ScaleToZeroPolicy ancestor. */
+  withConditions(statuses: readonly ObjectStatus[]): ObjectStatus[];
+  close(): void;
+}
+
+/**
+ * Start activation; `changed` is called when a condition may have changed (a wake failed for good, or
+ * works again). `processes`: the serving processes of this replica (`--workers`).
+ */
+export function startActivation(
+  config: ServeConfig,
+  cluster: ClusterRuntime | undefined,
+  processes: number,
+  changed: () => void,
+): ActivationRuntime {
+  onActivationChange(changed);
+  if (cluster === undefined) {
+    setWorkloadScaler(undefined);
+    return {
+      withConditions: (s) => withScaling(s, () => folderMode),
+      close: () => keepActivators(new Set()),
+    };
+  }
+  const scaler = new KubeWorkloadScaler(cluster.client);
+  setWorkloadScaler(scaler);
+  const redisUrl = config["redis-url"];
+  const shared = redisUrl === undefined ? undefined : new SharedActivity(redisUrl);
+  const blocked = (): string | undefined => {
+    if (shared !== undefined) return undefined;
+    const replicas = processes > 1 ? processes : gatewayReplicas(cluster, config["publish-service"]);
+    return replicas > 1
+      ? `${processes > 1 ? `${processes} processes (--workers)` : `${replicas} gateway replicas (--publish-service)`} and no --redis-url: no process sees every request, so the workload is woken but never scaled to zero`
+      : undefined;
+  };
+  const elector = cluster.elector;
+  const scaleDown =
+    elector === undefined
+      ? undefined
+      : new IdleScaleDown({
+          scaler,
+          isLeader: () => elector.isLeader,
+          blocked,
+          ...(shared ? { shared } : {}),
+        });
+  log.debug("activation started", {
+    sharedActivity: shared !== undefined,
+    scaleDown: scaleDown !== undefined,
+  });
+  return {
+    withConditions: (s) => withScaling(s, (a) => clusterCondition(a, blocked())),
+    close() {
+      scaleDown?.stop();
+      shared?.close();
+      setWorkloadScaler(undefined);
+      onActivationChange(() => {});
+      // A stopped gateway holds nothing: what waits gets 503 now.
+      keepActivators(new Set());
+    },
+  };
+}
+
+type Verdict = { readonly ok: boolean; readonly reason: string; readonly message: string };
+
+const folderMode: Verdict = {
+  ok: false,
+  reason: "NoScaler",
+  message:
+    "folder mode: there is no workload to scale; requests are held until the backend's EndpointSlice shows a ready endpoint",
+};
+
+function clusterCondition(a: BackendActivator, blocked: string | undefined): Verdict {
+  if (a.scaleProblem !== undefined) {
+    const colon = a.scaleProblem.indexOf(":");
+    const reason = colon > 0 ? a.scaleProblem.slice(0, colon) : "ScaleFailed";
+    return { ok: false, reason, message: `${a.scaleProblem}; requests for its backends get 503 at once` };
+  }
+  if (a.config.scaler === "External")
+    return {
+      ok: true,
+      reason: "External",
+      message:
+        "an external autoscaler moves the workload between 0 and 1; the gateway holds requests while it wakes",
+    };
+  if (a.config.minReplicas === 1)
+    return {
+      ok: true,
+      reason: "Active",
+      message: "the gateway wakes the workload; minReplicas 1: never scaled down",
+    };
+  if (blocked !== undefined) return { ok: false, reason: "NoSharedActivity", message: blocked };
+  return {
+    ok: true,
+    reason: "Active",
+    message: `the gateway wakes the workload on the first request and the leader scales it to zero after ${a.config.idleMs} ms idle`,
+  };
+}
+
+function withScaling(
+  statuses: readonly ObjectStatus[],
+  verdict: (a: BackendActivator) => Verdict,
+): ObjectStatus[] {
+  const byPolicy = new Map<string, BackendActivator[]>();
+  for (const a of allActivators()) {
+    const s = a.config.source;
+    if (s.kind !== "ScaleToZeroPolicy") continue;
+    const key = `${s.namespace}/${s.name}`;
+    byPolicy.set(key, [...(byPolicy.get(key) ?? []), a]);
+  }
+  return withAncestorCondition(statuses, "ScaleToZeroPolicy", (s) => {
+    const mine = byPolicy.get(`${s.target.namespace}/${s.target.name}`);
+    if (mine === undefined) return undefined;
+    const verdicts = mine.map(verdict);
+    const v = verdicts.find((x) => !x.ok) ?? (verdicts[0] as Verdict);
+    return condition(ScalingCondition, v.ok, v.reason, v.message, s.generation);
+  });
+}
+
+/** Ready endpoints of the gateway's own Service (`--publish-service`): its replicas; 1 when unknown. */
+function gatewayReplicas(cluster: ClusterRuntime, publishService: string | undefined): number {
+  if (publishService === undefined) return 1;
+  const [ns, name] = publishService.split("/");
+  let n = 0;
+  for (const s of cluster.source.objects("EndpointSlice")) {
+    const meta = s.metadata as { namespace?: string; labels?: Record<string, string> } | undefined;
+    if (meta?.namespace !== ns || meta?.labels?.["kubernetes.io/service-name"] !== name) continue;
+    const endpoints = (s as { endpoints?: { conditions?: { ready?: boolean } }[] }).endpoints ?? [];
+    n += endpoints.filter((e) => e?.conditions?.ready !== false).length;
+  }
+  return Math.max(1, n);
+}
