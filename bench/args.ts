@@ -3,6 +3,7 @@
 export const sectionNames = [
   "proxy",
   "https",
+  "peers",
   "guards",
   "tracing",
   "compression",

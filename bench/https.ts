@@ -141,18 +141,19 @@ export async function httpsSection(ctx: BenchContext): Promise<string> {
  * One gateway on `front` with N workers: the route set with `spec.tls` on every Ingress, the Secret, and
  * the same Secret as the default certificate, because wrk connects by address and its SNI (`127.0.0.1`)
  * names no Ingress host: without it Gatehouse would answer with its generated certificate, not the one
- * nginx serves.
+ * nginx serves. Its folder is made under `dir` (the peers section has its own).
  */
-async function gateway(
+export async function gateway(
   ctx: BenchContext,
   set: RouteSet,
   cert: BenchCertificate,
   n: number,
   front: (typeof fronts)[number],
+  dir: string = join(ctx.work, "https"),
 ): Promise<Target> {
   const port = await freePort();
   const httpsPort = await freePort();
-  const gwDir = join(ctx.work, "https", `gatehouse-${front}-${n}`);
+  const gwDir = join(dir, `gatehouse-${front}-${n}`);
   await mkdir(gwDir, { recursive: true });
   await writeFile(
     join(gwDir, "routes.yaml"),

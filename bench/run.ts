@@ -2,6 +2,7 @@
  * `bun run bench`: every section, one report. Sections (each in its own file):
  *   proxy    Gatehouse / nginx / direct, N=1 and N=cores workers (proxy.ts)
  *   https    Gatehouse (both fronts) / nginx terminating TLS: keep-alive, new connections (https.ts)
+ *   peers    Gatehouse / nginx / nginx in ingress-nginx's shape / HAProxy / Caddy, HTTP and HTTPS (peers.ts)
  *   guards   JWT, rate-limit, basic-auth (and under a flood) and API-key rows against the same route unguarded (guards.ts)
  *   tracing  OpenTelemetry tracing at sample rates 0, 0.01 and 1 against the same gateway without it (tracing.ts)
  *   compression  gzip, br and zstd of a ~10 KB JSON answer against the same gateway without, and nginx gzip (compression.ts)
@@ -28,6 +29,7 @@ import { guardsSection } from "./guards.ts";
 import { httpsSection } from "./https.ts";
 import { matcherSection } from "./matcher.ts";
 import { memorySection } from "./memory.ts";
+import { peersSection } from "./peers.ts";
 import { Processes } from "./procs.ts";
 import { proxySection } from "./proxy.ts";
 import { startupSection } from "./startup.ts";
@@ -48,6 +50,7 @@ const sections: Record<SectionName, { title: string; run: (ctx: BenchContext) =>
   {
     proxy: { title: "proxy", run: proxySection },
     https: { title: "https (TLS termination)", run: httpsSection },
+    peers: { title: "peers (nginx, nginx-lua, HAProxy, Caddy)", run: peersSection },
     guards: { title: "guards (JWT, rate limit, basic auth, API keys)", run: guardsSection },
     tracing: { title: "tracing (OpenTelemetry, OTLP/HTTP)", run: tracingSection },
     compression: { title: "compression (gzip, br, zstd)", run: compressionSection },

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Everything the tests need on a fresh machine with only Node.js and npm: Bun (from npm), then the
-# Debian packages the suites start for real (redis-server; nginx, its stream module, wrk and h2load for
-# the benchmark's smoke run;
+# Debian packages the suites start for real (redis-server; nginx, its stream and Lua modules, HAProxy,
+# Caddy, wrk and h2load for the benchmark's smoke run;
 # openssl for the conformance certificates; slowhttptest for the slow-client suite; chromium for the
 # dashboard's browser test; libmodsecurity3 and modsecurity-crs for the WAF suites),
 # the kernel setting certificate rotation relies on (net.ipv4.tcp_migrate_req), then the project's
@@ -23,6 +23,12 @@ command -v wrk >/dev/null 2>&1 || need+=(wrk)
 if ! nginx -V 2>&1 | grep -q -- '--with-stream '; then
   [ -f /usr/lib/nginx/modules/ngx_stream_module.so ] || need+=(libnginx-mod-stream)
 fi
+# The peers benchmark sets Gatehouse beside what its users would otherwise run: HAProxy, Caddy (a Go
+# proxy) and nginx in ingress-nginx's shape, which needs nginx's Lua module (Debian builds it for the one
+# nginx binary that nginx-light also installs, so the two go together).
+command -v haproxy >/dev/null 2>&1 || need+=(haproxy)
+command -v caddy >/dev/null 2>&1 || need+=(caddy)
+[ -f /usr/lib/nginx/modules/ngx_http_lua_module.so ] || need+=(libnginx-mod-http-lua)
 # The gRPC benchmark loads its HTTP/2 rows with h2load (wrk speaks HTTP/1.1 only).
 command -v h2load >/dev/null 2>&1 || need+=(nghttp2-client)
 # The conformance suites make their certificates with it and ask s_client what a server requests.
@@ -41,6 +47,13 @@ if [ ${#need[@]} -gt 0 ]; then
   export DEBIAN_FRONTEND=noninteractive
   $sudo apt-get update -qq
   $sudo apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+  # Debian starts these as services on install (Caddy's default site takes port 80); the bench starts its
+  # own, so the services installed here are stopped and left off.
+  for svc in haproxy caddy; do
+    if [[ " ${need[*]} " == *" $svc "* ]] && command -v systemctl >/dev/null 2>&1; then
+      $sudo systemctl disable --now "$svc" >/dev/null 2>&1 || true
+    fi
+  done
 fi
 
 # What docs/tls.md asks of the nodes: a listening socket that closes (certificate rotation with Bun.serve

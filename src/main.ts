@@ -6,6 +6,7 @@
  */
 import type { InputSource } from "./cli/input.ts";
 import { translateOptionsOf, translationDefaults, translationFlags } from "./cli/translate-options.ts";
+import { WORKER_SESSION_KEY_ENV } from "./cli/worker-env.ts";
 import type { ServeConfig } from "./config/config.ts";
 import { logger } from "./observability/logger.ts";
 import type { PeerMetrics } from "./observability/metrics.ts";
@@ -13,7 +14,7 @@ import type { PeerMetrics } from "./observability/metrics.ts";
 const usage = `gatehouse — a Gateway API-first ingress gateway
 
 Usage:
-  gatehouse serve --dir DIR | --kube [--kubeconfig FILE]
+  gatehouse serve --dir DIR [--session-key-file FILE] | --kube [--kubeconfig FILE]
                   [--http-port 8080] [--https-port 8443] [--admin-port 9090] [--bind 0.0.0.0]
                   [--workers N] [--ingress-class gatehouse] [--watch-ingress-without-class]
                   [--gateway-controller gatehouse.dev/gateway-controller] [--gateway-address-pool CIDR]
@@ -22,6 +23,7 @@ Usage:
                   [--client-body-timeout-ms 60000] [--request-buffer-bytes 65536]
                   [--stream-idle-timeout-ms 3600000] [--udp-idle-timeout-ms 60000]
                   [--max-connections 16384] [--max-connections-per-peer 0] [--underscores-in-headers false]
+                  [--max-request-header-bytes 65536] [--max-request-header-count 100]
                   [--trusted-proxies CIDR,...] [--proxy-protocol none|all|PORT,...]
                   [--proxy-protocol-from CIDR,...]
                   [--drain-delay-ms 5000] [--drain-timeout-ms 30000]
@@ -64,12 +66,19 @@ async function main(argv: string[]): Promise<number> {
     const workerAdmins = new Map<number, number>();
     const children = process.env.GATEHOUSE_WORKER_OF
       ? []
-      : spawnWorkers((await import("./cli/self.ts")).selfCommand(), workers - 1, rest, workerAdmins);
+      : spawnWorkers(
+          (await import("./cli/self.ts")).selfCommand(),
+          workers - 1,
+          rest,
+          workerAdmins,
+          // The primary's session key (cli/session-key-setup.ts): its workers sign and verify alike.
+          (await import("./cli/session-key-setup.ts")).workerSessionKeyEnv(),
+        );
     if (process.env.GATEHOUSE_WORKER_OF) exitWithParent(Number(process.env.GATEHOUSE_WORKER_OF));
     // Loaded only here: the serve path (Kubernetes client, listeners, Redis) is most of a cold start, and
     // `translate` needs none of it.
     const { startGateway } = await import("./cli/serve.ts");
-    const gateway = await startGateway(config, { processes: workers });
+    const gateway = await startGateway(config, { processes: workers, workerAdmins });
     if (process.env.GATEHOUSE_WORKER_OF) process.send?.({ adminPort: gateway.admin.port });
     if (children.length > 0) {
       gateway.metrics.setPeers(() => workerMetrics(workerAdmins));
@@ -221,7 +230,12 @@ async function configOf(command: string, args: readonly string[]): Promise<Serve
 }
 
 /** Variables of the process tree, not flags: `translate` may ignore them. */
-const notFlags = new Set(["GATEHOUSE_TRANSLATE_CHECK", "GATEHOUSE_WORKER_OF", "GATEHOUSE_WORKER_ID"]);
+const notFlags = new Set([
+  "GATEHOUSE_TRANSLATE_CHECK",
+  "GATEHOUSE_WORKER_OF",
+  "GATEHOUSE_WORKER_ID",
+  WORKER_SESSION_KEY_ENV,
+]);
 
 /** Whether the environment may set a serve flag (`GATEHOUSE_<FLAG>`), which config.ts must then read. */
 function flagsInEnvironment(): boolean {
@@ -241,11 +255,17 @@ function spawnWorkers(
   count: number,
   args: readonly string[],
   admins: Map<number, number>,
+  keyEnv: Readonly<Record<string, string>>,
 ): Bun.Subprocess[] {
   const workerArgs = ["--admin-port", "0", "--admin-bind", "127.0.0.1", "--workers", "1"];
   return Array.from({ length: Math.max(0, count) }, (_, i) =>
     Bun.spawn([...self, "serve", ...args, ...workerArgs], {
-      env: { ...process.env, GATEHOUSE_WORKER_OF: String(process.pid), GATEHOUSE_WORKER_ID: String(i + 1) },
+      env: {
+        ...process.env,
+        ...keyEnv,
+        GATEHOUSE_WORKER_OF: String(process.pid),
+        GATEHOUSE_WORKER_ID: String(i + 1),
+      },
       stdio: ["ignore", "inherit", "inherit"],
       ipc: (message: { adminPort?: unknown }) => {
         if (typeof message?.adminPort === "number") admins.set(i + 1, message.adminPort);

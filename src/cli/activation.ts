@@ -11,11 +11,14 @@ import {
   allActivators,
   keepActivators,
   onActivationChange,
+  setAutoscalerConflicts,
   setWorkloadScaler,
 } from "../proxy/activation/registry.ts";
 import { IdleScaleDown } from "../proxy/activation/scale-down.ts";
 import { SharedActivity } from "../proxy/activation/shared-activity.ts";
+import { WorkerActivity } from "../proxy/activation/worker-activity.ts";
 import type { ClusterRuntime } from "../sources/kubernetes/cluster.ts";
+import { ScaledObjectWatch } from "../sources/kubernetes/scaled-objects.ts";
 import { KubeWorkloadScaler } from "../sources/kubernetes/workload-scaler.ts";
 import { condition } from "../status/conditions.ts";
 import { withAncestorCondition } from "../status/runtime-conditions.ts";
@@ -33,13 +36,15 @@ export interface ActivationRuntime {
 
 /**
  * Start activation; `changed` is called when a condition may have changed (a wake failed for good, or
- * works again). `processes`: the serving processes of this replica (`--workers`).
+ * works again). `processes`: the serving processes of this replica (`--workers`); `workerAdmins`: on the
+ * primary, each worker's admin port as it reports it (main.ts).
  */
 export function startActivation(
   config: ServeConfig,
   cluster: ClusterRuntime | undefined,
   processes: number,
   changed: () => void,
+  workerAdmins: ReadonlyMap<number, number> = new Map(),
 ): ActivationRuntime {
   onActivationChange(changed);
   if (cluster === undefined) {
@@ -51,13 +56,19 @@ export function startActivation(
   }
   const scaler = new KubeWorkloadScaler(cluster.client);
   setWorkloadScaler(scaler);
+  // Only the workloads of `scaler: Gateway` policies can conflict: External ones are KEDA's by design.
+  const scaledObjects = new ScaledObjectWatch(cluster.client, changed);
+  scaledObjects.start();
+  setAutoscalerConflicts((w) => scaledObjects.conflict(w));
   const redisUrl = config["redis-url"];
-  const shared = redisUrl === undefined ? undefined : new SharedActivity(redisUrl);
+  const redis = redisUrl === undefined ? undefined : new SharedActivity(redisUrl);
+  // Without Redis, the primary of a --workers replica asks its workers (only it runs the scale-down).
+  const shared = redis ?? (processes > 1 ? new WorkerActivity(processes - 1, workerAdmins) : undefined);
   const blocked = (): string | undefined => {
-    if (shared !== undefined) return undefined;
-    const replicas = processes > 1 ? processes : gatewayReplicas(cluster, config["publish-service"]);
+    if (redis !== undefined) return undefined;
+    const replicas = gatewayReplicas(cluster, config["publish-service"]);
     return replicas > 1
-      ? `${processes > 1 ? `${processes} processes (--workers)` : `${replicas} gateway replicas (--publish-service)`} and no --redis-url: no process sees every request, so the workload is woken but never scaled to zero`
+      ? `${replicas} gateway replicas (--publish-service) and no --redis-url: no replica sees every request, so the workload is woken but never scaled to zero`
       : undefined;
   };
   const elector = cluster.elector;
@@ -71,14 +82,16 @@ export function startActivation(
           ...(shared ? { shared } : {}),
         });
   log.debug("activation started", {
-    sharedActivity: shared !== undefined,
+    sharedActivity: redis !== undefined ? "redis" : shared !== undefined ? "workers" : "none",
     scaleDown: scaleDown !== undefined,
   });
   return {
-    withConditions: (s) => withScaling(s, (a) => clusterCondition(a, blocked())),
+    withConditions: (s) => withScaling(s, (a) => clusterCondition(a, blocked(), scaledObjects)),
     close() {
       scaleDown?.stop();
-      shared?.close();
+      scaledObjects.stop();
+      setAutoscalerConflicts(() => undefined);
+      redis?.close();
       setWorkloadScaler(undefined);
       onActivationChange(() => {});
       // A stopped gateway holds nothing: what waits gets 503 now.
@@ -96,7 +109,11 @@ const folderMode: Verdict = {
     "folder mode: there is no workload to scale; requests are held until the backend's EndpointSlice shows a ready endpoint",
 };
 
-function clusterCondition(a: BackendActivator, blocked: string | undefined): Verdict {
+function clusterCondition(
+  a: BackendActivator,
+  blocked: string | undefined,
+  scaledObjects: ScaledObjectWatch,
+): Verdict {
   if (a.scaleProblem !== undefined) {
     const colon = a.scaleProblem.indexOf(":");
     const reason = colon > 0 ? a.scaleProblem.slice(0, colon) : "ScaleFailed";
@@ -109,17 +126,27 @@ function clusterCondition(a: BackendActivator, blocked: string | undefined): Ver
       message:
         "an external autoscaler moves the workload between 0 and 1; the gateway holds requests while it wakes",
     };
+  const keda = scaledObjects.conflict(a.workload);
+  if (keda !== undefined)
+    return {
+      ok: false,
+      reason: "ConflictingAutoscaler",
+      message: `KEDA ScaledObject ${keda} also scales ${a.config.workload.kind} ${a.workload.namespace}/${a.config.workload.name} to 0 (minReplicaCount 0): the gateway neither wakes nor scales it down and only holds requests while KEDA wakes it; set scaler: External, or minReplicaCount 1 or more`,
+    };
+  const unchecked = scaledObjects.forbidden
+    ? "; RBAC does not let the gateway list KEDA ScaledObjects (keda.sh scaledobjects), so one scaling the same workload would go unnoticed"
+    : "";
   if (a.config.minReplicas === 1)
     return {
       ok: true,
       reason: "Active",
-      message: "the gateway wakes the workload; minReplicas 1: never scaled down",
+      message: `the gateway wakes the workload; minReplicas 1: never scaled down${unchecked}`,
     };
-  if (blocked !== undefined) return { ok: false, reason: "NoSharedActivity", message: blocked };
+  if (blocked !== undefined) return { ok: false, reason: "NoSharedActivity", message: blocked + unchecked };
   return {
     ok: true,
     reason: "Active",
-    message: `the gateway wakes the workload on the first request and the leader scales it to zero after ${a.config.idleMs} ms idle`,
+    message: `the gateway wakes the workload on the first request and the leader scales it to zero after ${a.config.idleMs} ms idle${unchecked}`,
   };
 }
 

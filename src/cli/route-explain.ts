@@ -72,7 +72,8 @@ export function routeQueryArgs(
 
 /** The explanation, one block per listener socket, and whether any listener serves the request. */
 export function explainRoute(q: RouteQuery, model: GatewayModel): { text: string; served: boolean } {
-  const table = compile(model);
+  // Read only: no active health check may probe anyone's endpoints from here.
+  const table = compile(model, { probes: false });
   const warnings: string[] = [];
   const sockets = groupListeners(table.listeners, "", (w) => warnings.push(w));
   const models = modelRoutes(model);

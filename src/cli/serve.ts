@@ -23,7 +23,9 @@ import type { ObjectStatus } from "../status/types.ts";
 import { withInfrastructure } from "../translate/gateway/infrastructure.ts";
 import { translate } from "../translate/translate.ts";
 import { engineQueue } from "../waf/engine-queue.ts";
+import { wafHealth, wafHealthSignature, wafProblems, withWafHealth } from "../waf/status.ts";
 import { type ActivationRuntime, startActivation } from "./activation.ts";
+import { installFolderSessionKeys } from "./session-key-setup.ts";
 import { translateOptionsOf } from "./translate-options.ts";
 
 const log = logger.child({ component: "serve" });
@@ -49,8 +51,11 @@ export interface RunningGateway {
  */
 export async function startGateway(
   config: ServeConfig,
-  /** `processes`: the serving processes of this replica (main.ts spawns `--workers`); default 1. */
-  opts: { readonly processes?: number } = {},
+  /**
+   * `processes`: the serving processes of this replica (main.ts spawns `--workers`); default 1.
+   * `workerAdmins`: on the primary, each worker's admin port, filled in as the workers report it.
+   */
+  opts: { readonly processes?: number; readonly workerAdmins?: ReadonlyMap<number, number> } = {},
 ): Promise<RunningGateway> {
   setLogLevel(config["log-level"]);
   // One engine worker per process, started only when a route asks for a WAF (src/waf/engine-queue.ts).
@@ -103,6 +108,10 @@ export async function startGateway(
     udpIdleTimeoutMs: config["udp-idle-timeout-ms"],
     requestBufferBytes: config["request-buffer-bytes"],
     underscoresInHeaders: config["underscores-in-headers"],
+    requestHeadLimits: {
+      bytes: config["max-request-header-bytes"],
+      fields: config["max-request-header-count"],
+    },
     maxConnections: config["max-connections"],
     maxConnectionsPerPeer: config["max-connections-per-peer"],
     trustedProxies: config["trusted-proxies"],
@@ -122,12 +131,27 @@ export async function startGateway(
   if (defaultCert === undefined) log.warn("could not make the default TLS certificate; none is served");
   let waiters: (() => void)[] = [];
   let applied:
-    | { model: GatewayModel; statuses: readonly ObjectStatus[]; snapshot: ResourceSnapshot }
+    | {
+        model: GatewayModel;
+        statuses: readonly ObjectStatus[];
+        snapshot: ResourceSnapshot;
+        problems: readonly Problem[];
+      }
     | undefined;
+  let wafShown = "";
   const publishStatuses = () => {
     if (applied === undefined) return;
-    const { model, statuses, snapshot } = applied;
-    const keyed = withKeyHealth(statuses, auth.remoteKeyPolicies(), auth.unavailableKeys());
+    const { model, statuses, snapshot, problems } = applied;
+    // Whether each WAF's engine and rule set can run is known only once the proxy compiled the table and
+    // the engine's worker answered: a Degraded condition on WAFPolicies, a problem for every source.
+    const waf = wafHealth(model);
+    wafShown = wafHealthSignature(waf);
+    const wafDown = wafProblems(waf);
+    state.problems = wafDown.length === 0 ? problems : [...problems, ...wafDown];
+    const keyed = withWafHealth(
+      withKeyHealth(statuses, auth.remoteKeyPolicies(), auth.unavailableKeys()),
+      waf,
+    );
     const withKeys = activation?.withConditions(keyed) ?? keyed;
     rateLimit.publish(model, withKeys, (shown) => {
       // What /debug/status shows of each Gateway's infrastructure (the writer takes `shown` as it is).
@@ -136,7 +160,12 @@ export async function startGateway(
     });
   };
   auth.watchKeys(publishStatuses);
+  // A rule set's load answer, a worker that stops or is started again: published when the WAF health moved.
+  const unwatchWaf = engineQueue.onHealthChange(() => {
+    if (applied !== undefined && wafHealthSignature(wafHealth(applied.model)) !== wafShown) publishStatuses();
+  });
   let logged = new Set<string>();
+  let unloggedShares = "";
   // Set once stop() begins: an apply during the drain delay (the source still runs) must not make the
   // gateway ready again, or the load balancer would keep sending to a process about to close.
   let draining = false;
@@ -152,6 +181,7 @@ export async function startGateway(
           translateOptionsOf(config, defaultCert, Date.now()),
         );
         logged = logNewProblems(problems, logged);
+        if (accessLog === undefined) unloggedShares = warnUnloggedShares(model, unloggedShares);
         // Key fetchers start before the routes that need them serve (they fail closed until keys load).
         auth.update(model);
         await proxy.apply(cluster ? cluster.served(model) : model); // in a cluster: internal ports
@@ -160,9 +190,9 @@ export async function startGateway(
         // not read) are listed too, and counted in the problems metric.
         const all = [...problems, ...(cluster ? cluster.problems() : sourceProblems)];
         state.problems = all;
-        // Published now, and again when the rate limit store's or a key set's health changes (the
-        // policies' Degraded conditions).
-        applied = { model, statuses, snapshot };
+        // Published now, and again when the rate limit store's, a key set's or a WAF engine's health
+        // changes (the policies' Degraded conditions).
+        applied = { model, statuses, snapshot, problems: all };
         publishStatuses();
         if (!draining) state.ready = true;
         metrics.configApplied(true, (performance.now() - started) / 1000, model, all);
@@ -188,6 +218,7 @@ export async function startGateway(
 
   // --kube: informers instead of a folder; the same apply path. Leader election and the status writer
   // ride along (see src/sources/kubernetes/cluster.ts).
+  if (!config.kube) installFolderSessionKeys(config);
   const cluster: ClusterRuntime | undefined = config.kube
     ? new ClusterRuntime(config, apply, endpointSliceSeen)
     : undefined;
@@ -196,6 +227,7 @@ export async function startGateway(
     cluster,
     opts.processes ?? 1,
     publishStatuses,
+    opts.workerAdmins,
   );
   const source: { start(): Promise<unknown>; stop(): void | Promise<void> } = cluster
     ? { start: () => cluster.start(), stop: () => cluster.stop() }
@@ -211,6 +243,7 @@ export async function startGateway(
     activation.close();
     await proxy.stop();
     auth.close();
+    unwatchWaf();
     await rateLimit.close();
     await tracing?.spans.shutdown();
     dashboard.close();
@@ -223,6 +256,7 @@ export async function startGateway(
     source.stop();
     await proxy.stop();
     auth.close();
+    unwatchWaf();
     await rateLimit.close();
     await tracing?.spans.shutdown();
     dashboard.close();
@@ -257,6 +291,7 @@ export async function startGateway(
         await Promise.race([proxy.stop(true), Bun.sleep(1000)]);
       }
       auth.close();
+      unwatchWaf();
       await rateLimit.close();
       // What was traced before the stop is sent (bounded: a collector that is down cannot hold the exit).
       await tracing?.spans.shutdown();
@@ -291,4 +326,21 @@ function accessLogOf(config: ServeConfig): AccessLog {
   });
   if ("error" in format) throw new Error(format.error);
   return new AccessLog(config["access-log-sample"], undefined, format);
+}
+
+/**
+ * With `--access-log-sample 0` there is no access log: routes that ask for a share of their own
+ * (`gatehouse.dev/access-log-sample`) are named in a warning, once per change of that list.
+ */
+function warnUnloggedShares(model: GatewayModel, said: string): string {
+  const routes = new Set<string>();
+  for (const l of model.listeners)
+    for (const v of l.virtualHosts)
+      for (const r of v.routes) if ((r.accessLogSample ?? 0) > 0 && r.accessLog !== false) routes.add(r.name);
+  const now = [...routes].sort().join(", ");
+  if (now !== "" && now !== said)
+    log.warn("routes ask for an access-log share, but --access-log-sample 0 turns the access log off", {
+      routes: now,
+    });
+  return now;
 }

@@ -9,6 +9,21 @@ describe("parseServeConfig", () => {
     expect(c.bind).toBe("0.0.0.0");
     expect(c.kube).toBe(false);
   });
+  test("request head limits: 64 KiB and 100 fields by default; a count past Bun.serve's 198 is refused", () => {
+    const c = parseServeConfig(["--dir", "x"], {});
+    expect([c["max-request-header-bytes"], c["max-request-header-count"]]).toEqual([65_536, 100]);
+    const set = parseServeConfig(
+      ["--dir", "x", "--max-request-header-bytes", "16384", "--max-request-header-count", "198"],
+      {},
+    );
+    expect([set["max-request-header-bytes"], set["max-request-header-count"]]).toEqual([16_384, 198]);
+    for (const bad of [
+      ["--max-request-header-count", "199"],
+      ["--max-request-header-count", "0"],
+      ["--max-request-header-bytes", "100"],
+    ])
+      expect(() => parseServeConfig(["--dir", "x", ...bad], {})).toThrow(bad[0]);
+  });
   test("environment fills what flags leave out; flags win", () => {
     const env = { GATEHOUSE_HTTP_PORT: "9000", GATEHOUSE_BIND: "127.0.0.1", GATEHOUSE_DIR: "x" };
     const c = parseServeConfig(["--http-port", "7000"], env);

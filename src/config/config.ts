@@ -39,6 +39,7 @@ const cidrList = z
 const serveFlags = z
   .object({
     dir: z.string().min(1).optional(),
+    "session-key-file": z.string().min(1).optional(), // signs timed session tokens (session-keys.ts)
     kube: bool.default(false),
     kubeconfig: z.string().optional(),
     /** --kube: the Service (`namespace/name`) whose addresses go into Ingress and Gateway status. */
@@ -152,6 +153,17 @@ const serveFlags = z
      * false: both fronts drop them, as nginx does, since CGI-style backends read `X_Forwarded_For` as
      * `X-Forwarded-For`. */
     "underscores-in-headers": bool.default(false),
+    /** Request heads (request line, fields, blank line) past this size are answered 431, on both fronts
+     * (Envoy's `max_request_headers_kb`; nginx's `large_client_header_buffers` 4 × 8 KB answers 400). */
+    "max-request-header-bytes": z.coerce
+      .number()
+      .int()
+      .min(1024)
+      .max(1024 * 1024)
+      .default(64 * 1024),
+    /** Request heads with more field lines than this are answered 431 (Envoy's `max_headers_count`);
+     * at most 198: Bun.serve refuses more whatever it is told. */
+    "max-request-header-count": z.coerce.number().int().min(1).max(198).default(100),
     /** Response codings offered, most preferred first (`gzip`, `br`, `zstd`; comma-separated): ingress-nginx's
      * `use-gzip` / `enable-brotli`. Empty (the default, as there): no compression unless a
      * BackendTrafficPolicy asks for it (docs/compression.md). */
@@ -308,7 +320,6 @@ export const serveConfigSchema = serveFlags
     });
     if ("error" in format) ctx.addIssue({ code: "custom", message: format.error });
   });
-
 export type ServeConfig = z.infer<typeof serveConfigSchema>;
 
 const booleanFlags = new Set([

@@ -26,7 +26,10 @@ export function convertBalancing(
     lost.push(`the ${ALGORITHM_SOURCE[b.algorithm]}: Gateway API has no field for it`);
   const s = b.session;
   if (s === undefined) return undefined;
-  if (s.type === "Header") return { type: "Header", sessionName: s.name };
+  const timeouts: Json = {};
+  if (s.absoluteTimeoutMs !== undefined) timeouts.absoluteTimeout = duration(s.absoluteTimeoutMs);
+  if (s.idleTimeoutMs !== undefined) timeouts.idleTimeout = duration(s.idleTimeoutMs);
+  if (s.type === "Header") return { type: "Header", sessionName: s.name, ...timeouts };
   const c = s.cookie ?? {};
   const attributes = [
     c.path !== undefined && c.path !== "/" ? `Path=${c.path}` : "",
@@ -38,7 +41,7 @@ export function convertBalancing(
   ].filter(Boolean);
   if (attributes.length > 0)
     lost.push(`the session cookie's ${attributes.join(", ")} (sessionPersistence has no field for them)`);
-  const out: Json = { type: "Cookie", sessionName: s.name };
+  const out: Json = { type: "Cookie", sessionName: s.name, ...timeouts };
   if (c.maxAgeSeconds !== undefined && c.maxAgeSeconds > 0) {
     out.absoluteTimeout = duration(c.maxAgeSeconds * 1000);
     out.cookieConfig = { lifetimeType: "Permanent" };

@@ -37,6 +37,8 @@ const INEXACT: Readonly<Record<string, string>> = {
   "annotations-backend-protocol.in.yaml":
     "h2c, client certificates, TLS versions, FCGI's 503, one BackendTLSPolicy for a port Ingresses shared",
   "annotations-bandwidth.in.yaml": "limit-rate: Gateway API has no response bandwidth limit",
+  "annotations-error-pages.in.yaml":
+    "custom-http-errors with default-backend: Gateway API has no error pages",
   "annotations-fail-closed.in.yaml":
     "the 403 of an unenforced access annotation is an AuthPolicy denying all",
   "annotations-mirror.in.yaml": "mirror-target URLs: Gateway API mirrors to Services only",
@@ -63,7 +65,8 @@ const refKey = (kind: string, m: Meta) => `${kind}/${m.namespace}/${m.name}`;
 /**
  * Whether convert said what an error on an object it wrote comes from: an HTTPRoute's error is a host its
  * verification found served differently (or a rule it could not keep); an AuthPolicy without a provider
- * is the fail-closed stand-in it noted; a copied policy still names the Ingress it guarded (on purpose:
+ * is the fail-closed stand-in it noted, and so is a WAFPolicy holding the Ingress's unreadable WAF
+ * annotations; a copied policy still names the Ingress it guarded (on purpose:
  * removing it would leave the Ingress open while both exist).
  */
 function explained(p: Problem, object: Json, findings: readonly Finding[]): boolean {
@@ -84,6 +87,14 @@ function explained(p: Problem, object: Json, findings: readonly Finding[]): bool
     const targets = (object.spec as { targetRefs: { name: string }[] }).targetRefs;
     return targets.some((t) =>
       about(t.name.replace(/-\d+$/, "")).some((f) => f.message.includes("cannot be enforced as written")),
+    );
+  }
+  if (p.object.kind === "WAFPolicy" && p.reason === "Invalid") {
+    const targets = (object.spec as { targetRefs: { name: string }[] }).targetRefs;
+    return targets.some((t) =>
+      about(t.name.replace(/-\d+$/, "")).some((f) =>
+        f.message.includes("written as a WAFPolicy with the same values"),
+      ),
     );
   }
   return p.object.kind !== "HTTPRoute" && /^target Ingress (\S+): Ingress \1 not found$/.test(p.message);

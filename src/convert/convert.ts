@@ -10,7 +10,8 @@
  * - `rules.ts`, `filters.ts`, `backend-refs.ts`: one model route as one HTTPRoute rule;
  * - `route-filters.ts`: HTTPRouteFilters for what Gateway API has no field for (not with `portable`);
  * - `passthrough.ts`: `ssl-passthrough` hosts as TLS listeners and TLSRoutes;
- * - `policies.ts`: AuthPolicy and RateLimitPolicy for the guards Gateway API has no field for;
+ * - `policies.ts`: AuthPolicy, RateLimitPolicy and WAFPolicy (`waf.ts`) for the guards Gateway API has no
+ *   field for;
  * - `backend-tls.ts`: `backend-protocol` TLS as BackendTLSPolicies (with their CA ConfigMaps), h2c as a finding;
  * - `verify.ts`: the output translated again, each converted host's routes compared with the Ingress's;
  * - `findings.ts`: what was not kept; `output.ts`: the YAML, each finding as a comment beside its object.

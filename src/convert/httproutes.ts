@@ -159,7 +159,7 @@ function renderRules(
 
 /** The guards of a route (policies.ts writes them), so hosts whose guards differ get different HTTPRoutes. */
 function guardSignature(r: Route): string {
-  return JSON.stringify([r.auth, r.ipAccess, r.rateLimit, r.clientCertificate]);
+  return JSON.stringify([r.auth, r.ipAccess, r.rateLimit, r.waf, r.clientCertificate]);
 }
 
 /** Groups as HTTPRoutes, split at the limits, named in a stable order per Ingress. */

@@ -1,7 +1,7 @@
 /**
  * The guards of the Ingress routes as gatehouse.dev policies on the HTTPRoutes, since Gateway API has no
- * field for them: the Ingress's own annotations (basic auth, source ranges, `limit-*`) become one
- * AuthPolicy and one RateLimitPolicy per Ingress, named as the Ingress, and a policy
+ * field for them: the Ingress's own annotations (basic auth, source ranges, `limit-*`, ModSecurity) become
+ * one AuthPolicy, one RateLimitPolicy and one WAFPolicy per Ingress, named as the Ingress, and a policy
  * object that guarded the Ingress (a targetRef, or `gatehouse.dev/auth-policy`) is written again with the
  * HTTPRoutes added to its targetRefs. A policy covering only some rules of an HTTPRoute targets those
  * rules by name. Guards that have no such field fail closed: a client certificate requirement becomes a
@@ -17,6 +17,7 @@ import type { Findings } from "./findings.ts";
 import type { ConvertedRoute } from "./httproutes.ts";
 import { convertedRuleName, NamePicker } from "./names.ts";
 import { isRefusal } from "./rules.ts";
+import { wafSpec } from "./waf.ts";
 
 type Json = Record<string, unknown>;
 
@@ -25,7 +26,7 @@ const HTTPROUTE_GROUP = "gateway.networking.k8s.io";
 
 /** One policy to write: either made from the Ingress, or a copy of an input policy. */
 interface PolicyPlan {
-  readonly kind: "AuthPolicy" | "RateLimitPolicy";
+  readonly kind: "AuthPolicy" | "RateLimitPolicy" | "WAFPolicy";
   readonly namespace: string;
   readonly ingress?: SourceRef;
   /** The spec without targetRefs (made), or the input policy (copied). */
@@ -90,18 +91,34 @@ export function convertPolicies(
           i,
         );
       }
+      const waf = r.waf;
+      if (waf && waf.source.kind === "Ingress") {
+        const spec = wafSpec(waf, cr.ingress, snapshot, findings);
+        want(
+          `W\n${ns}/${cr.ingress.name}\n${JSON.stringify(spec)}`,
+          () => ({ kind: "WAFPolicy", namespace: ns, ingress: cr.ingress, spec }),
+          cr.name,
+          i,
+        );
+      } else if (waf) {
+        want(
+          `W\n${waf.source.namespace}/${waf.source.name}`,
+          () => ({ kind: "WAFPolicy", namespace: waf.source.namespace, copyOf: waf.source }),
+          cr.name,
+          i,
+        );
+      }
     });
   }
   const ruleCount = new Map(routes.map((r) => [`${r.name}\n${r.ingress.namespace}`, r]));
   const out: Json[] = [];
   const ingressNames = snapshot.ingresses.map((i) => `${namespaceOf(i)}/${nameOf(i)}`);
   const existing = (kind: PolicyPlan["kind"]) =>
-    (kind === "AuthPolicy" ? snapshot.authPolicies : snapshot.rateLimitPolicies).map(
-      (p) => `${namespaceOf(p)}/${nameOf(p)}`,
-    );
+    inputPolicies(snapshot, kind).map((p) => `${namespaceOf(p)}/${nameOf(p)}`);
   const pickers = {
     AuthPolicy: new NamePicker([...ingressNames, ...existing("AuthPolicy")]),
     RateLimitPolicy: new NamePicker([...ingressNames, ...existing("RateLimitPolicy")]),
+    WAFPolicy: new NamePicker([...ingressNames, ...existing("WAFPolicy")]),
   };
   const sorted = [...plans.entries()].sort(([a], [b]) => compareStrings(a, b));
   for (const [, plan] of sorted) {
@@ -158,8 +175,9 @@ function written(
   let spec: Json;
   if (plan.copyOf !== undefined) {
     about = plan.copyOf;
-    const list = plan.kind === "AuthPolicy" ? snapshot.authPolicies : snapshot.rateLimitPolicies;
-    const original = list.find((p) => namespaceOf(p) === about.namespace && nameOf(p) === about.name);
+    const original = inputPolicies(snapshot, plan.kind).find(
+      (p) => namespaceOf(p) === about.namespace && nameOf(p) === about.name,
+    );
     const own = (original?.spec.targetRefs ?? []) as Json[];
     spec = (original?.spec ?? {}) as Json;
     const room = Math.max(0, MAX_TARGETS - own.length);
@@ -180,6 +198,15 @@ function written(
       `the one shared count of ${plan.kind} ${about.name} is split across ${out.length} policies (at most ${MAX_TARGETS} targets each)`,
     );
   return out;
+}
+
+/** The input's policies of a kind convert writes. */
+function inputPolicies(
+  snapshot: ResourceSnapshot,
+  kind: PolicyPlan["kind"],
+): readonly { metadata: { name: string; namespace?: string | undefined }; spec: { targetRefs?: unknown } }[] {
+  if (kind === "AuthPolicy") return snapshot.authPolicies;
+  return kind === "RateLimitPolicy" ? snapshot.rateLimitPolicies : (snapshot.wafPolicies ?? []);
 }
 
 /** Gives every rule of the route its name (a policy targets some of them). */

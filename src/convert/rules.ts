@@ -110,12 +110,18 @@ export function convertRule(
   }
   if (route.accessLog === false)
     lost.push("leaving requests out of the access log (enable-access-log: false)");
+  else if (route.accessLogSample !== undefined)
+    lost.push(`the access-log share of ${route.accessLogSample} (gatehouse.dev/access-log-sample)`);
   if (route.responseBandwidth)
     lost.push(
       `the response bandwidth limit of ${route.responseBandwidth.bytesPerSecond} bytes/s (limit-rate, limit-rate-after)`,
     );
   if (route.requestBodyMaxBytes !== undefined)
     lost.push(`the request body limit of ${route.requestBodyMaxBytes} bytes (proxy-body-size)`);
+  if (route.errorPages !== undefined)
+    lost.push(
+      `the error pages for ${route.errorPages.codes.join(", ")} from ${route.errorPages.backendId} (custom-http-errors, default-backend)`,
+    );
   return rule;
 }
 

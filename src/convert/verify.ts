@@ -1,7 +1,7 @@
 /**
  * The proof convert runs on itself: the input without its Ingresses, plus what convert wrote (policies of
  * the same name replaced), translated again; every host an Ingress served must then hold the same routes,
- * in the same order, with the same matches, actions, filters, limits and guards (names and sources aside,
+ * in the same order, with the same matches, actions, filters, limits and guards, the WAF among them (names and sources aside,
  * which say where a route came from, not what it does); an `ssl-passthrough` host must reach the same
  * backends. A host that differs is a finding.
  */
@@ -10,7 +10,7 @@ import type { AuthPolicy } from "../sources/schema/auth-policy.ts";
 import type { BackendTLSPolicy } from "../sources/schema/backend-tls-policy.ts";
 import type { ConfigMap } from "../sources/schema/core.ts";
 import type { Gateway, GatewayClass, HTTPRoute, ReferenceGrant } from "../sources/schema/gateway.ts";
-import type { RateLimitPolicy } from "../sources/schema/policies.ts";
+import type { RateLimitPolicy, WAFPolicy } from "../sources/schema/policies.ts";
 import type { HTTPRouteFilterObject } from "../sources/schema/route-filter.ts";
 import type { TLSRoute } from "../sources/schema/tlsroute.ts";
 import type { ResourceSnapshot } from "../sources/snapshot.ts";
@@ -216,7 +216,7 @@ function describe(r: Route): string {
 
 /** What a route does, without what names its origin. */
 function behaviour(r: Route, backends: GatewayModel["backends"]): Json {
-  const { name: _n, source: _s, ruleName: _r, auth, ipAccess, rateLimit, filters, ...rest } = r;
+  const { name: _n, source: _s, ruleName: _r, auth, ipAccess, rateLimit, waf, filters, ...rest } = r;
   return {
     ...rest,
     action: r.action.kind === "Redirect" ? literalLocation(r.action) : spokenTo(r.action, backends),
@@ -236,6 +236,13 @@ function behaviour(r: Route, backends: GatewayModel["backends"]): Json {
       : {}),
     ...(rateLimit
       ? { rateLimit: { ...rateLimit, source: undefined, policy: undefined, bucket: undefined } }
+      : {}),
+    // A WAF that cannot run answers 503 whatever else it says; which object asked for it is not behaviour.
+    ...(waf
+      ? {
+          waf:
+            waf.invalid !== undefined ? { invalid: true } : { ...waf, source: undefined, policy: undefined },
+        }
       : {}),
   };
 }
@@ -327,6 +334,7 @@ export function snapshotAfter(
     referenceGrants: replaced(snapshot.referenceGrants, of<ReferenceGrant>("ReferenceGrant")),
     authPolicies: replaced(snapshot.authPolicies, of<AuthPolicy>("AuthPolicy")),
     rateLimitPolicies: replaced(snapshot.rateLimitPolicies, of<RateLimitPolicy>("RateLimitPolicy")),
+    wafPolicies: replaced(snapshot.wafPolicies ?? [], of<WAFPolicy>("WAFPolicy")),
     httpRouteFilters: replaced(snapshot.httpRouteFilters, of<HTTPRouteFilterObject>("HTTPRouteFilter")),
     configMaps: replaced(snapshot.configMaps, of<ConfigMap>("ConfigMap")),
     backendTLSPolicies: replaced(snapshot.backendTLSPolicies ?? [], of<BackendTLSPolicy>("BackendTLSPolicy")),

@@ -287,9 +287,9 @@ export interface ExternalAuthCache {
  * responses are not.
  */
 export interface RouteWaf {
-  /** The object the WAF came from (an Ingress today), for logs and statuses. */
+  /** The object the WAF came from (a WAFPolicy, or an Ingress for its annotations), for logs and statuses. */
   readonly source: SourceRef;
-  /** Log name of that object: `ingress/<ns>/<name>`. */
+  /** Log name of that object: `wafpolicy/<ns>/<name>` or `ingress/<ns>/<name>`. */
   readonly policy: string;
   /** `Enforce`: act on the engine's intervention; `DetectionOnly`: log and count it, pass the request. */
   readonly mode: "Enforce" | "DetectionOnly";

@@ -2,6 +2,7 @@
  * The upstreams of the route model: a Service port resolved to pod endpoints, and how it is spoken to
  * (HTTP/1.1, h2c, WebSocket; TLS).
  */
+import type { HashKeyPart } from "./balancing.ts";
 import type { SourceRef } from "./source.ts";
 
 /** Protocol spoken to the upstream. */
@@ -55,6 +56,25 @@ export interface Backend {
    * docs/traffic-policy.md). A request over a cap is answered 503 at once and counted. Absent: no cap.
    */
   readonly circuitBreaker?: CircuitBreaker;
+  /**
+   * How an endpoint of this backend is picked (a BackendTrafficPolicy's `loadBalancer`), on every route
+   * that sends here and sets no algorithm of its own (a route's `balancing.algorithm` other than
+   * `RoundRobin` wins there). Absent: the route's.
+   */
+  readonly loadBalancer?: BackendLoadBalancer;
+}
+
+/** A Service-level choice of balancing algorithm (docs/traffic-policy.md, Load balancing). */
+export interface BackendLoadBalancer {
+  /** The BackendTrafficPolicy it came from. */
+  readonly source: SourceRef;
+  /**
+   * As `Balancing.algorithm` (model/balancing.ts), plus `Random`: an endpoint drawn at random (Envoy's
+   * `RANDOM`).
+   */
+  readonly algorithm: "RoundRobin" | "Random" | "LeastRequest" | "ConsistentHash";
+  /** `ConsistentHash` only: the key (one header, one cookie or the client's address). */
+  readonly hashKey?: readonly HashKeyPart[];
 }
 
 /**
@@ -112,12 +132,37 @@ export interface BackendActivation {
   };
 }
 
-/** Health checking of a backend's endpoints. Only passive checking exists (active probes do not yet). */
+/** Health checking of a backend's endpoints: passive (real requests), active (probes), or both. */
 export interface BackendHealthCheck {
   /** The BackendTrafficPolicy it came from, for logs and the dashboard. */
   readonly source: SourceRef;
   /** Outlier ejection from the outcome of real requests (src/proxy/health/). */
   readonly passive?: PassiveHealthCheck;
+  /** Probes sent to every endpoint by each gateway process (src/proxy/health/active-checker.ts). */
+  readonly active?: ActiveHealthCheck;
+}
+
+/**
+ * Active HTTP health checking, as Envoy Gateway names it (`healthCheck.active`, type HTTP): each gateway
+ * process sends `method path` to every endpoint once per `intervalMs` (jittered); an endpoint whose
+ * probes fail `unhealthyThreshold` times in a row takes no traffic until `healthyThreshold` probes in a
+ * row succeed. When every endpoint is unhealthy, all take traffic again (Envoy's panic mode).
+ */
+export interface ActiveHealthCheck {
+  /** Path and query of the probe (`/healthz`). */
+  readonly path: string;
+  /** The probe's method; `GET` by default. */
+  readonly method: string;
+  /** Statuses that count as healthy; `[200]` by default. */
+  readonly expectedStatuses: readonly number[];
+  /** Between two probes of one endpoint. */
+  readonly intervalMs: number;
+  /** A probe without response headers in this long failed. */
+  readonly timeoutMs: number;
+  /** Failed probes in a row that take an endpoint out. */
+  readonly unhealthyThreshold: number;
+  /** Successful probes in a row that bring it back. */
+  readonly healthyThreshold: number;
 }
 
 /**

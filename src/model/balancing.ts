@@ -46,7 +46,8 @@ export type HashKeyPart =
  * header the client sends back). The token is a hash of the endpoint's address and port, looked up only
  * among the route's own endpoints: a forged one can at most pick another endpoint the route serves, and
  * every replica (and a restarted one) reads it the same way. A token naming no current endpoint counts
- * as absent: an endpoint is picked and a new token issued. A pinned client stays pinned while its
+ * as absent: an endpoint is picked and a new token issued. With a timeout the token also carries
+ * HMAC-signed timestamps, and one that fails verification or has ended counts as absent too. A pinned client stays pinned while its
  * endpoint is there (ingress-nginx's `affinity-mode: balanced` rehashes some on a scale-up; not here).
  */
 export interface SessionPersistence {
@@ -58,6 +59,14 @@ export interface SessionPersistence {
   readonly cookie?: SessionCookie;
   /** A failed attempt moves the client: the retry picks another endpoint and reissues the token. */
   readonly changeOnFailure?: boolean;
+  /**
+   * The session ends this long after it began, whatever the activity (GEP-1619 `absoluteTimeout`);
+   * then the next request is balanced anew and gets a new token. With either timeout the token carries
+   * signed timestamps (proxy/balancing/timed-token.ts).
+   */
+  readonly absoluteTimeoutMs?: number;
+  /** The session ends this long after its last request (GEP-1619 `idleTimeout`). */
+  readonly idleTimeoutMs?: number;
 }
 
 /** Set-Cookie attributes of a session cookie. */

@@ -152,6 +152,12 @@ export interface Route {
   readonly waf?: RouteWaf;
   /** `false`: its requests are not written to the access log (still counted in metrics); absent: logged. */
   readonly accessLog?: false;
+  /**
+   * Share of its requests written to the access log, 0…1, in place of `--access-log-sample`
+   * (`gatehouse.dev/access-log-sample`); absent: the flag's share. There is no access log at all with
+   * `--access-log-sample 0` (serve.ts warns when a route asks for a share then).
+   */
+  readonly accessLogSample?: number;
   /** Response bodies are paced to this bandwidth (ingress-nginx `limit-rate`); absent: as fast as possible. */
   readonly responseBandwidth?: ResponseBandwidth;
   /**
@@ -167,6 +173,8 @@ export interface Route {
    * zone per Ingress); one more is answered 503, nginx's `limit_conn_status`. Absent: no cap.
    */
   readonly clientConcurrency?: ClientConcurrency;
+  /** Responses with these codes replaced by an error backend's (model/error-pages.ts); absent: not. */
+  readonly errorPages?: RouteErrorPages;
 }
 
 /** A cap on one client's requests in flight, shared by the routes that name the same zone. */
@@ -318,4 +326,30 @@ export interface WeightedBackend {
    * Absent for valid references; a valid backend with no ready endpoints still answers 503 via `problem`.
    */
   readonly failStatus?: number;
+}
+
+/**
+ * A route's custom error pages (ingress-nginx `custom-http-errors` with `default-backend`): a response
+ * with one of `codes` is replaced by the answer of an error backend, asked as ingress-nginx's
+ * `@custom_<upstream>_<code>` location asks it (nginx.tmpl): the request's method, path `/`, no body, the
+ * client's Host, and X-Code, X-Format (the client's Accept), X-Original-URI, X-Namespace,
+ * X-Ingress-Name, X-Service-Name, X-Service-Port, X-Request-ID. That answer, status and body, goes to the
+ * client unchanged ("NGINX does not change the response from the custom default backend"); when the
+ * error backend cannot answer, the gateway's own error for the code does.
+ */
+export interface RouteErrorPages {
+  /** Status codes replaced, 400–599, ascending, no repeats. */
+  readonly codes: readonly number[];
+  /** The error backend (a Service port in the model's backends). */
+  readonly backendId: string;
+  /**
+   * Backend responses with those codes are replaced too (nginx's `proxy_intercept_errors on`, which
+   * `custom-http-errors` turns on); false (`disable-proxy-intercept-errors`): only the gateway's own.
+   */
+  readonly upstream: boolean;
+  /** The X-Namespace, X-Ingress-Name, X-Service-Name and X-Service-Port values ("" when not one). */
+  readonly namespace: string;
+  readonly ingressName: string;
+  readonly serviceName: string;
+  readonly servicePort: string;
 }

@@ -12,6 +12,22 @@
 export const MAX_RESPONSE_HEAD_BYTES = 64 * 1024;
 
 /**
+ * Request head limits, the same on both fronts (`--max-request-header-bytes`, `--max-request-header-count`):
+ * a head (request line, fields, blank line) over `bytes`, or with more than `fields` field lines, is
+ * answered 431 (Envoy's `max_request_headers_kb` 60 and `max_headers_count` 100; nginx answers 400 past
+ * `large_client_header_buffers` 4 × 8 KB). A request line over `MAX_REQUEST_LINE` is 414, as nginx.
+ */
+export interface RequestHeadLimits {
+  readonly bytes: number;
+  readonly fields: number;
+}
+
+export const DEFAULT_REQUEST_HEAD_LIMITS: RequestHeadLimits = { bytes: 64 * 1024, fields: 100 };
+export const MAX_REQUEST_LINE = 8 * 1024;
+/** Bun.serve answers 431 past 198 field lines whatever it is told (Bun 1.4, measured): the highest count. */
+export const MAX_REQUEST_HEADER_FIELDS = 198;
+
+/**
  * Headers that describe one connection, not the message (RFC 9110 §7.6.1): the proxy removes them in both
  * directions (proxy/request/hop-by-hop.ts), and translate refuses to set them.
  */

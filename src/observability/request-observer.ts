@@ -32,14 +32,13 @@ export class MetricsAndAccessLog implements RequestObserver {
   }
 
   /**
-   * A format that reads the request as sent gets it here, before the request path edits its headers; the
-   * sampling is decided here then (an arrival taken is a line to write).
+   * A format that reads the request as sent gets it here, before the request path edits its headers: of
+   * every request, since the share to log is the matched route's (`logShare`), known only later.
    */
   begin(req: Request): RequestInfo {
     const info = startedInfo();
     const needs = this.accessLog?.format.request;
-    if (needs !== undefined && this.accessLog?.wants() === true)
-      info.arrived = requestArrival(req, needs.fields, needs.length);
+    if (needs !== undefined) info.arrived = requestArrival(req, needs.fields, needs.length);
     return info;
   }
 
@@ -53,8 +52,8 @@ export class MetricsAndAccessLog implements RequestObserver {
     const traced = trace?.sampled === true && this.spans !== undefined;
     const logged =
       log !== undefined &&
-      info.unlogged !== true &&
-      (log.format.request === undefined ? log.wants() : info.arrived !== undefined);
+      (log.format.request === undefined || info.arrived !== undefined) &&
+      log.wants(info.logShare);
     if (!traced && !logged) return;
     const url = req.url;
     const pathStart = url.indexOf("/", url.indexOf("//") + 2);
@@ -110,7 +109,7 @@ export class MetricsAndAccessLog implements RequestObserver {
     if (info.trace?.sampled === true && this.spans !== undefined)
       this.endSpan(info, ex.method, ex.host, ex.path, ex.status);
     const log = this.accessLog;
-    if (log === undefined || info.unlogged === true || !log.wants()) return;
+    if (log === undefined || !log.wants(info.logShare)) return;
     log.write({
       requestId: ex.requestId,
       client: info.client,

@@ -98,3 +98,31 @@ describe("compile", () => {
     expect(t.warnings.join()).not.toContain("other-ns/svc:80");
   });
 });
+
+test("a table only read (probes: false) starts no active health check; a serving one does", async () => {
+  const { activeCheckers } = await import("./health/active-registry.ts");
+  const active = {
+    path: "/healthz",
+    method: "GET",
+    expectedStatuses: [200],
+    intervalMs: 60_000,
+    timeoutMs: 1_000,
+    unhealthyThreshold: 3,
+    healthyThreshold: 1,
+  };
+  const m = model(
+    [listener([vhost("a.test", [route("r", match("/"), forwardTo("probed"))])])],
+    [
+      backend("probed", [1], {
+        healthCheck: { source: { kind: "BackendTrafficPolicy", namespace: "test", name: "p" }, active },
+      }),
+    ],
+  );
+  compile(m, { probes: false });
+  expect([...activeCheckers()].length).toBe(0);
+  compile(m);
+  expect([...activeCheckers()].length).toBe(1);
+  // Leaves no timer behind: a table without the backend stops its checker.
+  compile(model([]));
+  expect([...activeCheckers()].length).toBe(0);
+});

@@ -8,8 +8,10 @@ import { compileIPAccess, hasAllowList } from "../auth/ip-access.ts";
 import type {
   Backend,
   BackendActivation,
+  Balancing,
   GatewayModel,
   Listener,
+  PassiveHealthCheck,
   Route,
   VirtualHost,
 } from "../model/index.ts";
@@ -20,8 +22,10 @@ import { compileBackendTLS } from "./backend-tls/options.ts";
 import { RouteBalancer } from "./balancing/route-balancer.ts";
 import { circuitBreakerFor, clientZoneFor, keepCircuitBreakers } from "./circuit-breaker/registry.ts";
 import { compileCompression } from "./compression/response-rules.ts";
+import { compileErrorPages } from "./error-pages/compile.ts";
 import { compileFilterChain, joinChains } from "./filters/chain.ts";
 import type { FilterChain } from "./filters/filter-types.ts";
+import { activeCheckerFor, keepActiveCheckers } from "./health/active-registry.ts";
 import { keepOutlierDetectors, outlierDetectorFor } from "./health/outlier-registry.ts";
 import { buildPathIndex } from "./match/path-index.ts";
 import type { ValueRegex } from "./match/regex/regex.ts";
@@ -46,15 +50,45 @@ import {
 
 type Warn = (msg: string) => void;
 
-export function compile(model: GatewayModel): RouteTable {
+const ROUND_ROBIN: Balancing = { algorithm: "RoundRobin" };
+/** A detector for active checks alone: every passive count off, so only the probes take endpoints out. */
+const NO_EJECTION: PassiveHealthCheck = {
+  consecutive5xxErrors: 0,
+  consecutiveGatewayErrors: 0,
+  splitExternalLocalOriginErrors: false,
+  consecutiveLocalOriginFailures: 0,
+  baseEjectionMs: 30_000,
+  intervalMs: 3_000,
+  maxEjectionPercent: 0,
+};
+
+/** How a table is compiled. */
+export interface CompileOptions {
+  /**
+   * Start (and keep) the active health checks the backends ask for: a serving gateway's table; false for
+   * one only read (`gatehouse routes --host`), which must send no probe. Default true.
+   */
+  readonly probes?: boolean;
+}
+
+export function compile(model: GatewayModel, opts: CompileOptions = {}): RouteTable {
   const warnings: string[] = [];
   const warn: Warn = (m) => warnings.push(m);
+  const probes = opts.probes !== false;
   const backends = new Map<string, CompiledBackend>();
-  for (const [id, b] of Object.entries(model.backends)) backends.set(id, compileBackend(id, b));
+  for (const [id, b] of Object.entries(model.backends)) backends.set(id, compileBackend(id, b, probes));
   // Detectors outlive a table (an ejection survives a reload); those no backend uses any more are dropped.
   keepOutlierDetectors(
     new Set([...backends.values()].flatMap((b) => (b.health === undefined ? [] : [b.id]))),
   );
+  if (probes)
+    keepActiveCheckers(
+      new Set(
+        [...backends.values()].flatMap((b) =>
+          b.health !== undefined && model.backends[b.id]?.healthCheck?.active !== undefined ? [b.id] : [],
+        ),
+      ),
+    );
   // Activators too: a request held while its backend wakes survives a reload.
   keepActivators(new Set([...backends.values()].flatMap((b) => (b.activation === undefined ? [] : [b.id]))));
   const ctx: CompileContext = { backends, models: model.backends, warn };
@@ -73,14 +107,20 @@ interface CompileContext {
   readonly warn: Warn;
 }
 
-function compileBackend(id: string, b: Backend): CompiledBackend {
+function compileBackend(id: string, b: Backend, probes: boolean): CompiledBackend {
   const bases = b.problem ? [] : b.endpoints.map((e) => endpointBase(e.address, e.port));
   const problem = b.problem ?? (bases.length === 0 ? "NoReadyEndpoints" : undefined);
   const tls = b.tls === undefined ? undefined : compileBackendTLS(b.tls);
   const passive = b.healthCheck?.passive;
-  // Always set (undefined when unchecked): one object shape for every backend on the hot path.
+  const active = b.healthCheck?.active;
+  // Always set (undefined when unchecked): one object shape for every backend on the hot path. Active
+  // checks take endpoints out through the same detector (with no passive counts of their own).
   const health =
-    passive === undefined || bases.length === 0 ? undefined : outlierDetectorFor(id, passive, bases);
+    (passive === undefined && active === undefined) || bases.length === 0
+      ? undefined
+      : outlierDetectorFor(id, passive ?? NO_EJECTION, bases);
+  if (probes && active !== undefined && health !== undefined)
+    activeCheckerFor(id, active, tls, health, bases);
   // Only a backend that is there but asleep is woken: a missing Service or port stays a plain 503.
   const wakes = b.activation !== undefined && (b.problem === undefined || b.problem === "NoReadyEndpoints");
   const activation = wakes
@@ -97,6 +137,7 @@ function compileBackend(id: string, b: Backend): CompiledBackend {
     compression: b.compression === undefined ? undefined : compileCompression(b.compression),
     // maxPendingRequests alone caps nothing here (no request waits for a connection): no breaker.
     breaker: counts(b.circuitBreaker) ? circuitBreakerFor(id, b.circuitBreaker) : undefined,
+    balancing: b.loadBalancer,
     next: 0,
   };
 }
@@ -219,10 +260,14 @@ function compileRoute(r: Route, index: number, ctx: CompileContext): CompiledRou
     // The WAF engine is loaded (and its rule set built) here, the first time a route asks for one.
     waf: r.waf === undefined ? undefined : compileWaf(r.name, r.waf, ctx.warn),
     cors: hasCors(r),
-    accessLog: r.accessLog !== false,
+    logShare: r.accessLog === false ? 0 : r.accessLogSample,
     responseBandwidth: r.responseBandwidth,
     requestBodyMaxBytes: r.requestBodyMaxBytes,
     clientZone: r.clientConcurrency === undefined ? undefined : clientZoneFor(r.clientConcurrency),
+    errorPages:
+      r.errorPages === undefined
+        ? undefined
+        : compileErrorPages(r.name, r.errorPages, ctx.backends, ctx.warn),
   };
 }
 
@@ -269,9 +314,11 @@ function compileAction(r: Route, routeFilters: FilterChain, ctx: CompileContext)
       });
       const pick = weightedPicker(choices);
       const values = choices.map((c) => c.value);
-      const b = a.balancing;
+      const b = a.balancing ?? ROUND_ROBIN;
+      // A Service's own algorithm (a BackendTrafficPolicy's loadBalancer) needs a balancer too.
+      const own = values.some((v) => (v.backend?.balancing?.algorithm ?? "RoundRobin") !== "RoundRobin");
       // Round robin without a session keeps today's path: no balancer, nothing added per request.
-      if (b === undefined || (b.algorithm === "RoundRobin" && b.session === undefined))
+      if (b.algorithm === "RoundRobin" && b.session === undefined && !own)
         return { kind: "Forward", pick, choices: values };
       const weights = choices.map((c) => c.weight);
       return {

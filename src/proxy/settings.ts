@@ -4,6 +4,7 @@
  * raw front, HTTP/2), kept apart so that none of those has to import another.
  */
 
+import type { RequestHeadLimits } from "../model/http-syntax.ts";
 import { type ProxyProtocolListeners, readsProxyHeader } from "./client/proxy-preamble.ts";
 import type { TrustedProxies } from "./client/trusted-proxies.ts";
 import type { ConnectionAdmission } from "./raw-front/admission.ts";
@@ -40,6 +41,8 @@ export interface ProxySettings {
    * both fronts drop them before routing, guards or forwarding read any field (nginx's default).
    */
   readonly underscoresInHeaders: boolean;
+  /** Request heads past these are 431 on both fronts (`--max-request-header-bytes`, `-count`). */
+  readonly headLimits: RequestHeadLimits;
   readonly serverHeader: string;
   /** Bun's `idleTimeout` of the listeners, seconds; it also runs while a request waits for us. */
   readonly idleTimeoutSeconds: number;

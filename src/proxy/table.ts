@@ -6,6 +6,7 @@
 import type { CompiledClientCertificate } from "../auth/client-certificate.ts";
 import type { CompiledIPAccess } from "../auth/ip-access.ts";
 import type {
+  BackendLoadBalancer,
   ListenerProtocol,
   ListenerTLS,
   ResponseBandwidth,
@@ -146,14 +147,29 @@ export interface CompiledRoute {
   /** Every request of the route passes a CORS filter (on the route or on every backend): a preflight it
    * answers then skips authentication and rate limits (request/guards.ts). */
   readonly cors: boolean;
-  /** Its requests are written to the access log (model `accessLog`; metrics count them either way). */
-  readonly accessLog: boolean;
+  /**
+   * Share of its requests written to the access log (0: none, model `accessLog: false`; else the model's
+   * `accessLogSample`); undefined: `--access-log-sample`'s. Metrics count them either way.
+   */
+  readonly logShare: number | undefined;
   /** Response bodies are paced to this (model `responseBandwidth`; src/proxy/bandwidth/); undefined: not. */
   readonly responseBandwidth: ResponseBandwidth | undefined;
   /** Largest request body taken (model `requestBodyMaxBytes`; 413 past it); undefined: no limit. */
   readonly requestBodyMaxBytes: number | undefined;
   /** Requests in flight per client (model `clientConcurrency`; circuit-breaker/); undefined: no cap. */
   readonly clientZone?: ClientConcurrencyZone | undefined;
+  /** Responses replaced by an error backend's (model `errorPages`; error-pages/); undefined: none. */
+  readonly errorPages?: CompiledErrorPages | undefined;
+}
+
+/** A route's error pages, ready for the request path (error-pages/replace.ts). */
+export interface CompiledErrorPages {
+  readonly codes: ReadonlySet<number>;
+  /** Undefined when the model's backend is unknown or cannot be asked (the gateway's own errors then). */
+  readonly backend: CompiledBackend | undefined;
+  readonly upstream: boolean;
+  /** X-Namespace, X-Ingress-Name, X-Service-Name, X-Service-Port, as sent. */
+  readonly fields: readonly (readonly [string, string])[];
 }
 
 export type CompiledAction = CompiledForward | CompiledRedirect | CompiledDirect;
@@ -247,6 +263,8 @@ export interface CompiledBackend {
   readonly compression?: CompiledCompression | undefined;
   /** Caps on requests and retries in flight (circuit-breaker/; model `circuitBreaker`); undefined: none. */
   readonly breaker?: CircuitBreaker | undefined;
+  /** The Service's algorithm (model `loadBalancer`), for routes that set none; undefined: the route's. */
+  readonly balancing?: BackendLoadBalancer | undefined;
   /** Round-robin position; the one mutable field, shared by every route using this backend. */
   next: number;
 }

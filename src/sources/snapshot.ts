@@ -11,7 +11,7 @@ import type {
 } from "./schema/gateway.ts";
 import type { GRPCRoute } from "./schema/grpcroute.ts";
 import type { Ingress, IngressClass } from "./schema/networking.ts";
-import type { RateLimitPolicy } from "./schema/policies.ts";
+import type { RateLimitPolicy, WAFPolicy } from "./schema/policies.ts";
 import type { HTTPRouteFilterObject } from "./schema/route-filter.ts";
 import type { ScaleToZeroPolicy } from "./schema/scale-policy.ts";
 import type { TCPRoute, UDPRoute } from "./schema/stream-routes.ts";
@@ -60,6 +60,8 @@ export interface ResourceSnapshot {
   readonly backendTrafficPolicies: readonly BackendTrafficPolicy[];
   /** gatehouse.dev ScaleToZeroPolicies (targetRefs to Services); see docs/scale-to-zero.md. */
   readonly scaleToZeroPolicies: readonly ScaleToZeroPolicy[];
+  /** gatehouse.dev WAFPolicies (GEP-713 targetRefs); see docs/waf.md. */
+  readonly wafPolicies: readonly WAFPolicy[];
   /** gatehouse.dev HTTPRouteFilters, named by HTTPRoute `ExtensionRef` filters; see docs/gateway-api.md. */
   readonly httpRouteFilters: readonly HTTPRouteFilterObject[];
   /**
@@ -101,6 +103,7 @@ export const emptySnapshot: ResourceSnapshot = {
   rateLimitPolicies: [],
   backendTrafficPolicies: [],
   scaleToZeroPolicies: [],
+  wafPolicies: [],
   httpRouteFilters: [],
 };
 

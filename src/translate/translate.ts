@@ -14,6 +14,7 @@ import { type CompressionDefaults, compressionDefaults } from "./policies/compre
 import { applyRateLimitPolicies } from "./policies/ratelimit-policy.ts";
 import { applyScaleToZeroPolicies } from "./policies/scale-policy.ts";
 import { applyBackendTrafficPolicies } from "./policies/traffic-policy.ts";
+import { applyWafPolicies } from "./policies/waf-policy.ts";
 
 export interface TranslateOptions {
   /** Port of the default HTTP listener Ingress rules are served on (`--http-port`). */
@@ -106,7 +107,8 @@ export interface TranslateResult {
  * 5. AuthPolicies (and the Ingress annotation naming one) put `auth` on the routes they win for, by
  *    GEP-713 attachment (policies/auth-policy.ts, policies/policy-attachment.ts);
  * 6. RateLimitPolicies (and ingress-nginx `limit-*` annotations) put `rateLimit` on routes the same way
- *    (policies/ratelimit-policy.ts);
+ *    (policies/ratelimit-policy.ts), and WAFPolicies put `waf` on routes the same way, over the Ingress
+ *    ModSecurity annotations' (policies/waf-policy.ts);
  * 7. BackendTrafficPolicies put `healthCheck` and `compression` on the backends of the Services they
  *    target, and the gateway's compression (`--compression`) goes on the others (policies/traffic-policy.ts);
  * 8. ScaleToZeroPolicies (and Services' `gatehouse.dev/scale-*` annotations) put `activation` on the
@@ -115,7 +117,7 @@ export interface TranslateResult {
  *    (ingress/annotations/ssl-redirect.ts), last, so the redirect comes before authentication and rate
  *    limits.
  * Statuses: the Gateway API objects' (with the Ingress overrides of stage 3), then the AuthPolicies',
- * then the RateLimitPolicies', then the BackendTrafficPolicies', then the ScaleToZeroPolicies'.
+ * then the RateLimitPolicies', then the WAFPolicies', then the BackendTrafficPolicies', then the ScaleToZeroPolicies'.
  */
 export function translate(snapshot: ResourceSnapshot, options?: Partial<TranslateOptions>): TranslateResult {
   // Each object is translated inside its own try, so a bug triggered by one object costs only that
@@ -150,9 +152,10 @@ function translateSnapshot(snapshot: ResourceSnapshot, opts: TranslateOptions): 
   const auth = applyAuthPolicies(model, snapshot, opts.gatewayController, opts.globalAuth);
   // 6. RateLimitPolicies
   const limits = applyRateLimitPolicies(auth.model, snapshot, opts.gatewayController);
+  const waf = applyWafPolicies(limits.model, snapshot, opts.gatewayController);
   // 7. BackendTrafficPolicies
   const traffic = applyBackendTrafficPolicies(
-    limits.model,
+    waf.model,
     snapshot,
     index.services,
     opts.gatewayController,
@@ -171,6 +174,7 @@ function translateSnapshot(snapshot: ResourceSnapshot, opts: TranslateOptions): 
       ...(httpsClash?.problems ?? []),
       ...auth.problems,
       ...limits.problems,
+      ...waf.problems,
       ...traffic.problems,
       ...scale.problems,
       ...redirects.problems,
@@ -180,6 +184,7 @@ function translateSnapshot(snapshot: ResourceSnapshot, opts: TranslateOptions): 
       ...markIngressOverrides(gw.statuses, mergeOverrides(clash.overrides, httpsClash?.overrides)),
       ...auth.statuses,
       ...limits.statuses,
+      ...waf.statuses,
       ...traffic.statuses,
       ...scale.statuses,
     ],

@@ -35,16 +35,32 @@ export interface RuleSetHandle {
   holders: number;
   /** Why the worker could not build it; its routes answer 503 while set. */
   error: string | undefined;
+  /** The worker has built it (reset while a new worker builds it again). */
+  loaded: boolean;
   /** The routes that asked for it, for the log line when it fails. */
   readonly routes: Set<string>;
 }
 
 type Waiter = (answer: EngineAnswer) => void;
 
+/** Why a WAF request answers 503 while a worker that was let go has not ended. */
+const WAITING = "the previous WAF worker has not ended yet";
+
+/** Workers whose threads have ended (their `close` event came). */
+const closed = new WeakSet<Worker>();
+
 export class EngineQueue {
   private limit = DEFAULT_QUEUE_LIMIT;
   private library = "";
   private worker: Worker | undefined;
+  /**
+   * Workers let go of (stopped, crashed, killed) whose threads have not ended yet. libmodsecurity's rules
+   * parser is not reentrant (flex's global scanner: two threads parsing at once end the whole process),
+   * so no new worker starts while one of these may still be inside the library.
+   */
+  private readonly ending = new Set<Worker>();
+  /** A start was asked for while `ending` was not empty: made when the last of them ends. */
+  private startWanted = false;
   /** Why the worker is down until its restart; new requests answer 503 meanwhile. */
   private down: string | undefined;
   private restartTimer: ReturnType<typeof setTimeout> | undefined;
@@ -54,6 +70,8 @@ export class EngineQueue {
   private nextKey = 1;
   private readonly handles = new Map<string, RuleSetHandle>();
   private readonly byKey = new Map<number, RuleSetHandle>();
+  /** Called when a rule set's load answer comes in and when the worker stops or starts (statuses). */
+  private readonly healthListeners = new Set<() => void>();
 
   /** `--waf-queue-limit`: transactions sent to the worker and not yet answered. */
   configure(opts: { readonly limit: number }): void {
@@ -65,7 +83,7 @@ export class EngineQueue {
     this.library = library;
     let h = this.handles.get(directives);
     if (h === undefined) {
-      h = { key: this.nextKey++, directives, holders: 0, error: undefined, routes: new Set() };
+      h = { key: this.nextKey++, directives, holders: 0, error: undefined, loaded: false, routes: new Set() };
       this.handles.set(directives, h);
       this.byKey.set(h.key, h);
       this.post({ t: "load", key: h.key, directives });
@@ -86,6 +104,30 @@ export class EngineQueue {
     if (this.worker !== undefined) this.post({ t: "release", key: h.key });
   }
 
+  /** The rule set held for `directives`, if any (its load state, for the policy status). */
+  ruleSet(directives: string): RuleSetHandle | undefined {
+    return this.handles.get(directives);
+  }
+
+  /**
+   * Resolves once no worker that was let go of still runs (tests that parse rules on their own thread
+   * first wait for this: two threads in the library's parser at once end the process).
+   */
+  async whenEnded(): Promise<void> {
+    while (this.ending.size > 0) await Bun.sleep(10);
+  }
+
+  /** Why the worker is down (every WAF request answers 503) until it is restarted; undefined when up. */
+  get downReason(): string | undefined {
+    return this.down ?? (this.startWanted ? WAITING : undefined);
+  }
+
+  /** `changed` is called on each change of what `ruleSet()` and `downReason` say; returns the unsubscribe. */
+  onHealthChange(changed: () => void): () => void {
+    this.healthListeners.add(changed);
+    return () => this.healthListeners.delete(changed);
+  }
+
   /** Rule sets held now (tests). */
   get ruleSets(): number {
     return this.handles.size;
@@ -102,6 +144,7 @@ export class EngineQueue {
     if (this.down !== undefined) return Promise.resolve({ kind: "unavailable", why: this.down });
     if (this.pending.size >= this.limit) return Promise.resolve({ kind: "overloaded" });
     if (this.worker === undefined) this.start();
+    if (this.worker === undefined) return Promise.resolve({ kind: "unavailable", why: WAITING });
     const packed = packRequest(req);
     return this.send({ t: "inspect", id: this.nextId, key: h.key, req: packed }, [packed.bytes.buffer]);
   }
@@ -110,6 +153,7 @@ export class EngineQueue {
   hold(ms: number): Promise<EngineAnswer> {
     if (this.down !== undefined) return Promise.resolve({ kind: "unavailable", why: this.down });
     if (this.worker === undefined) this.start();
+    if (this.worker === undefined) return Promise.resolve({ kind: "unavailable", why: WAITING });
     return this.send({ t: "hold", id: this.nextId, ms });
   }
 
@@ -132,6 +176,7 @@ export class EngineQueue {
     this.worker = undefined;
     if (w !== undefined) {
       w.unref();
+      this.letGo(w);
       w.postMessage({ t: "exit" } satisfies ToEngine);
       setTimeout(() => w.terminate(), 1000).unref();
     }
@@ -159,9 +204,30 @@ export class EngineQueue {
     this.worker?.postMessage(m, transfer);
   }
 
+  /** `w` is no longer ours; a start waits until its thread has ended (`ending`). */
+  private letGo(w: Worker): void {
+    if (closed.has(w)) return;
+    this.ending.add(w);
+    w.addEventListener("close", () => {
+      this.ending.delete(w);
+      if (this.ending.size > 0 || !this.startWanted) return;
+      this.startWanted = false;
+      if (this.worker === undefined && this.down === undefined && this.handles.size > 0) this.start();
+      this.healthChanged();
+    });
+  }
+
   private start(): void {
+    if (this.ending.size > 0) {
+      if (!this.startWanted)
+        log.warn("WAF worker not started yet: the previous one has not ended (WAF requests answer 503)");
+      this.startWanted = true;
+      return;
+    }
     const w = new Worker(engineThreadScript());
     this.worker = w;
+    // First of its listeners: the others see the thread as ended.
+    w.addEventListener("close", () => closed.add(w));
     // Held (ref) only while answers are awaited (send, settled): an idle engine keeps no process alive.
     // Unreferenced while awaited, Bun 1.4.5 polls for its messages: the serving thread then burnt about
     // as much CPU as the engine (1,340 µs a message against 50 held, measured).
@@ -172,8 +238,14 @@ export class EngineQueue {
     w.addEventListener("error", (event) => this.stopped(w, `it failed: ${event.message}`));
     w.addEventListener("close", (event) => this.stopped(w, `it exited (${event.code})`));
     w.postMessage({ t: "init", library: this.library } satisfies ToEngine);
-    for (const h of this.handles.values())
+    for (const h of this.handles.values()) {
+      h.loaded = false;
       w.postMessage({ t: "load", key: h.key, directives: h.directives } satisfies ToEngine);
+    }
+  }
+
+  private healthChanged(): void {
+    for (const changed of this.healthListeners) changed();
   }
 
   private answer(m: FromEngine): void {
@@ -183,11 +255,13 @@ export class EngineQueue {
       const was = h.error;
       const error = m.t === "load-failed" ? m.error : undefined;
       h.error = error === undefined ? undefined : `the rule set did not load: ${error}`;
+      h.loaded = error === undefined;
       if (error !== undefined && h.error !== was)
         log.error("WAF rule set did not load: its routes answer 503", {
           routes: [...h.routes].slice(0, 10),
           error,
         });
+      this.healthChanged();
       return;
     }
     const waiter = this.settled(m.id);
@@ -202,6 +276,7 @@ export class EngineQueue {
   private stopped(w: Worker, how: string): void {
     if (this.worker !== w) return;
     this.worker = undefined;
+    this.letGo(w);
     w.terminate();
     const delay = Math.min(RESTART_CAP_MS, RESTART_FIRST_MS * 2 ** this.failuresInARow);
     this.failuresInARow++;
@@ -213,10 +288,12 @@ export class EngineQueue {
       restartInMs: delay,
     });
     this.failPending(this.down);
+    this.healthChanged();
     this.restartTimer = setTimeout(() => {
       this.restartTimer = undefined;
       this.down = undefined;
       if (this.handles.size > 0) this.start();
+      this.healthChanged();
     }, delay);
     this.restartTimer.unref();
   }

@@ -2,7 +2,10 @@
  * The engine itself (real libmodsecurity3, Debian's CRS), run on this thread as its worker runs it:
  * verdicts, rule sets shared and freed, a rule set the engine refuses, a library that is absent.
  */
-import { describe, expect, test } from "bun:test";
+import { beforeAll, describe, expect, test } from "bun:test";
+import { mkdir, mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import type { RouteWaf } from "../model/index.ts";
 import { type CompiledWaf, compileWaf } from "./compiled.ts";
 import { verdictOutcome } from "./decide.ts";
@@ -58,6 +61,13 @@ const request = (over: Partial<WafRequest>) =>
   });
 
 describe("the engine", () => {
+  // This file parses rules on the test's own thread, and the library's parser takes one thread at a
+  // time: no worker of an earlier file (or of this one) may still be running.
+  beforeAll(async () => {
+    engineQueue.stop();
+    await engineQueue.whenEnded();
+  });
+
   test("a clean request passes, an attack is refused with the rule that matched", () => {
     const e = engine();
     const set = acquired(e);
@@ -107,11 +117,26 @@ describe("the engine", () => {
     expect(set?.holders).toBe(0);
     expect(engineQueue.ruleSets).toBe(sets);
     engineQueue.stop();
+    // The tests below parse rules on this thread: the worker must be gone first.
+    await engineQueue.whenEnded();
   });
 
   test("a rule set the engine refuses is an error, not a crash", () => {
     const set = engine().acquire("SecRuleEngine On\nSecNoSuchDirective 1\n");
     expect("error" in set && set.error).toContain("did not load");
+  });
+
+  test("rules it would have to read from a directory or nowhere are refused before the parser runs (it would end the process)", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "gatehouse-waf-include-"));
+    try {
+      await mkdir(join(dir, "REQUEST-900-A-DIRECTORY.conf"));
+      for (const include of [`${dir}/REQUEST-*.conf`, dir, "/nonexistent/gatehouse/REQUEST-*.conf"]) {
+        const set = engine().acquire(`SecRuleEngine On\nInclude ${include}\n`);
+        expect("error" in set && set.error).toContain(`no readable file for ${include}`);
+      }
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   test("an absent library is an error naming it; the warning says the route answers 503", () => {

@@ -6,7 +6,9 @@
  * compiled route holds it any more (compiled.ts counts them), so a request in flight on an old table
  * never meets freed memory.
  */
+
 import { CString, FFIType, JSCallback, type Pointer, ptr } from "bun:ffi";
+import { unreadableIncludes } from "./includes.ts";
 import { type LoadedLibrary, libraryPath, type ModSecurityLibrary, openLibrary } from "./library.ts";
 
 /** A built rule set, shared by the compiled routes whose directives are the same. */
@@ -91,6 +93,9 @@ export class WafEngine {
   }
 
   private build(directives: string): RuleSet | { error: string } {
+    const unreadable = unreadableIncludes(directives);
+    if (unreadable.length > 0)
+      return { error: `the rule set did not load: no readable file for ${unreadable.join(", ")}` };
     const pointer = asPointer(this.msc.msc_create_rules_set());
     if (pointer === null) return { error: "msc_create_rules_set returned NULL" };
     const errorOut = new BigUint64Array(1);

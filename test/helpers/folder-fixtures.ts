@@ -58,7 +58,11 @@ export function annotatedIngressYaml(o: {
   readonly annotations: Readonly<Record<string, string>>;
 }): string {
   const prefixed = Object.fromEntries(
-    Object.entries(o.annotations).map(([k, v]) => [`nginx.ingress.kubernetes.io/${k}`, v]),
+    // Gatehouse's own (`gatehouse.dev/…`) are kept as they are.
+    Object.entries(o.annotations).map(([k, v]) => [
+      k.startsWith("gatehouse.dev/") ? k : `nginx.ingress.kubernetes.io/${k}`,
+      v,
+    ]),
   );
   return `apiVersion: networking.k8s.io/v1
 kind: Ingress

@@ -77,6 +77,7 @@ export const defaultResources: readonly ResourceDef[] = [
   def("gatehouse.dev", "v1alpha1", "ratelimitpolicies", "RateLimitPolicy", true, true),
   def("gatehouse.dev", "v1alpha1", "backendtrafficpolicies", "BackendTrafficPolicy", true, true),
   def("gatehouse.dev", "v1alpha1", "scaletozeropolicies", "ScaleToZeroPolicy", true, true),
+  def("gatehouse.dev", "v1alpha1", "wafpolicies", "WAFPolicy", true, true),
   def("apps", "v1", "deployments", "Deployment", true, true, true),
   def("apps", "v1", "statefulsets", "StatefulSet", true, true, true),
   def("gatehouse.dev", "v1alpha1", "httproutefilters", "HTTPRouteFilter", true, false),

@@ -1,7 +1,8 @@
 /**
  * The maps against the tree: README's "Layout" block names every top-level folder of src/ (and every
  * path it names exists), src/translate/README.md and src/proxy/README.md name every subfolder, and no
- * folder of src/ holds more source files flat than a reader can take in at a glance.
+ * folder of src/ holds more source files flat than a reader can take in at a glance, and no file is
+ * longer than the brief allows.
  */
 import { describe, expect, test } from "bun:test";
 import { readdirSync, readFileSync, statSync } from "node:fs";
@@ -73,4 +74,19 @@ test(`no folder of src/ holds more than ${MAX_FLAT_SOURCES} source files flat`, 
     }))
     .filter((f) => f.sources > MAX_FLAT_SOURCES);
   expect(crowded).toEqual([]);
+});
+
+/** Files are kept under this many lines (the brief's rule), tests and benchmarks too. */
+const MAX_LINES = 400;
+
+test(`no TypeScript file of src/, test/, bench/ or scripts/ has ${MAX_LINES} lines or more`, () => {
+  const long: string[] = [];
+  for (const top of ["src", "test", "bench", "scripts"])
+    for (const dir of allFolders(join(root, top)))
+      for (const f of readdirSync(dir))
+        if (f.endsWith(".ts") && statSync(join(dir, f)).isFile()) {
+          const lines = readFileSync(join(dir, f), "utf8").split("\n").length - 1;
+          if (lines >= MAX_LINES) long.push(`${relative(root, join(dir, f))}: ${lines}`);
+        }
+  expect(long).toEqual([]);
 });

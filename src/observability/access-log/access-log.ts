@@ -42,9 +42,12 @@ export class AccessLog {
     readonly format: LineFormat = jsonLineFormat(),
   ) {}
 
-  /** Cheap check for the hot path: build a record only when this returns true. */
-  wants(): boolean {
-    return this.sample >= 1 || (this.sample > 0 && Math.random() < this.sample);
+  /**
+   * Cheap check for the hot path: build a record only when this returns true. `share`: the route's own
+   * (CompiledRoute `logShare`), in place of the flag's; undefined: the flag's.
+   */
+  wants(share: number = this.sample): boolean {
+    return share >= 1 || (share > 0 && Math.random() < share);
   }
 
   write(r: AccessRecord): void {

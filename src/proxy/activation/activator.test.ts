@@ -110,6 +110,16 @@ test("the short path releases before any compile; External never scales; no scal
   expect(await b.hold()).toBe("timeout");
 });
 
+test("a slice emptied before the next compile takes back what the short path gave: held again, not sent", async () => {
+  const { a } = activator(config({ maxHoldMs: 50 }));
+  a.endpointsReady(["http://127.0.0.1:2"]);
+  expect(a.bases).toEqual(["http://127.0.0.1:2"]);
+  a.endpointsReady([]);
+  expect(a.bases).toEqual([]);
+  expect(a.compiledEmpty).toBe(true);
+  expect(await a.hold()).toBe("timeout");
+});
+
 test("in flight and the last request time are tracked", () => {
   const { a } = activator();
   const before = a.lastRequestMs;

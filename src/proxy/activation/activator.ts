@@ -110,9 +110,22 @@ export class BackendActivator {
     }
   }
 
-  /** The short path: an EndpointSlice showed ready endpoints before the next compile (kube source). */
+  /** No endpoints compiled for the backend: the short path is what may give it some before the next compile. */
+  get compiledEmpty(): boolean {
+    return this.#bases.length === 0;
+  }
+
+  /**
+   * The short path: an EndpointSlice showed these ready endpoints before the next compile (kube source).
+   * None (the slice emptied or deleted, as at a scale to 0 by anyone): what it showed before is no longer
+   * trusted either, so requests are held again rather than sent to a pod that is gone.
+   */
   endpointsReady(bases: readonly string[], readyAtMs = performance.now()): void {
-    if (bases.length === 0 || this.#bases.length > 0) return;
+    if (this.#bases.length > 0) return;
+    if (bases.length === 0) {
+      this.#shortPath = undefined;
+      return;
+    }
     this.#shortPath = { bases, until: Date.now() + SHORT_PATH_TRUST_MS };
     this.#release(bases, readyAtMs);
   }

@@ -8,16 +8,30 @@
  */
 import type { BackendActivation } from "../../model/index.ts";
 import { BackendActivator } from "./activator.ts";
-import type { WorkloadScaler } from "./scaler.ts";
+import type { WorkloadRef, WorkloadScaler } from "./scaler.ts";
 
 const activators = new Map<string, BackendActivator>();
 let scaler: WorkloadScaler | undefined;
+let conflictOf: (w: WorkloadRef) => string | undefined = () => undefined;
 let onChange: () => void = () => {};
 let onWoke: (a: BackendActivator) => void = () => {};
 
 /** Who scales workloads in this process (undefined: nobody; requests are held until endpoints appear). */
 export function setWorkloadScaler(s: WorkloadScaler | undefined): void {
   scaler = s;
+}
+
+/**
+ * Who else scales a workload to 0 (a KEDA ScaledObject: `namespace/name`); such a workload is neither
+ * woken nor scaled down by the gateway, its requests are only held.
+ */
+export function setAutoscalerConflicts(fn: (w: WorkloadRef) => string | undefined): void {
+  conflictOf = fn;
+}
+
+/** The other autoscaler that owns `w`'s 0↔1, if any. */
+export function autoscalerConflict(w: WorkloadRef): string | undefined {
+  return conflictOf(w);
 }
 
 /** Called when an activator's scale problem appears or clears (the policy's condition changes). */
@@ -43,7 +57,7 @@ export function activatorFor(
       id,
       config,
       service,
-      () => scaler,
+      () => (conflictOf(made.workload) === undefined ? scaler : undefined),
       () => onChange(),
       () => onWoke(made),
     );
@@ -72,7 +86,7 @@ export function allActivators(): Iterable<BackendActivator> {
 export function sleepingActivators(namespace: string, service: string): BackendActivator[] {
   const out: BackendActivator[] = [];
   for (const a of activators.values())
-    if (a.service.namespace === namespace && a.service.name === service && a.bases.length === 0) out.push(a);
+    if (a.service.namespace === namespace && a.service.name === service && a.compiledEmpty) out.push(a);
   return out;
 }
 
@@ -86,6 +100,8 @@ export function activationReport(): object[] {
     held: a.held,
     inflight: a.inflight,
     idleMs: Date.now() - a.lastRequestMs,
+    // Absolute: a --workers primary combines its workers' times with its own (worker-activity.ts).
+    lastRequestAt: a.lastRequestMs,
     ...(a.scaleProblem !== undefined ? { scaleProblem: a.scaleProblem } : {}),
     wakeReleaseMs: a.wakeLatencies.map((ms) => Math.round(ms * 100) / 100),
     totals: { ...a.totals },

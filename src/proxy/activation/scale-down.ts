@@ -7,7 +7,7 @@
  */
 import { logger } from "../../observability/logger.ts";
 import type { BackendActivator } from "./activator.ts";
-import { allActivators } from "./registry.ts";
+import { allActivators, autoscalerConflict } from "./registry.ts";
 import type { WorkloadScaler } from "./scaler.ts";
 
 /** The last-request time of a backend on the other processes or replicas; undefined: not known now. */
@@ -61,6 +61,7 @@ export class IdleScaleDown {
   async #consider(a: BackendActivator): Promise<void> {
     const c = a.config;
     if (c.scaler !== "Gateway" || c.minReplicas !== 0 || a.inflight > 0 || a.held > 0) return;
+    if (autoscalerConflict(a.workload) !== undefined) return;
     const now = Date.now();
     if (now - a.lastWakeMs < Math.min(COOLDOWN_MS, c.idleMs)) return;
     let last = a.lastRequestMs;

@@ -34,6 +34,21 @@ export function roundRobinPicker(backend: CompiledBackend): EndpointPicker {
   };
 }
 
+/** An endpoint drawn at random (Envoy's RANDOM); with `avoid`, one of the others. */
+export function randomPicker(backend: CompiledBackend): EndpointPicker {
+  return {
+    pick(_input, avoid) {
+      const n = backend.bases.length;
+      if (n <= 1) return 0;
+      if (avoid < 0 || avoid >= n) return Math.floor(Math.random() * n);
+      const i = Math.floor(Math.random() * (n - 1));
+      return i >= avoid ? i + 1 : i;
+    },
+    started: noop,
+    ended: noop,
+  };
+}
+
 /**
  * Of two endpoints drawn at random, the better one ("power of two choices": nearly the balance of
  * checking them all, at the cost of two). With `avoid`, the other of the two when it is drawn.

@@ -115,3 +115,58 @@ describe("hash key balancing", () => {
     for (let i = 0; i < 20; i++) expect(at(`u${i}`)).toBe(at(`u${i}`) as string);
   });
 });
+
+describe("timed sessions (idleTimeout, absoluteTimeout)", () => {
+  const web = backend("ns/web:80", ["10.0.0.1", "10.0.0.2", "10.0.0.3"]);
+  const timed = (idleMs: number, absoluteMs?: number): Balancing => ({
+    algorithm: "RoundRobin",
+    session: {
+      type: "Cookie",
+      name: "route",
+      idleTimeoutMs: idleMs,
+      ...(absoluteMs !== undefined ? { absoluteTimeoutMs: absoluteMs } : {}),
+    },
+  });
+  const tokenOf = (field: readonly [string, string] | undefined) =>
+    (field?.[1] ?? "").split(";")[0]?.slice("route=".length) as string;
+
+  test("a signed token pins; the plain endpoint hash alone does not (it is balanced and reissued)", () => {
+    const rb = balancer(timed(60_000), [web]);
+    const first = rb.lease(req());
+    const base = first?.next() as string;
+    const token = tokenOf(first?.responseField);
+    expect(token).toStartWith(`${endpointToken(base)}.`);
+    for (let i = 0; i < 6; i++) {
+      const again = rb.lease(req(`route=${token}`));
+      expect(again?.next()).toBe(base);
+      // Fresh stamp: no Set-Cookie on every response.
+      expect(again?.responseField).toBeUndefined();
+    }
+    let moved = 0;
+    for (let i = 0; i < 6; i++) {
+      const bare = rb.lease(req(`route=${endpointToken(base)}`));
+      if (bare?.next() !== base) moved++;
+      expect(tokenOf(bare?.responseField)).toContain(".");
+    }
+    expect(moved).toBeGreaterThan(0);
+  });
+
+  test("idle: reissued once a share of the timeout old; expired: balanced anew with a new start", async () => {
+    const rb = balancer(timed(200), [web]);
+    const first = rb.lease(req());
+    const base = first?.next() as string;
+    const token = tokenOf(first?.responseField);
+    await Bun.sleep(80);
+    const refreshed = rb.lease(req(`route=${token}`));
+    expect(refreshed?.next()).toBe(base);
+    const next = tokenOf(refreshed?.responseField);
+    expect(next).toStartWith(`${endpointToken(base)}.${token.split(".")[1]}.`);
+    expect(next).not.toBe(token);
+    await Bun.sleep(220);
+    const expired = rb.lease(req(`route=${token}`));
+    expired?.next();
+    const fresh = tokenOf(expired?.responseField);
+    expect(fresh).not.toBe("");
+    expect(fresh.split(".")[1]).not.toBe(token.split(".")[1]);
+  });
+});

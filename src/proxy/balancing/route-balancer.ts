@@ -12,14 +12,32 @@ import {
   type ForwardBalancer,
   usableEndpoint,
 } from "../table.ts";
-import { type EndpointPicker, EwmaPicker, LeastRequestPicker, roundRobinPicker } from "./endpoint-picker.ts";
+import {
+  type EndpointPicker,
+  EwmaPicker,
+  LeastRequestPicker,
+  randomPicker,
+  roundRobinPicker,
+} from "./endpoint-picker.ts";
 import { consistentHashPicker } from "./hash-ring.ts";
 import { type BalanceInput, cookieValue } from "./request-input.ts";
 import { endpointToken, sessionField, tokenIndex } from "./session-token.ts";
+import { dueForReissue, type SessionTimeouts, signToken, verifyToken } from "./timed-token.ts";
+
+/** The session's timeouts, or undefined when it has none (plain tokens: nothing signed, nothing read). */
+function timeoutsOf(s: SessionPersistence): SessionTimeouts | undefined {
+  if (s.absoluteTimeoutMs === undefined && s.idleTimeoutMs === undefined) return undefined;
+  return {
+    ...(s.absoluteTimeoutMs !== undefined ? { absoluteMs: s.absoluteTimeoutMs } : {}),
+    ...(s.idleTimeoutMs !== undefined ? { idleMs: s.idleTimeoutMs } : {}),
+  };
+}
 
 export class RouteBalancer implements ForwardBalancer {
   /** Parallel to the route's choices; undefined where a choice has no endpoints to pick from. */
   private readonly pickers: (EndpointPicker | undefined)[];
+  /** The session's timeouts; undefined: plain tokens. */
+  readonly timeouts: SessionTimeouts | undefined;
 
   constructor(
     private readonly balancing: Balancing,
@@ -28,6 +46,7 @@ export class RouteBalancer implements ForwardBalancer {
     /** The weights of `choices`: a session never pins to a weight-0 choice. */
     private readonly weights: readonly number[],
   ) {
+    this.timeouts = balancing.session === undefined ? undefined : timeoutsOf(balancing.session);
     this.pickers = choices.map((c) =>
       c.backend === undefined || c.backend.bases.length === 0 ? undefined : pickerFor(balancing, c.backend),
     );
@@ -41,17 +60,32 @@ export class RouteBalancer implements ForwardBalancer {
   lease(input: BalanceInput): EndpointLease | undefined {
     const session = this.balancing.session;
     if (session !== undefined) {
-      const token =
+      const raw =
         session.type === "Cookie"
           ? cookieValue(input.header("cookie"), session.name)
           : input.header(session.name.toLowerCase());
+      let token = raw;
+      let started: number | undefined;
+      let reissue = false;
+      const timeouts = this.timeouts;
+      if (raw !== null && timeouts !== undefined) {
+        // A timed token that fails verification or whose session ended counts as absent.
+        const now = Date.now();
+        const t = verifyToken(session.name, raw, timeouts, now);
+        token = t?.endpoint ?? null;
+        started = t?.startMs;
+        reissue = t !== undefined && dueForReissue(t, timeouts, now);
+      }
       if (token !== null) {
         for (let c = 0; c < this.choices.length; c++) {
           const backend = this.choices[c]?.backend;
           if (backend === undefined || (this.weights[c] as number) <= 0) continue;
           const i = tokenIndex(backend).get(token);
-          if (i !== undefined)
-            return new EndpointLease(this, this.choices[c] as BackendChoice, this.pickers[c], input, i);
+          if (i === undefined) continue;
+          const lease = new EndpointLease(this, this.choices[c] as BackendChoice, this.pickers[c], input, i);
+          lease.sessionStart = started;
+          lease.reissue = reissue;
+          return lease;
         }
       }
     }
@@ -61,14 +95,23 @@ export class RouteBalancer implements ForwardBalancer {
   }
 }
 
+/**
+ * The route's algorithm when it sets one other than round robin (an annotation, a route-level choice);
+ * else the backend's own (a BackendTrafficPolicy's `loadBalancer` on its Service); else round robin.
+ */
 function pickerFor(b: Balancing, backend: CompiledBackend): EndpointPicker {
-  switch (b.algorithm) {
+  const own = backend.balancing;
+  const algorithm = b.algorithm !== "RoundRobin" || own === undefined ? b.algorithm : own.algorithm;
+  const hashKey = b.algorithm !== "RoundRobin" ? b.hashKey : own?.hashKey;
+  switch (algorithm) {
     case "LeastRequest":
       return new LeastRequestPicker(backend);
     case "EWMA":
       return new EwmaPicker(backend);
+    case "Random":
+      return randomPicker(backend);
     case "ConsistentHash":
-      return consistentHashPicker(backend, b.hashKey ?? [], roundRobinPicker(backend), b.hashSubsetSize);
+      return consistentHashPicker(backend, hashKey ?? [], roundRobinPicker(backend), b.hashSubsetSize);
     default:
       return roundRobinPicker(backend);
   }
@@ -83,6 +126,10 @@ export class EndpointLease implements ChoiceLease {
   private current = -1;
   private last = -1;
   private startedAt = 0;
+  /** A timed session's start (its token verified); a new session starts at its first token. */
+  sessionStart: number | undefined;
+  /** The timed token is valid but its last-use stamp is due for a refresh (idleTimeout). */
+  reissue = false;
 
   constructor(
     private readonly owner: RouteBalancer,
@@ -108,15 +155,18 @@ export class EndpointLease implements ChoiceLease {
     const health = backend.health;
     if (health !== undefined && health.ejectedCount > 0)
       i = usableEndpoint(backend, i, stay || this.last < 0 ? undefined : backend.bases[this.last]);
-    if (session !== undefined && i !== this.pinned) {
+    if (session !== undefined && (i !== this.pinned || this.reissue)) {
       this.pinned = i;
-      const base = backend.bases[i] as string;
-      this.responseField = sessionField(
-        session,
-        endpointToken(base),
-        this.input.https,
-        this.input.header("user-agent"),
-      );
+      this.reissue = false;
+      const endpoint = endpointToken(backend.bases[i] as string);
+      let token = endpoint;
+      if (this.owner.timeouts !== undefined) {
+        // Moving to another endpoint continues the session: its start stays, so absoluteTimeout holds.
+        const now = Date.now();
+        this.sessionStart ??= now;
+        token = signToken(session.name, { endpoint, startMs: this.sessionStart, lastMs: now });
+      }
+      this.responseField = sessionField(session, token, this.input.https, this.input.header("user-agent"));
     }
     picker.started(i);
     this.current = i;

@@ -3,7 +3,8 @@
  * and port, 16 hex digits of xxHash64 (a fixed function: every replica and every restart gives the
  * same token). The gateway only looks tokens up among a route's current endpoints, never trusts them:
  * a forged one at most names another endpoint the route already serves, and one naming no current
- * endpoint counts as absent. Nothing secret is in it, so nothing needs signing.
+ * endpoint counts as absent. Nothing secret is in it, so nothing needs signing; only sessions with
+ * timeouts carry signed timestamps beside it (timed-token.ts).
  */
 import type { SessionCookie, SessionPersistence } from "../../model/index.ts";
 import type { CompiledBackend } from "../table.ts";

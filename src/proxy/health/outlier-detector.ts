@@ -37,16 +37,22 @@ interface EndpointHealth {
   /** When it last came back (the decay of `ejections` counts from there). */
   returnedAt: number;
   timer: ReturnType<typeof setTimeout> | undefined;
+  /** Failing active health checks (active-checker.ts): out of service until the probes pass again. */
+  activeDown: boolean;
 }
 
 /** What happened, for logs and metrics (outlier-registry.ts hands them on). */
 export type OutlierEvent =
   | { readonly kind: "ejected"; readonly endpoint: string; readonly ms: number; readonly reason: string }
   | { readonly kind: "returned"; readonly endpoint: string }
+  | { readonly kind: "probe"; readonly endpoint: string; readonly healthy: boolean; readonly reason: string }
   | { readonly kind: "refused"; readonly endpoint: string; readonly reason: "last_endpoint" | "max_percent" };
 
 export class OutlierDetector {
-  /** Endpoints ejected now (of the current `bases`). The hot path reads only this. */
+  /**
+   * Endpoints out of service now (of the current `bases`): ejected, or failing active checks. The hot
+   * path reads only this.
+   */
   ejectedCount = 0;
   /** Endpoints with a nonzero error count: 0 lets a success return at once. */
   private failing = 0;
@@ -85,7 +91,20 @@ export class OutlierDetector {
   /** Whether `base` takes no traffic now. Callers check `ejectedCount > 0` first. */
   isEjected(base: string): boolean {
     const s = this.states.get(base);
-    return s !== undefined && s.ejectedUntil > 0;
+    return s !== undefined && (s.ejectedUntil > 0 || s.activeDown);
+  }
+
+  /**
+   * The active checker's verdict on `base` (active-checker.ts). Unlike an ejection it may take the last
+   * endpoint: with none in service, the pickers fall back to all of them (Envoy's panic mode).
+   */
+  setActiveHealth(base: string, healthy: boolean, reason: string): void {
+    if (!this.bases.has(base)) return;
+    const s = this.stateOf(base);
+    if (s.activeDown === !healthy) return;
+    s.activeDown = !healthy;
+    if (s.ejectedUntil === 0) this.ejectedCount += healthy ? -1 : 1;
+    this.onEvent(this, { kind: "probe", endpoint: base, healthy, reason });
   }
 
   /** An attempt to `base` ended: `status` is the response's, or LOCAL_FAILURE. */
@@ -154,7 +173,7 @@ export class OutlierDetector {
     s.ejections = Math.max(0, s.ejections - inService) + 1;
     const ms = ejectionMs(c.baseEjectionMs, s.ejections);
     s.ejectedUntil = now + ms;
-    this.ejectedCount++;
+    if (!s.activeDown) this.ejectedCount++;
     this.ejectionsTotal++;
     s.timer = setTimeout(() => this.restore(base, s), ms);
     s.timer.unref?.();
@@ -171,7 +190,7 @@ export class OutlierDetector {
     if (s.ejectedUntil === 0) return;
     s.ejectedUntil = 0;
     s.returnedAt = performance.now();
-    if (this.states.get(base) === s) this.ejectedCount = Math.max(0, this.ejectedCount - 1);
+    if (this.states.get(base) === s && !s.activeDown) this.ejectedCount = Math.max(0, this.ejectedCount - 1);
     this.onEvent(this, { kind: "returned", endpoint: base });
   }
 
@@ -193,6 +212,7 @@ export class OutlierDetector {
         ejectedUntil: 0,
         returnedAt: 0,
         timer: undefined,
+        activeDown: false,
       };
       this.states.set(base, s);
     }
@@ -203,7 +223,7 @@ export class OutlierDetector {
     let ejected = 0;
     let failing = 0;
     for (const s of this.states.values()) {
-      if (s.ejectedUntil > 0) ejected++;
+      if (s.ejectedUntil > 0 || s.activeDown) ejected++;
       if (s.errors5xx + s.gatewayErrors + s.localFailures > 0) failing++;
     }
     this.ejectedCount = ejected;

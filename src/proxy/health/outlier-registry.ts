@@ -9,6 +9,7 @@
  */
 import type { PassiveHealthCheck } from "../../model/index.ts";
 import { logger } from "../../observability/logger.ts";
+import { activeReport } from "./active-registry.ts";
 import { OutlierDetector, type OutlierEvent } from "./outlier-detector.ts";
 
 const detectors = new Map<string, OutlierDetector>();
@@ -25,7 +26,11 @@ function logEvent(d: OutlierDetector, e: OutlierEvent): void {
     });
   else if (e.kind === "returned")
     log.info("ejected endpoint returned", { backend: d.backendId, endpoint: e.endpoint });
-  else
+  else if (e.kind === "probe") {
+    const fields = { backend: d.backendId, endpoint: e.endpoint, reason: e.reason };
+    if (e.healthy) log.info("endpoint passed its health checks", fields);
+    else log.warn("endpoint failed its health checks", fields);
+  } else
     log.warn("endpoint not ejected", {
       backend: d.backendId,
       endpoint: e.endpoint,
@@ -62,13 +67,20 @@ export function outlierDetectors(): Iterable<OutlierDetector> {
   return detectors.values();
 }
 
-/** What `/debug/health` shows: every checked backend of this process, its ejected endpoints and totals. */
+/**
+ * What `/debug/health` shows: every checked backend of this process, its ejected endpoints and totals,
+ * and with active checks each endpoint's probe state.
+ */
 export function outlierReport(): object[] {
-  return [...detectors.values()].map((d) => ({
-    backend: d.backendId,
-    endpoints: d.endpointCount,
-    ejected: d.ejected(),
-    ejectionsTotal: d.ejectionsTotal,
-    refusedTotal: { ...d.refusedTotal },
-  }));
+  return [...detectors.values()].map((d) => {
+    const active = activeReport(d.backendId);
+    return {
+      backend: d.backendId,
+      endpoints: d.endpointCount,
+      ejected: d.ejected(),
+      ejectionsTotal: d.ejectionsTotal,
+      refusedTotal: { ...d.refusedTotal },
+      ...(active !== undefined ? { active } : {}),
+    };
+  });
 }

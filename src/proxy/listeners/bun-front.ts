@@ -15,6 +15,7 @@ import { type ProxiedSocket, type ProxyServer, websocketHandler } from "../reque
 import type { ListenerState } from "../settings.ts";
 import type { ListenerTable } from "../table.ts";
 import type { ListenerApp } from "./app.ts";
+import { headRefusal } from "./head-limits.ts";
 import { offersHttp2, servesGrpc } from "./listener-identity.ts";
 import { sniEntries } from "./tls.ts";
 
@@ -34,7 +35,7 @@ export function openOnBunFront(
   sockets: Set<ServerWebSocket<ProxiedSocket>>,
   http2Flag: boolean,
 ): BunFrontListener {
-  const { idleTimeoutSeconds, serverHeader } = state.settings;
+  const { idleTimeoutSeconds, serverHeader, headLimits } = state.settings;
   const websocket = websocketHandler(sockets);
   const error = (err: Error) => failedResponse(err, lt.name, serverHeader);
   // Bun.serve's SNI table (the raw front's node:tls listener builds its own contexts).
@@ -68,7 +69,7 @@ export function openOnBunFront(
     http2: tls === undefined,
     idleTimeout: idleTimeoutSeconds,
     development: false,
-    fetch: (req, srv) => app.fetch(req, srv),
+    fetch: (req, srv) => headRefusal(req, headLimits, serverHeader) ?? app.fetch(req, srv),
     websocket,
     error,
   });

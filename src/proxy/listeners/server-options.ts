@@ -2,6 +2,7 @@
  * What a GatewayServer (server.ts) is built with: the process-wide proxy settings the CLI's `serve`
  * flags set, the engines requests go through, and which front serves HTTP.
  */
+import type { RequestHeadLimits } from "../../model/http-syntax.ts";
 import type { ProxyProtocolListeners } from "../client/proxy-preamble.ts";
 import type { EdgeGuards } from "../request/guards.ts";
 import type { RequestObserver } from "../request/observer.ts";
@@ -25,6 +26,8 @@ export interface GatewayServerOptions {
   requestBufferBytes?: number;
   /** Keep request header fields whose name contains `_` (default false: dropped, as nginx does). */
   underscoresInHeaders?: boolean;
+  /** Request head size and field count past which the answer is 431 (default 64 KiB, 100 fields). */
+  requestHeadLimits?: RequestHeadLimits;
   /** Client connections open at once on the raw front's listeners (default 16 384; 0: no cap). */
   maxConnections?: number;
   /** Client connections open at once from one peer address (default 0: no cap; see admission.ts). */

@@ -15,6 +15,7 @@
  */
 import type { Duplex } from "node:stream";
 import type { ServerWebSocket } from "bun";
+import { DEFAULT_REQUEST_HEAD_LIMITS } from "../../model/http-syntax.ts";
 import type { GatewayModel, Route } from "../../model/index.ts";
 import { logger } from "../../observability/logger.ts";
 import { TrustedProxies } from "../client/trusted-proxies.ts";
@@ -38,6 +39,7 @@ import {
   unenforcedOnBunFront,
   unmatchedProxyProtocolPorts,
 } from "./front-settings.ts";
+import { setBunHeadLimit } from "./head-limits.ts";
 import { http2Refusal, identityOf, offersHttp2, sameShape } from "./listener-identity.ts";
 import { groupListeners } from "./listener-merge.ts";
 import { defaultFront, type FrontKind, type GatewayServerOptions } from "./server-options.ts";
@@ -80,6 +82,8 @@ export class GatewayServer {
     if (this.front === "bun")
       for (const flag of unenforcedOnBunFront(options, DEFAULT_MAX_CONNECTIONS))
         log.warn(`${flag} is enforced by --front raw only; with --front bun it has no effect (docs/http.md)`);
+    // Bun.serve's head limit is the process's (node:http's maxHeaderSize, read per request).
+    if (this.front === "bun") setBunHeadLimit(options.requestHeadLimits ?? DEFAULT_REQUEST_HEAD_LIMITS);
     const proxyProtocolProblem = proxyProtocolRefusal(options, this.front);
     if (proxyProtocolProblem !== undefined) throw new Error(proxyProtocolProblem);
     const proxyProtocolWarning = proxyProtocolFromWarning(options);
@@ -92,6 +96,7 @@ export class GatewayServer {
       clientBodyTimeoutSeconds: Math.max(1, Math.ceil((options.clientBodyTimeoutMs ?? 60_000) / 1000)),
       requestBufferBytes: options.requestBufferBytes ?? 64 * 1024,
       underscoresInHeaders: options.underscoresInHeaders ?? false,
+      headLimits: options.requestHeadLimits ?? DEFAULT_REQUEST_HEAD_LIMITS,
       admission: new ConnectionAdmission(
         options.maxConnections ?? DEFAULT_MAX_CONNECTIONS,
         options.maxConnectionsPerPeer ?? 0,

@@ -13,6 +13,7 @@
  * between reads (not while we hold it back for a backlogged upstream); past it the connection is dropped.
  * A connection whose first bytes are the HTTP/2 preface becomes a tunnel into an HTTP/2 session (`h2c`).
  */
+import { MAX_REQUEST_LINE } from "../../model/http-syntax.ts";
 import type { ListenerState } from "../settings.ts";
 import { type ClientOrigin, listenerOrigin } from "./client-origin.ts";
 import type { ClientSide, Exchange, FrontSocket, TlsSession } from "./client-side.ts";
@@ -24,8 +25,6 @@ import {
   BODY_CHUNKED,
   BODY_LENGTH,
   findHeadEnd,
-  MAX_HEAD_BYTES,
-  MAX_REQUEST_LINE,
   parseRequestHead,
   type RequestHead,
 } from "./http1/request-head.ts";
@@ -297,7 +296,7 @@ export class ClientConnection implements ClientSide {
     if (headEnd < 0) {
       const have = this.end - this.start;
       const lineEnd = buf.indexOf(10, this.start);
-      if (have > MAX_HEAD_BYTES) this.fail(431);
+      if (have > this.state0.settings.headLimits.bytes) this.fail(431);
       else if (lineEnd < 0 || lineEnd >= this.end) {
         if (have > MAX_REQUEST_LINE) this.fail(414);
       } else if (!hasVersion(buf, this.start, lineEnd)) {
@@ -309,7 +308,8 @@ export class ClientConnection implements ClientSide {
       this.scanFrom = Math.max(this.start, this.end - 2);
       return false;
     }
-    const head = parseRequestHead(buf, this.start, headEnd, this.state0.settings.underscoresInHeaders);
+    const { underscoresInHeaders, headLimits } = this.state0.settings;
+    const head = parseRequestHead(buf, this.start, headEnd, underscoresInHeaders, headLimits);
     this.start = headEnd;
     this.scanFrom = headEnd;
     if (typeof head === "number") {

@@ -67,7 +67,7 @@ export function dispatch(conn: ClientSide, head: RequestHead): Exchange | undefi
   }
   if (info !== undefined) {
     info.route = route.name;
-    info.unlogged = !route.accessLog;
+    info.logShare = route.logShare;
   }
   if (refusedMethod(head.method, route)) {
     answer(conn, head, info, 405, target.path, false);

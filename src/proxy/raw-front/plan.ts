@@ -4,7 +4,7 @@
  * (in cleartext, or TLS checked by name: docs/http.md "TLS to backends") with endpoints, no invalid reference, and only filters the fast path implements (header
  * modifiers, URL rewrite, response rewrite), on a route whose guards all run here too: client address
  * lists, token authentication (no OIDC login, whose redirects and callbacks need the Request), rate
- * limits and the WAF (guarded-exchange.ts holds the body it inspects), but no CORS filter (its preflights skip authentication, which guards.ts decides). Decided once
+ * limits and the WAF (guarded-exchange.ts holds the body it inspects), but no CORS filter (its preflights skip authentication, which guards.ts decides), and no error pages. Decided once
  * per compiled route (a reload compiles new route objects, so the cache never goes stale).
  */
 import type { Filter } from "../../model/index.ts";
@@ -32,6 +32,8 @@ export function isFastRoute(route: CompiledRoute): boolean {
 function decide(route: CompiledRoute): boolean {
   const a = route.action;
   if (a.kind !== "Forward" || a.choices.length === 0) return false;
+  // Replacing a response by an error backend's needs the whole response path (error-pages/replace.ts).
+  if (route.errorPages !== undefined) return false;
   if (needsGuards(route)) {
     if (route.cors) return false;
     const auth = route.auth;

@@ -13,6 +13,7 @@ import { balanceInput } from "../balancing/request-input.ts";
 import { pacedResponse } from "../bandwidth/paced-stream.ts";
 import { heldForward, OVERLOADED, overloadedHeaders } from "../circuit-breaker/held-forward.ts";
 import { encodedResponse } from "../compression/encoded-response.ts";
+import { originalUri, withErrorPage } from "../error-pages/replace.ts";
 import { runResponseFilters } from "../filters/chain.ts";
 import type { RequestContext } from "../filters/filter-types.ts";
 import { findVirtualHost, normaliseHost } from "../match/host.ts";
@@ -76,13 +77,34 @@ export function handleRequest(
   if (route === undefined) return errorResponse(404, server);
   if (info !== undefined) {
     info.route = route.name;
-    info.unlogged = !route.accessLog;
+    info.logShare = route.logShare;
     info.host = rawHost;
   }
   if (refusedMethod(req.method, route)) return errorResponse(405, server);
   // As nginx, before the guards: a declared length past the route's limit is refused unread.
   const maxBody = route.requestBodyMaxBytes;
   if (maxBody !== undefined && declaredOver(req.headers, maxBody)) return errorResponse(413, server);
+  const pages = route.errorPages;
+  if (pages === undefined) return serveRoute(req, route, target, rawHost, host, srv, state, table, info);
+  // After the 405 and 413 above, which the raw front answers itself too: those are never replaced.
+  const served = serveRoute(req, route, target, rawHost, host, srv, state, table, info);
+  const timeoutMs = state.settings.defaultUpstreamTimeoutMs;
+  return withErrorPage(pages, req, originalUri(req.url), served, server, timeoutMs);
+}
+
+/** The route's guards, then its action. */
+function serveRoute(
+  req: Request,
+  route: CompiledRoute,
+  target: RequestTarget,
+  rawHost: string | null,
+  host: string,
+  srv: ProxyServer,
+  state: ListenerState,
+  table: ListenerTable,
+  info: RequestInfo | undefined,
+): Response | Promise<Response> {
+  const server = state.settings.serverHeader;
   if (needsGuards(route)) {
     const who = requestClient(req, srv, forwardedForTrust(state), listenerReadsProxyHeader(state));
     // A request a guard refuses is logged with its client too, as on the raw front.
@@ -276,7 +298,8 @@ async function forwardRoute(
         });
         res = errorResponse(503, serverHeader);
       } else if (ws) {
-        return await forwardWebSocket(ctx, srv, backend, route, chain, state.settings, lease);
+        const wsLease = backend === choice.backend ? lease : undefined;
+        return await forwardWebSocket(ctx, srv, backend, route, chain, state.settings, wsLease, activator);
       } else {
         const idleS = state.settings.idleTimeoutSeconds;
         const lift = outlastsIdle(route, defaultUpstreamTimeoutMs, idleS * 1000);

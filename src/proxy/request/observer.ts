@@ -18,8 +18,9 @@ export interface RequestInfo {
   upstreamMs: number;
   /** Client address, once looked up. */
   client: string;
-  /** The route matched keeps its requests out of the access log (set with `route`; metrics still count). */
-  unlogged?: boolean;
+  /** The share of the matched route's requests access-logged (set with `route`; CompiledRoute `logShare`):
+   * 0 keeps them out, undefined leaves it to `--access-log-sample`. Metrics count them either way. */
+  logShare?: number | undefined;
   /** The Host the client sent, kept by the full request path once a route matched (a URLRewrite or
    * upstream-vhost changes the request's own Host header for fetch). */
   host?: string | null;
@@ -153,7 +154,7 @@ export function startedInfo(): RequestInfo {
     upstream: "",
     upstreamMs: -1,
     client: "",
-    unlogged: false,
+    logShare: undefined,
     host: undefined,
     trace: undefined,
     backend: "",

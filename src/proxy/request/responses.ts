@@ -27,6 +27,8 @@ export const STATUS_TEXT: Readonly<Record<number, string>> = {
   405: "Method Not Allowed\n",
   408: "Request Timeout\n",
   413: "Content Too Large\n",
+  414: "URI Too Long\n",
+  431: "Request Header Fields Too Large\n",
   500: "Internal Server Error\n",
   502: "Bad Gateway\n",
   503: "Service Unavailable\n",

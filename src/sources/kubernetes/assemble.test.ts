@@ -29,6 +29,7 @@ const empty = {
   RateLimitPolicy: [],
   BackendTrafficPolicy: [],
   ScaleToZeroPolicy: [],
+  WAFPolicy: [],
   HTTPRouteFilter: [],
 };
 

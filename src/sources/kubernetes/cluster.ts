@@ -18,6 +18,7 @@ import { invalidProblems, invalidStatuses } from "./invalid-status.ts";
 import { KubernetesSource } from "./kube-source.ts";
 import { LeaderElector } from "./leader.ts";
 import { clusterStatuses, publishedAddresses } from "./published-status.ts";
+import { SessionKeySecret } from "./session-key-secret.ts";
 
 /**
  * `gatehouse serve --kube`: the Kubernetes source, plus (unless `--read-only`, and only in the primary
@@ -32,6 +33,8 @@ export class ClusterRuntime {
   readonly services: GatewayServices | undefined;
   /** The API client (activation scales workloads through it, sources/kubernetes/workload-scaler.ts). */
   readonly client: KubeClient;
+  /** The shared keys of timed session tokens, read (and by the leader created) in our namespace. */
+  readonly sessionKeys: SessionKeySecret;
   readonly #config: ServeConfig;
 
   constructor(
@@ -50,6 +53,8 @@ export class ClusterRuntime {
       alwaysSecrets: config["default-certificate"] ? [config["default-certificate"]] : [],
       gatewayController: config["gateway-controller"],
     });
+    let leader = () => false;
+    this.sessionKeys = new SessionKeySecret(client, config["leader-election-namespace"], () => leader());
     if (config["read-only"] || process.env.GATEHOUSE_WORKER_OF) return;
     this.elector = new LeaderElector(client, {
       namespace: config["leader-election-namespace"],
@@ -58,9 +63,11 @@ export class ClusterRuntime {
       onStartedLeading: () => {
         this.writer?.kick();
         this.services?.kick();
+        this.sessionKeys.kick();
       },
     });
     const elector = this.elector;
+    leader = () => elector.isLeader;
     if (config["gateway-services"] !== "none")
       this.services = new GatewayServices(
         client,
@@ -78,7 +85,7 @@ export class ClusterRuntime {
   /** Resolves after the first full sync has been delivered; leader election starts with it. */
   async start(): Promise<void> {
     this.elector?.start();
-    await this.source.start();
+    await Promise.all([this.source.start(), this.sessionKeys.start()]);
   }
 
   /** What the proxy serves: Gateway listeners on their internal ports (`--gateway-port-offset`). */
@@ -169,6 +176,7 @@ export class ClusterRuntime {
 
   async stop(): Promise<void> {
     this.source.stop();
+    this.sessionKeys.stop();
     await this.services?.stop();
     await this.writer?.stop();
     await this.elector?.stop();

@@ -13,6 +13,8 @@ export interface KindInformerOptions {
   readonly onChange: () => void;
   /** Each added or updated object as it arrives, before the debounce (activation's short path). */
   readonly onObject?: (obj: RawObject) => void;
+  /** Each deleted object as it goes, before the debounce. */
+  readonly onGone?: (obj: RawObject) => void;
   /** Applied to every object before it is cached (Secrets: drop the data of unreferenced ones). */
   readonly transform?: (obj: RawObject) => RawObject;
   /** A watch with no byte for this long is dropped and resumed (default 30 s; bookmarks keep it alive). */
@@ -90,7 +92,11 @@ export class KindInformer {
       onObject?.(obj);
       this.#changed();
     });
-    this.#lw.on("delete", () => this.#changed());
+    const onGone = opts.onGone;
+    this.#lw.on("delete", (obj) => {
+      onGone?.(obj);
+      this.#changed();
+    });
     this.#lw.on("error", (err) => this.#failed(err));
   }
 

@@ -11,7 +11,13 @@ import type { ObjectStatus } from "../../status/types.ts";
 import type { InvalidObject } from "./assemble.ts";
 
 const policyGroup = "gatehouse.dev";
-const policyKinds = new Set(["AuthPolicy", "RateLimitPolicy", "BackendTrafficPolicy", "ScaleToZeroPolicy"]);
+const policyKinds = new Set([
+  "AuthPolicy",
+  "RateLimitPolicy",
+  "BackendTrafficPolicy",
+  "ScaleToZeroPolicy",
+  "WAFPolicy",
+]);
 
 interface RawRef {
   readonly group?: unknown;

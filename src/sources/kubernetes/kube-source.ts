@@ -11,7 +11,7 @@ import {
   referencedSecrets,
 } from "./assemble.ts";
 import type { KubeClient } from "./client.ts";
-import { KindInformer, type RawObject } from "./informer.ts";
+import { KindInformer, type KindInformerOptions, type RawObject } from "./informer.ts";
 import { ReferencedData } from "./referenced-data.ts";
 import { apiVersionOf, mayBeForbidden, skippedResources, watchedResources } from "./resources.ts";
 import { attachesToOurs, ourGateways, servicesOfOurRoutes, targetsOurServices } from "./skipped-relevance.ts";
@@ -102,7 +102,9 @@ export class KubernetesSource {
         kind,
         new KindInformer(client, watchedResources[kind], {
           onChange: () => this.#changed(),
-          ...(kind === "EndpointSlice" && opts.onEndpointSlice ? { onObject: opts.onEndpointSlice } : {}),
+          ...(kind === "EndpointSlice" && opts.onEndpointSlice
+            ? endpointSliceEvents(opts.onEndpointSlice)
+            : {}),
           transform: this.#transform(kind),
           watchIdleMs: opts.watchIdleMs,
           forbiddenIsEmpty: mayBeForbidden.has(kind),
@@ -298,4 +300,11 @@ function unreadableOf(kind: UnreadableObject["kind"], keys: ReadonlyMap<string, 
     const [namespace = "", name = ""] = key.split("/");
     return { kind, namespace, name, why };
   });
+}
+
+/** An EndpointSlice's events for the short path: a deleted slice is seen as one with no endpoints. */
+function endpointSliceEvents(
+  seen: (slice: RawObject) => void,
+): Pick<KindInformerOptions, "onObject" | "onGone"> {
+  return { onObject: seen, onGone: (slice) => seen({ ...slice, endpoints: [] } as RawObject) };
 }

@@ -1,4 +1,10 @@
-import { leaseResource, skippedResources, statusResources, watchedResources } from "./resources.ts";
+import {
+  leaseResource,
+  scaledObjectResource,
+  skippedResources,
+  statusResources,
+  watchedResources,
+} from "./resources.ts";
 
 /** One RBAC grant: API group, resource (with `/status` for the subresource) and verb. */
 export interface Permission {
@@ -10,19 +16,21 @@ export interface Permission {
 /**
  * Exactly the API calls the code makes, for the least-privilege RBAC in deploy/rbac.yaml (a test checks
  * that the manifests grant these and nothing more, and that every call the test API server saw is in it):
- * - list, watch: every kind the source reads (informers, cluster-wide), and the Gateway API kinds it
- *   skips, to report each such object;
+ * - list, watch: every kind the source reads (informers, cluster-wide), the Gateway API kinds it
+ *   skips, to report each such object, and KEDA ScaledObjects (a conflict with a ScaleToZeroPolicy);
  * - get secrets: a Secret cached without its data is read when a listener or Ingress starts to use it;
  * - get configmaps: likewise a ConfigMap, when an Ingress's `custom-headers` starts to name it;
  * - get and patch `/status` of the kinds we write status for (get: re-read after 409 Conflict);
  * - get and patch the `scale` subresource of Deployments and StatefulSets (ScaleToZeroPolicy: wake and
  *   scale to zero, workload-scaler.ts), never the workloads themselves;
  * Namespaced, a Role in the gateway's own namespace: Leases get, create, update (leader election);
- * Services create, update, delete (`--gateway-services`: one per Gateway, in that namespace only).
+ * Services create, update, delete (`--gateway-services`: one per Gateway, in that namespace only);
+ * Secrets create (the session key Secret, session-key-secret.ts, when absent: RBAC cannot narrow a
+ * create by name; reading it is the ClusterRole's get).
  */
 export function clusterPermissions(): Permission[] {
   const out: Permission[] = [];
-  for (const r of [...Object.values(watchedResources), ...skippedResources]) {
+  for (const r of [...Object.values(watchedResources), ...skippedResources, scaledObjectResource]) {
     out.push(
       { group: r.group, resource: r.plural, verb: "list" },
       { group: r.group, resource: r.plural, verb: "watch" },
@@ -46,5 +54,5 @@ export function leasePermissions(): Permission[] {
     verb,
   }));
   const services = ["create", "update", "delete"].map((verb) => ({ group: "", resource: "services", verb }));
-  return [...lease, ...services];
+  return [...lease, ...services, { group: "", resource: "secrets", verb: "create" }];
 }

@@ -45,6 +45,7 @@ export const watchedResources: Readonly<Record<KnownKind, ApiResource>> = {
     true,
   ),
   ScaleToZeroPolicy: res("ScaleToZeroPolicy", "gatehouse.dev", "v1alpha1", "scaletozeropolicies", true),
+  WAFPolicy: res("WAFPolicy", "gatehouse.dev", "v1alpha1", "wafpolicies", true),
   HTTPRouteFilter: res("HTTPRouteFilter", "gatehouse.dev", "v1alpha1", "httproutefilters", true),
 };
 
@@ -78,6 +79,18 @@ export const skippedResources: readonly ApiResource[] = [
   res("XBackendTrafficPolicy", "gateway.networking.x-k8s.io", "v1alpha1", "xbackendtrafficpolicies", true),
 ];
 
+/**
+ * KEDA's ScaledObject, read only to find one that scales a ScaleToZeroPolicy's workload to 0 as well
+ * (scaled-objects.ts). Optional: not installed (404) means none; RBAC 403 is said in the policy's condition.
+ */
+export const scaledObjectResource: ApiResource = res(
+  "ScaledObject",
+  "keda.sh",
+  "v1alpha1",
+  "scaledobjects",
+  true,
+);
+
 /** The Lease kind leader election reads and writes. */
 export const leaseResource: ApiResource = res("Lease", "coordination.k8s.io", "v1", "leases", true);
 
@@ -96,6 +109,7 @@ export const statusResources: Readonly<Record<string, ApiResource>> = {
   RateLimitPolicy: watchedResources.RateLimitPolicy,
   BackendTrafficPolicy: watchedResources.BackendTrafficPolicy,
   ScaleToZeroPolicy: watchedResources.ScaleToZeroPolicy,
+  WAFPolicy: watchedResources.WAFPolicy,
   BackendTLSPolicy: watchedResources.BackendTLSPolicy,
 };
 

@@ -162,6 +162,12 @@ export const knownKinds = {
       return modules.scalePolicy().scaleToZeroPolicy;
     },
   },
+  WAFPolicy: {
+    field: "wafPolicies",
+    get schema() {
+      return modules.policies().wafPolicy;
+    },
+  },
   HTTPRouteFilter: {
     field: "httpRouteFilters",
     get schema() {
@@ -218,7 +224,7 @@ export function parseObject(
  * the experimental channel must not get the whole object refused), so that `unknownFieldsWarning`
  * reports them instead. The other kinds refuse unknown fields (Ingress, core) or their spec is judged by
  * translation, which refuses unknown fields itself (AuthPolicy, RateLimitPolicy, BackendTrafficPolicy,
- * ScaleToZeroPolicy, HTTPRouteFilter).
+ * ScaleToZeroPolicy, WAFPolicy, HTTPRouteFilter).
  */
 export const lenientKinds: ReadonlySet<KnownKind> = new Set<KnownKind>([
   "GatewayClass",

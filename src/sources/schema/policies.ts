@@ -44,3 +44,21 @@ export const rateLimitPolicy = z
   .loose();
 export type RateLimitPolicy = z.infer<typeof rateLimitPolicy>;
 export type RateLimitPolicySpec = RateLimitPolicy["spec"];
+
+/**
+ * `gatehouse.dev/v1alpha1` WAFPolicy (gateway-crds/wafpolicy.yaml). Only the envelope and `targetRefs` are
+ * checked here; the spec is judged by translation (src/translate/policies/waf-policy.ts). Why: an object
+ * refused here vanishes, and a vanished WAF policy would leave its routes uninspected. A policy whose spec
+ * is wrong must still attach, get an `Invalid` condition and make its routes answer 503 (fail closed).
+ */
+export const wafPolicy = z
+  .object({
+    apiVersion: z.literal(`${policyGroup}/v1alpha1`),
+    kind: z.literal("WAFPolicy"),
+    metadata: objectMeta,
+    spec: z.object({ targetRefs: z.array(policyTargetRef).min(1).max(16) }).loose(),
+    /** Status is ours to write; accepted and ignored on input. */
+    status: z.unknown().optional(),
+  })
+  .loose();
+export type WAFPolicy = z.infer<typeof wafPolicy>;

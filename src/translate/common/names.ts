@@ -137,6 +137,16 @@ export function ingressRateLimitName(namespace: string, name: string): string {
   return `ingress/${namespace}/${name}`;
 }
 
+/** `wafpolicy/<ns>/<name>`: a WAFPolicy's log name (docs/waf.md). */
+export function wafPolicyName(namespace: string, name: string): string {
+  return `wafpolicy/${namespace}/${name}`;
+}
+
+/** `ingress/<ns>/<name>`: the WAF an Ingress's ModSecurity annotations make (see wafPolicyName). */
+export function ingressWafName(namespace: string, name: string): string {
+  return `ingress/${namespace}/${name}`;
+}
+
 /** `ingress/<ns>/<name>`: the zone an Ingress's `limit-connections` counts each client in (one per Ingress). */
 export function ingressConnectionZoneName(namespace: string, name: string): string {
   return `ingress/${namespace}/${name}`;

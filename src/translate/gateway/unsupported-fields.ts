@@ -11,7 +11,6 @@ import type { TCPRoute, UDPRoute } from "../../sources/schema/stream-routes.ts";
 import type { TLSRoute } from "../../sources/schema/tlsroute.ts";
 import { sourceRef } from "../common/objects.ts";
 import { problem } from "../common/problems.ts";
-import { unenforcedSessionTimeouts } from "./httproute/session-persistence.ts";
 import { infrastructureProblems } from "./infrastructure.ts";
 
 /** A parametersRef as the status names it: `group/kind name` (core kinds without the group). */
@@ -101,7 +100,6 @@ export function unsupportedFieldWarnings(
   const ours = namesGatewayOf(gateways);
   for (const r of routes) {
     if (!ours(r)) continue;
-    if (r.kind === "HTTPRoute") out.push(...sessionTimeoutWarnings(r));
     if (r.kind === "GRPCRoute") out.push(...grpcMirrorWarnings(r));
   }
   return out;
@@ -121,19 +119,6 @@ function namesGatewayOf(gateways: readonly Gateway[]): (r: ReadRoute) => boolean
       (p) => (p.kind ?? "Gateway") === "Gateway" && ours.has(`${p.namespace ?? ns}/${p.name}`),
     );
   };
-}
-
-/**
- * HTTPRoute rules whose `sessionPersistence` sets `idleTimeout` or `absoluteTimeout`: served with sticky
- * sessions, and warned that the gateway does not enforce those (httproute/session-persistence.ts).
- */
-function sessionTimeoutWarnings(r: HTTPRoute): Problem[] {
-  const out: Problem[] = [];
-  for (const [i, rule] of (r.spec?.rules ?? []).entries()) {
-    const why = unenforcedSessionTimeouts(rule, i);
-    if (why !== undefined) out.push(problem(sourceRef("HTTPRoute", r), "UnsupportedValue", why, "warning"));
-  }
-  return out;
 }
 
 /**

@@ -13,7 +13,8 @@
  *    rewrite-target get ingress-nginx's regex paths (annotations/regex-paths.ts);
  * 6. each Ingress's honoured annotations edit its routes (annotations/families.ts, and custom-headers.ts,
  *    which reads the ConfigMap the Ingress names; service-upstream.ts
- *    points them at their Services' cluster IPs), and the host-level ones edit the virtual hosts
+ *    points them at their Services' cluster IPs; error-pages.ts adds custom-http-errors' error backends),
+ *    and the host-level ones edit the virtual hosts
  *    (annotations/host-edits.ts: app-root, server-alias, from-to-www-redirect); then the routes of
  *    Ingresses asking for access controls Gatehouse does not enforce answer 403 (annotations/audit.ts),
  *    unless the operator allows them open;
@@ -64,6 +65,7 @@ import {
   joinCanaries,
 } from "./canary.ts";
 import { hostsWithRootPrefix, placeDefaultBackends } from "./default-backend.ts";
+import { applyErrorPages } from "./error-pages.ts";
 import type { IngressTranslation } from "./ingress.ts";
 import { type ClassSelection, selectIngresses } from "./ingress-class.ts";
 import { translateIngressKept } from "./memo.ts";
@@ -167,9 +169,11 @@ export function translateIngresses(
     built.backends,
     index,
   );
+  const mainIngresses = ingresses.filter((i) => !isCanary(i));
+  const paged = applyErrorPages(routed.virtualHosts, mainIngresses, routed.backends, index);
   // Client certificates (auth-tls-*), a host's setting: before aliases copy the host's routes.
   const mtls = applyClientCertificates(
-    routed.virtualHosts,
+    paged.virtualHosts,
     ingresses.filter((i) => !isCanary(i)),
     secrets,
   );
@@ -186,7 +190,7 @@ export function translateIngresses(
     opts.enableSslPassthrough,
   );
   // backend-protocol last, per listener (AUTO_HTTP differs between them), after passthrough read the backends.
-  const spoken = applyBackendProtocols(virtualHosts, protocols, routed.backends);
+  const spoken = applyBackendProtocols(virtualHosts, protocols, paged.backends);
   const covered = coverExtraNames(ingressTLS(ingresses, snapshot, opts), hosts.extraNames);
   const aliases = hosts.extraNames.filter((e) => e.annotation === "server-alias");
   const tls = { ...covered, certificates: withClientCAs(covered.certificates, mtls.hostCAs, aliases) };
@@ -196,6 +200,7 @@ export function translateIngresses(
     ...built.problems,
     ...regex.problems,
     ...routed.problems,
+    ...paged.problems,
     ...mtls.problems,
     ...hosts.problems,
     ...passthrough.problems,

@@ -1,16 +1,19 @@
 /**
  * The spec of a BackendTrafficPolicy, judged field by field (the source schema checks only the envelope
  * and targetRefs, so a wrong policy still gets an `Invalid` condition naming the field). Names and
- * defaults are Envoy Gateway's `healthCheck.passive`, `compression` (compression-spec.ts) and
- * `circuitBreaker` (circuit-breaker-spec.ts; its
- * BackendTrafficPolicy), so a policy written for it reads the same here. Unknown fields are errors, and fields Gatehouse does not do yet (active health
- * checks, Envoy Gateway's other BackendTrafficPolicy fields) are refused by name: a policy is applied
- * whole or not at all, never in part without a word.
+ * defaults are Envoy Gateway's (its BackendTrafficPolicy): `healthCheck.passive`, `healthCheck.active`
+ * (active-health-spec.ts), `compression` (compression-spec.ts), `circuitBreaker`
+ * (circuit-breaker-spec.ts) and `loadBalancer` (load-balancer-spec.ts), so a policy written for it reads
+ * the same here. Unknown fields are errors, and fields Gatehouse does not do yet (Envoy Gateway's other
+ * BackendTrafficPolicy fields) are refused by name: a policy is applied whole or not at all, never in
+ * part without a word.
  */
-import type { PassiveHealthCheck } from "../../model/index.ts";
+import type { ActiveHealthCheck, PassiveHealthCheck } from "../../model/index.ts";
 import { parseDuration } from "../common/durations.ts";
+import { parseActiveHealthCheck } from "./active-health-spec.ts";
 import { type PolicyCircuitBreaker, parseCircuitBreakerSpec } from "./circuit-breaker-spec.ts";
 import { type PolicyCompression, parseCompressionSpec } from "./compression-spec.ts";
+import { type PolicyLoadBalancer, parseLoadBalancerSpec } from "./load-balancer-spec.ts";
 
 /** What a valid policy sets; both undefined: the policy sets nothing (a warning says so). */
 export interface TrafficPolicySettings {
@@ -19,6 +22,10 @@ export interface TrafficPolicySettings {
   readonly compression?: PolicyCompression;
   /** `spec.circuitBreaker` (circuit-breaker-spec.ts); undefined: not set, no caps. */
   readonly circuitBreaker?: PolicyCircuitBreaker;
+  /** `spec.healthCheck.active` (active-health-spec.ts); undefined: no probes. */
+  readonly active?: ActiveHealthCheck;
+  /** `spec.loadBalancer` (load-balancer-spec.ts); undefined: not set, the routes' balancing. */
+  readonly loadBalancer?: PolicyLoadBalancer;
 }
 
 /** Envoy Gateway's defaults (gateway.envoyproxy.io/v1alpha1 PassiveHealthCheck). */
@@ -34,7 +41,6 @@ export const passiveDefaults: PassiveHealthCheck = {
 
 /** Envoy Gateway BackendTrafficPolicy fields Gatehouse does not do (yet): refused by name. */
 const notYet: Readonly<Record<string, string>> = {
-  loadBalancer: "load balancing by policy (ingress-nginx load-balance / upstream-hash-by annotations do it)",
   retry: "retries by policy (HTTPRoute retry and ingress-nginx proxy-next-upstream do them)",
   timeout: "timeouts by policy (HTTPRoute timeouts and ingress-nginx proxy-*-timeout do them)",
   rateLimit: "rate limits here (a gatehouse.dev RateLimitPolicy does them)",
@@ -59,11 +65,12 @@ const passiveFields = new Set([
   "maxEjectionPercent",
 ]);
 
+const taken = new Set(["targetRefs", "healthCheck", "compression", "circuitBreaker", "loadBalancer"]);
+
 /** The policy's settings, or why it cannot be applied (one message naming the field). */
 export function parseTrafficPolicySpec(spec: Record<string, unknown>): TrafficPolicySettings | string {
   for (const key of Object.keys(spec)) {
-    if (key === "targetRefs" || key === "healthCheck" || key === "compression" || key === "circuitBreaker")
-      continue;
+    if (taken.has(key)) continue;
     const what = notYet[key];
     return what !== undefined ? `spec.${key}: ${what} is not implemented yet` : `spec.${key}: unknown field`;
   }
@@ -72,7 +79,14 @@ export function parseTrafficPolicySpec(spec: Record<string, unknown>): TrafficPo
   const cb = spec.circuitBreaker;
   const circuitBreaker = cb === undefined || cb === null ? undefined : parseCircuitBreakerSpec(cb);
   if (typeof circuitBreaker === "string") return circuitBreaker;
-  const withBreaker = circuitBreaker === undefined ? health : { ...health, circuitBreaker };
+  const lb = spec.loadBalancer;
+  const loadBalancer = lb === undefined || lb === null ? undefined : parseLoadBalancerSpec(lb);
+  if (typeof loadBalancer === "string") return loadBalancer;
+  const withBreaker = {
+    ...health,
+    ...(circuitBreaker !== undefined ? { circuitBreaker } : {}),
+    ...(loadBalancer !== undefined ? { loadBalancer } : {}),
+  };
   if (spec.compression === undefined || spec.compression === null) return withBreaker;
   const compression = parseCompressionSpec(spec.compression);
   return typeof compression === "string" ? compression : { ...withBreaker, compression };
@@ -83,17 +97,20 @@ function parseHealthCheck(spec: Record<string, unknown>): TrafficPolicySettings 
   if (hc === undefined || hc === null) return { passive: undefined };
   if (typeof hc !== "object" || Array.isArray(hc)) return "spec.healthCheck: must be an object";
   for (const key of Object.keys(hc)) {
-    if (key === "passive") continue;
-    if (key === "active")
-      return "spec.healthCheck.active: active health checks are not implemented yet (healthCheck.passive is)";
+    if (key === "passive" || key === "active") continue;
     if (key === "panicThreshold")
-      return "spec.healthCheck.panicThreshold: is not implemented (ejection never takes a backend's last endpoint)";
+      return "spec.healthCheck.panicThreshold: is not implemented (ejection never takes a backend's last endpoint; active checks route to every endpoint when all are unhealthy)";
     return `spec.healthCheck.${key}: unknown field`;
   }
+  const a = (hc as Record<string, unknown>).active;
+  const active = a === undefined || a === null ? undefined : parseActiveHealthCheck(a);
+  if (typeof active === "string") return active;
   const p = (hc as Record<string, unknown>).passive;
-  if (p === undefined || p === null) return { passive: undefined };
+  const withActive = (s: TrafficPolicySettings) => (active === undefined ? s : { ...s, active });
+  if (p === undefined || p === null) return withActive({ passive: undefined });
   if (typeof p !== "object" || Array.isArray(p)) return "spec.healthCheck.passive: must be an object";
-  return parsePassive(p as Record<string, unknown>);
+  const passive = parsePassive(p as Record<string, unknown>);
+  return typeof passive === "string" ? passive : withActive(passive);
 }
 
 function parsePassive(p: Record<string, unknown>): TrafficPolicySettings | string {

@@ -1,7 +1,8 @@
 /**
  * BackendTrafficPolicies onto the built model's backends: a policy names core Services in its own
  * namespace (GEP-713 targetRefs; `sectionName` one port by name), and every backend of such a Service
- * port gets the policy's `healthCheck` and `compression` (docs/traffic-policy.md); every other backend
+ * port gets the policy's `healthCheck`, `compression`, `circuitBreaker` and `loadBalancer`
+ * (docs/traffic-policy.md); every other backend
  * gets the gateway's compression (`--compression`, compression-spec.ts), if it has one. A policy naming
  * the port is more specific than one naming the whole Service and applies there instead (neither is
  * Conflicted, as for BackendTLSPolicy); several on the very same target: the oldest wins
@@ -9,7 +10,14 @@
  * applies nowhere (there is nothing to fail closed: its backends are served as without it) and says why
  * on every target it found.
  */
-import type { Backend, GatewayModel, PassiveHealthCheck, Problem, SourceRef } from "../../model/index.ts";
+import type {
+  Backend,
+  BackendHealthCheck,
+  GatewayModel,
+  PassiveHealthCheck,
+  Problem,
+  SourceRef,
+} from "../../model/index.ts";
 import type { Service } from "../../sources/schema/core.ts";
 import { policyGroup } from "../../sources/schema/groups.ts";
 import type { BackendTrafficPolicy } from "../../sources/schema/traffic-policy.ts";
@@ -21,6 +29,7 @@ import { internalProblem, problem } from "../common/problems.ts";
 import { compareSourceAge, compareStrings, type SourceOrder } from "../common/sort.ts";
 import { circuitBreakerOf, circuitBreakerWarning, setsCaps } from "./circuit-breaker-spec.ts";
 import { type CompressionDefaults, compressionDefaults, effectiveCompression } from "./compression-spec.ts";
+import { routeAlgorithmWarnings } from "./load-balancer-spec.ts";
 import type { AncestorResult } from "./policy-attachment.ts";
 import { policyProblems, policyStatus } from "./policy-status.ts";
 import { canEject, parseTrafficPolicySpec, type TrafficPolicySettings } from "./traffic-policy-spec.ts";
@@ -68,7 +77,7 @@ export function applyBackendTrafficPolicies(
     }
   }
   if (candidates.length === 0)
-    return { model: withPolicies(model, services, new Map(), compression), statuses: [], problems };
+    return { model: withPolicies(model, services, new Map(), compression, problems), statuses: [], problems };
   candidates.sort((a, b) => compareSourceAge(a.order, b.order));
   const winners: Winners = new Map();
   const ancestors = new Map<Candidate, AncestorResult[]>();
@@ -95,15 +104,17 @@ export function applyBackendTrafficPolicies(
     const pending = cb === undefined ? undefined : circuitBreakerWarning(cb);
     if (pending !== undefined) problems.push(problem(c.ref, "NoEffect", pending, "warning"));
   }
-  return { model: withPolicies(model, services, winners, compression), statuses, problems };
+  const applied = withPolicies(model, services, winners, compression, problems);
+  problems.push(...routeAlgorithmWarnings(applied));
+  return { model: applied, statuses, problems };
 }
 
 /** Why a valid policy changes nothing, if it does not. */
 function noEffect(s: TrafficPolicySettings): string | undefined {
-  if (s.compression !== undefined) return undefined;
+  if (s.compression !== undefined || s.active !== undefined || s.loadBalancer !== undefined) return undefined;
   if (s.circuitBreaker !== undefined && setsCaps(s.circuitBreaker)) return undefined;
   if (s.passive === undefined)
-    return "sets no healthCheck.passive, no compression and no circuitBreaker: the policy changes nothing";
+    return "sets no healthCheck, loadBalancer, compression or circuitBreaker: the policy changes nothing";
   if (!canEject(s.passive))
     return "every consecutive count of healthCheck.passive is 0: no endpoint is ever ejected";
   return undefined;
@@ -165,6 +176,7 @@ function withPolicies(
   services: ReadonlyMap<string, Service>,
   winners: Winners,
   defaults: CompressionDefaults,
+  problems: Problem[],
 ): GatewayModel {
   if (winners.size === 0 && defaults.codings.length === 0) return model;
   const flags = effectiveCompression(defaults, undefined);
@@ -175,28 +187,60 @@ function withPolicies(
     const portName = arrayOf(services.get(key)?.spec?.ports).find((p) => p?.port === b.service.port)?.name;
     const c = (portName ? winners.get(`${key}#${portName}`) : undefined) ?? winners.get(key);
     const settings = c === undefined || typeof c.settings === "string" ? undefined : c.settings;
-    const passive = settings?.passive;
     const own = settings?.compression;
     const compression =
       own === undefined || c === undefined
         ? flags
         : effectiveCompression(defaults, { settings: own, source: c.ref });
-    const health = c !== undefined && passive !== undefined && canEject(passive);
+    const healthCheck = c === undefined ? undefined : healthCheckOf(c, b, settings, problems);
     const cb = settings?.circuitBreaker;
     const circuitBreaker = cb === undefined || c === undefined ? undefined : circuitBreakerOf(cb, c.ref);
-    if (!health && compression === undefined && circuitBreaker === undefined) {
+    const lb = settings?.loadBalancer;
+    const loadBalancer = lb === undefined || c === undefined ? undefined : { source: c.ref, ...lb };
+    if (
+      healthCheck === undefined &&
+      compression === undefined &&
+      circuitBreaker === undefined &&
+      loadBalancer === undefined
+    ) {
       backends[id] = b;
       continue;
     }
     changed = true;
     backends[id] = {
       ...b,
-      ...(health
-        ? { healthCheck: { source: (c as Candidate).ref, passive: passive as PassiveHealthCheck } }
-        : {}),
+      ...(healthCheck !== undefined ? { healthCheck } : {}),
       ...(compression !== undefined ? { compression } : {}),
       ...(circuitBreaker !== undefined ? { circuitBreaker } : {}),
+      ...(loadBalancer !== undefined ? { loadBalancer } : {}),
     };
   }
   return changed ? { ...model, backends } : model;
+}
+
+/**
+ * The backend's health checking: passive when it can eject, active unless the backend speaks HTTP/2
+ * with prior knowledge (h2c, gRPC): the probes are HTTP/1.1, so such a backend is not probed and a
+ * warning says so.
+ */
+function healthCheckOf(
+  c: Candidate,
+  b: Backend,
+  settings: TrafficPolicySettings | undefined,
+  problems: Problem[],
+): BackendHealthCheck | undefined {
+  const passive = settings?.passive;
+  const eject = passive !== undefined && canEject(passive);
+  let active = settings?.active;
+  if (active !== undefined && b.protocol === "h2c") {
+    const why = `healthCheck.active: backend ${b.id} speaks HTTP/2 with prior knowledge (h2c, gRPC) and the probes are HTTP/1.1: it is not probed`;
+    problems.push(problem(c.ref, "NotProbed", why, "warning"));
+    active = undefined;
+  }
+  if (!eject && active === undefined) return undefined;
+  return {
+    source: c.ref,
+    ...(eject ? { passive: passive as PassiveHealthCheck } : {}),
+    ...(active !== undefined ? { active } : {}),
+  };
 }

@@ -2,7 +2,8 @@
  * Activation in folder mode, where there is no workload to scale (docs/scale-to-zero.md, "Try it without
  * a cluster"): a request for a backend with a ScaleToZeroPolicy and no ready endpoint is held, shows in
  * /debug/activation, and is released when the folder's EndpointSlice gets a ready endpoint; a request
- * whose body is over the policy's cap (declared, or chunked) gets 503; the policy says NoScaler. Both fronts.
+ * whose body is over the policy's cap (declared, or chunked) gets 503; the policy says NoScaler; an open
+ * WebSocket counts in flight (it keeps the workload up) until it closes. Both fronts.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
@@ -59,7 +60,11 @@ forEachFront("activation in folder mode", (front) => {
     pod = Bun.serve({
       hostname: "127.0.0.1",
       port: 0,
-      fetch: async (req) => Response.json({ pod: "fn", body: await req.text() }),
+      fetch: async (req, srv) => {
+        if (req.headers.get("upgrade") === "websocket" && srv.upgrade(req, { data: undefined })) return;
+        return Response.json({ pod: "fn", body: await req.text() });
+      },
+      websocket: { message: (ws, m) => void ws.send(m) },
     });
     dir = await mkdtemp(join(tmpdir(), "gatehouse-folder-wake-"));
     await writeFile(join(dir, "fn.yaml"), manifests);
@@ -130,5 +135,25 @@ forEachFront("activation in folder mode", (front) => {
     const after = ((await admin("/debug/activation")) as any[])[0];
     expect(after).toMatchObject({ held: 0, endpoints: 1 });
     expect(after.totals.released).toBeGreaterThanOrEqual(1);
+  });
+
+  test("an open WebSocket counts in flight until it closes", async () => {
+    // biome-ignore lint/suspicious/noExplicitAny: the admin's JSON
+    const inflight = async () => ((await admin("/debug/activation")) as any[])[0]?.inflight as number;
+    const ws = new WebSocket(`ws://127.0.0.1:${port}/`, { headers: { host: "fn.test" } });
+    const echoed = new Promise<string>((resolve, reject) => {
+      ws.onmessage = (e) => resolve(String(e.data));
+      ws.onerror = () => reject(new Error("websocket failed"));
+    });
+    await new Promise<void>((resolve, reject) => {
+      ws.onopen = () => resolve();
+      ws.onclose = () => reject(new Error("websocket closed before it opened"));
+    });
+    ws.send("ping");
+    expect(await echoed).toBe("ping");
+    await Bun.sleep(300);
+    expect(await inflight()).toBe(1);
+    ws.close();
+    await within(3000, async () => (await inflight()) === 0);
   });
 });

@@ -1,7 +1,8 @@
 /**
  * The upstream-request annotations the case table (upstream-request.cases.ts) cannot show, live on both
- * fronts from a folder of Ingresses: `enable-access-log: "false"` (the access log, caught on stdout, has no
- * line for them; the metrics still count them), `service-upstream: "true"` (the Service's cluster IP and
+ * fronts from a folder of Ingresses: `enable-access-log: "false"` and `gatehouse.dev/access-log-sample: "0"`
+ * (the access log, caught on stdout, has no line for them; the metrics still count them; a share that is
+ * not one is reported and the flag's applies), `service-upstream: "true"` (the Service's cluster IP and
  * port are used: its pods' endpoint here is a closed port) and `proxy-connect-timeout` (an endpoint whose
  * connects never complete: 504 after that long, or the next endpoint when retries are on). On
  * `--front bun` fetch cannot time a connect apart: a connect that never opens fails after 1 to 2 times the
@@ -71,6 +72,9 @@ forEachFront("upstream-request annotations, live", (front) => {
     const docs = [
       ingress("quiet", { "enable-access-log": "false" }, "app"),
       ingress("loud", {}, "app"),
+      ingress("share0", { "gatehouse.dev/access-log-sample": "0" }, "app"),
+      // Not a share: reported, and the flag's share (every request here) applies.
+      ingress("sharebad", { "gatehouse.dev/access-log-sample": "1.5" }, "app"),
       // Its Service port is the backend's port on the cluster IP 127.0.0.1; its pods' port is closed.
       ingress("cluster", { "service-upstream": "true" }, "viaip"),
       ingress("pods", {}, "viaip"),
@@ -120,13 +124,15 @@ forEachFront("upstream-request annotations, live", (front) => {
       expect((await get("quiet", "/q")).status).toBe(200);
       expect((await get("loud", "/l")).status).toBe(200);
       expect((await get("quiet", "/q")).status).toBe(200);
+      expect((await get("share0", "/s")).status).toBe(200);
+      expect((await get("sharebad", "/s")).status).toBe(200);
     } finally {
       process.stdout.write = write;
     }
     const hosts = lines
       .filter((l) => l.includes('"msg":"access"'))
       .map((l) => (JSON.parse(l) as { host: string }).host);
-    expect(hosts).toEqual(["loud.live.test"]);
+    expect(hosts).toEqual(["loud.live.test", "sharebad.live.test"]);
     const counted = (await gw.metrics.text())
       .split("\n")
       .find((l) =>

@@ -2,7 +2,7 @@
  * BackendTrafficPolicy through `gatehouse serve --kube` (the real informers, translate, the status writer
  * and the data plane) against the test API server, on both fronts: the policy on Service `web` (two pods)
  * is written back Accepted on its Service ancestor, a pod answering 503 is ejected after 2 of them and
- * the other takes every request; the policy changed to ask for active health checks is written back
+ * the other takes every request; the policy changed to ask for a TCP active health check is written back
  * Invalid, naming the field, and no longer applies (the failing pod takes its share again).
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
@@ -100,8 +100,8 @@ forEachFront("BackendTrafficPolicy through the Kubernetes source", (front) => {
     expect(pods.slice(4)).toEqual(new Array(16).fill("a"));
   });
 
-  test("asking for active health checks: written back Invalid, naming the field, and not applied", async () => {
-    api.apply(policy({ active: { type: "HTTP", http: { path: "/healthz" } }, passive: {} }));
+  test("asking for a TCP active health check: written back Invalid, naming the field, and not applied", async () => {
+    api.apply(policy({ active: { type: "TCP", tcp: {} }, passive: {} }));
     await within(5000, () => accepted()?.status === "False");
     expect(accepted()).toMatchObject({ reason: "Invalid", observedGeneration: 2 });
     expect(accepted().message).toContain("spec.healthCheck.active");

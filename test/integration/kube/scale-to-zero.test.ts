@@ -97,8 +97,15 @@ forEachFront("ScaleToZeroPolicy through the Kubernetes source", (front) => {
       .get("ScaleToZeroPolicy", ns, "fn")
       .status?.ancestors?.[0]?.conditions?.find((c: Obj) => c.type === type);
   const scaleWrites = () => api.calls.filter((c) => c.subresource === "scale" && c.verb === "patch").length;
+  /** Asleep as the gateway sees it: no endpoint compiled, and none trusted from an EndpointSlice event. */
   const asleep = () =>
-    within(8000, () => replicas() === 0 && gw.state.model?.backends["demo/fn:80"]?.endpoints.length === 0);
+    within(8000, async () => {
+      if (replicas() !== 0 || gw.state.model?.backends["demo/fn:80"]?.endpoints.length !== 0) return false;
+      const debug = (await (
+        await fetch(`http://127.0.0.1:${gw.admin.port}/debug/activation`)
+      ).json()) as Obj[];
+      return debug[0]?.endpoints === 0;
+    });
 
   test("Accepted, with the Scaling condition Active", async () => {
     await within(5000, () => condition("Scaling") !== undefined);
@@ -162,9 +169,29 @@ forEachFront("ScaleToZeroPolicy through the Kubernetes source", (front) => {
     expect(debug[0]?.totals.timedOut).toBeGreaterThanOrEqual(1);
   });
 
-  test("403 on the scale subresource: ScaleForbidden on the policy and a plain 503 at once", async () => {
-    // The delayed wake of the last test lands; wait for it and put the Deployment back to sleep by hand.
+  test("an API server failing during the wake: 503 with Retry-After after the hold time, never a hang; woken once it is back", async () => {
+    // The delayed wake of the last test lands; put the Deployment back to sleep by hand.
     await within(5000, () => replicas() === 1);
+    api.apply(DeploymentController.deployment("fn", ns, 0));
+    await asleep();
+    api.setFault("error");
+    try {
+      const a = await get();
+      expect(a.status).toBe(503);
+      expect(a.retryAfter).not.toBeNull();
+      expect(a.ms).toBeGreaterThanOrEqual(1400);
+      expect(a.ms).toBeLessThan(3000);
+    } finally {
+      api.setFault("none");
+    }
+    expect(replicas()).toBe(0);
+    // Back: the next request wakes it (the informers resync on their own).
+    const b = await get();
+    expect(b.status).toBe(200);
+    expect(replicas()).toBe(1);
+  });
+
+  test("403 on the scale subresource: ScaleForbidden on the policy and a plain 503 at once", async () => {
     api.apply(DeploymentController.deployment("fn", ns, 0));
     await asleep();
     const lift = api.forbid((c) => c.subresource === "scale");

@@ -30,3 +30,13 @@ export function copyBytes(src: Buffer, from: number, to: number, dst: Uint8Array
   else for (let k = 0; k < n; k++) dst[at + k] = src[from + k] as number;
   return at + n;
 }
+
+/** Comma-separated list → trimmed, lower-case, non-empty elements. */
+export function tokens(value: string): string[] {
+  const out: string[] = [];
+  for (const part of value.split(",")) {
+    const t = part.trim().toLowerCase();
+    if (t !== "") out.push(t);
+  }
+  return out;
+}

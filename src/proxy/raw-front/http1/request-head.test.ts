@@ -1,14 +1,16 @@
 import { describe, expect, test } from "bun:test";
+import { DEFAULT_REQUEST_HEAD_LIMITS, MAX_REQUEST_HEADER_FIELDS } from "../../../model/http-syntax.ts";
 import {
   BODY_CHUNKED,
   BODY_LENGTH,
   BODY_NONE,
   findHeadEnd,
-  MAX_HEADERS,
   parseContentLength,
   parseRequestHead,
   type RequestHead,
 } from "./request-head.ts";
+
+const MAX_HEADERS = DEFAULT_REQUEST_HEAD_LIMITS.fields;
 
 /** Parses `text` as one complete head (it must end with the blank line). */
 function parse(text: string): RequestHead | number {
@@ -152,6 +154,33 @@ describe("parseRequestHead", () => {
     expect(parse(`GET / HTTP/1.1\r\nHost: a\r\n${fields}\r\n`)).toBe(431);
     expect(typeof parse(`GET / HTTP/1.0\r\n${fields}\r\n`)).toBe("object");
     expect(parse(`GET / HTTP/1.1\r\nHost: a\r\nX: ${"v".repeat(70_000)}\r\n\r\n`)).toBe(431);
+  });
+
+  test("limits given: a head of exactly `bytes` passes, one byte more is 431; `fields` lines pass, one more is 431", () => {
+    const limits = { bytes: 4096, fields: 5 };
+    const at = (text: string) => {
+      const buf = Buffer.from(text, "latin1");
+      return parseRequestHead(buf, 0, buf.length, false, limits);
+    };
+    const pre = "GET / HTTP/1.1\r\nHost: a\r\nX: ";
+    const sized = (n: number) => `${pre}${"v".repeat(n - pre.length - 4)}\r\n\r\n`;
+    expect(typeof at(sized(4096))).toBe("object");
+    expect(at(sized(4097))).toBe(431);
+    const lines = (n: number) => `GET / HTTP/1.1\r\nHost: a\r\n${"X: v\r\n".repeat(n - 1)}\r\n`;
+    expect(typeof at(lines(5))).toBe("object");
+    // Repeated names count line by line here (Bun's Headers joins them: docs/http.md).
+    expect(at(lines(6))).toBe(431);
+    // A request line past 8 KiB is 414 while the head is within its limit; past both, 431 first.
+    const longLine = `GET /${"a".repeat(8200)} HTTP/1.1\r\nHost: a\r\n\r\n`;
+    expect(at(longLine)).toBe(431);
+    const buf = Buffer.from(longLine, "latin1");
+    expect(parseRequestHead(buf, 0, buf.length, false, { bytes: 16384, fields: 5 })).toBe(414);
+    // The working arrays hold the most fields a limit may allow.
+    const most = { bytes: 64 * 1024, fields: MAX_REQUEST_HEADER_FIELDS };
+    const b2 = Buffer.from(lines(MAX_REQUEST_HEADER_FIELDS), "latin1");
+    expect((parseRequestHead(b2, 0, b2.length, false, most) as RequestHead).fieldCount).toBe(
+      MAX_REQUEST_HEADER_FIELDS,
+    );
   });
 
   test("a field whose name has a _ is dropped, unless asked to keep it; its line is still checked", () => {

@@ -9,8 +9,15 @@
  * them (`--underscores-in-headers`, nginx's `underscores_in_headers`): CGI-style backends read `_` and
  * `-` as one, so `X_Forwarded_For` or `Transfer_Encoding` would pass for a field the gateway checked.
  */
-import { isTchar, isToken } from "../../../model/http-syntax.ts";
-import { nameIs } from "./chars.ts";
+import {
+  DEFAULT_REQUEST_HEAD_LIMITS,
+  isTchar,
+  isToken,
+  MAX_REQUEST_HEADER_FIELDS,
+  MAX_REQUEST_LINE,
+  type RequestHeadLimits,
+} from "../../../model/http-syntax.ts";
+import { nameIs, tokens } from "./chars.ts";
 import { knownName, methodAt, NAME_HASH_BASIS, nameHashStep } from "./interned.ts";
 import { absoluteForm } from "./target-path.ts";
 
@@ -125,16 +132,12 @@ export class RequestHead {
 
 const NONE_DROPPED: readonly string[] = [];
 
-/** Limits (nginx-like defaults; the brief's numbers). */
-export const MAX_HEAD_BYTES = 64 * 1024;
-export const MAX_REQUEST_LINE = 8 * 1024;
-export const MAX_HEADERS = 100;
 /** Content-Length above this (9 PB) is refused rather than risk precision loss. */
 const MAX_DIGITS = 15;
 
 /** parseRequestHead's working arrays (it never re-enters); each head gets copies of its part. */
-const SPANS = new Int32Array(MAX_HEADERS * FIELD);
-const KNOWN: (string | undefined)[] = new Array(MAX_HEADERS).fill(undefined);
+const SPANS = new Int32Array(MAX_REQUEST_HEADER_FIELDS * FIELD);
+const KNOWN: (string | undefined)[] = new Array(MAX_REQUEST_HEADER_FIELDS).fill(undefined);
 
 /**
  * Index just after the blank line ending the head in `buf[from, end)`, or -1 when it is not complete.
@@ -160,15 +163,16 @@ export function findHeadEnd(buf: Uint8Array, from: number, end: number): number 
  * Parses the complete head `buf[start, headEnd)` (as found by `findHeadEnd`). Returns the head, or the
  * status to answer with: 400, 414 (request line too long), 431 (too many / too large headers), 501
  * (a transfer coding we do not implement), 505 (HTTP version). `underscores`: keep fields whose name
- * contains `_` (else they are dropped, and listed in `dropped`).
+ * contains `_` (else they are dropped, and listed in `dropped`). `limits`: `--max-request-header-*`.
  */
 export function parseRequestHead(
   buf: Buffer,
   start: number,
   headEnd: number,
   underscores = false,
+  limits: RequestHeadLimits = DEFAULT_REQUEST_HEAD_LIMITS,
 ): RequestHead | number {
-  if (headEnd - start > MAX_HEAD_BYTES) return 431;
+  if (headEnd - start > limits.bytes) return 431;
   // Request line: method SP target SP HTTP/1.x CRLF
   const lineEnd = lineEndAt(buf, start, headEnd);
   if (lineEnd < 0) return 400;
@@ -213,7 +217,7 @@ export function parseRequestHead(
     if (end < 0) return 400;
     if (end === pos) break; // the blank line
     // Dropped fields count too: whether a head is refused does not depend on how its names are spelt.
-    if (fields + (dropped?.length ?? 0) === MAX_HEADERS) return 431;
+    if (fields + (dropped?.length ?? 0) >= limits.fields) return 431;
     let j = pos;
     // The name's case-folded hash (interned.ts looks common names up by it) and any `_`, in one pass.
     let hash = NAME_HASH_BASIS;
@@ -386,14 +390,4 @@ export function parseContentLength(value: string): number {
     result = n;
   }
   return result;
-}
-
-/** Comma-separated list → trimmed, lower-case, non-empty elements. */
-export function tokens(value: string): string[] {
-  const out: string[] = [];
-  for (const part of value.split(",")) {
-    const t = part.trim().toLowerCase();
-    if (t !== "") out.push(t);
-  }
-  return out;
 }

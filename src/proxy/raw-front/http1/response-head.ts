@@ -5,8 +5,8 @@
  */
 import { isTchar, MAX_RESPONSE_HEAD_BYTES } from "../../../model/http-syntax.ts";
 import { HOP_BY_HOP } from "../../request/hop-by-hop.ts";
-import { nameIs } from "./chars.ts";
-import { contentLengthAt, tokens } from "./request-head.ts";
+import { nameIs, tokens } from "./chars.ts";
+import { contentLengthAt } from "./request-head.ts";
 
 export const RES_NONE = 0;
 export const RES_LENGTH = 1;

@@ -5,11 +5,9 @@
  * body piped through in its own framing, parsed only to know where it ends. The upstream connection goes
  * back to the pool only when the response was read completely, the request body was all sent, and both
  * sides agreed on keep-alive. Subclasses say where the request goes, in TLS or not, and what its head is:
- * FastExchange (a route's backend) and RelayedExchange (the internal Bun.serve listener).
- *
- * Time limits and retries: exchange-limits.ts. A pooled connection that turns out closed before any
- * response byte is retried once on a fresh one when nothing was lost by sending (idempotent method,
- * no body).
+ * FastExchange (a route's backend) and RelayedExchange (the internal Bun.serve listener). Time limits
+ * and retries: exchange-limits.ts; a pooled connection that turns out closed before any response byte
+ * is retried once on a fresh one when nothing was lost by sending (idempotent method, no body).
  */
 import { MAX_RESPONSE_HEAD_BYTES } from "../../../model/http-syntax.ts";
 import type { ResponseBandwidth } from "../../../model/index.ts";

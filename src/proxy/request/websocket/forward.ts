@@ -23,6 +23,8 @@ export async function forwardWebSocket(
   settings: ProxySettings,
   /** The route's balancing (a session, a hash key); absent: round robin. */
   lease?: ChoiceLease,
+  /** An activated backend's in-flight count: the socket counts from the dial until either side closes. */
+  activity?: { begin(): void; end(): void },
 ): Promise<Response> {
   const req = ctx.req;
   const serverHeader = settings.serverHeader;
@@ -32,9 +34,11 @@ export async function forwardWebSocket(
   const t = route.timeouts;
   const ms = limit(t?.backendRequestMs ?? t?.requestMs ?? settings.defaultUpstreamTimeoutMs);
   const base = lease === undefined ? nextEndpoint(backend) : lease.next();
+  activity?.begin();
   const up = await openUpstream(ctx, base, ms, backend.tls);
   lease?.end(!up.ok);
   if (!up.ok) {
+    activity?.end();
     if (up.status !== 499) {
       backend.health?.report(base, LOCAL_FAILURE);
       const msg = up.status === 504 ? "upstream websocket timed out" : "upstream websocket refused";
@@ -45,7 +49,8 @@ export async function forwardWebSocket(
   const headers = new Headers({ server: serverHeader });
   runResponseFilters(chain, req, headers);
   if (lease?.responseField !== undefined) headers.append(...lease.responseField);
-  if (!upgradeClient(req, srv, up.socket, headers)) return errorResponse(400, serverHeader);
+  const end = activity === undefined ? undefined : () => activity.end();
+  if (!upgradeClient(req, srv, up.socket, headers, end)) return errorResponse(400, serverHeader);
   // Bun ignores what the handler returns once the request is upgraded (measured); Hono wants a Response.
   return new Response(null, { status: 200 });
 }

@@ -24,6 +24,15 @@ export interface ProxiedSocket {
   client: ServerWebSocket<ProxiedSocket> | undefined;
   /** Set when the upstream closed before the client socket opened. */
   upstreamClose: { readonly code: number; readonly reason: string } | undefined;
+  /** Called once when the pair is over (either side closed): an activated backend's in-flight count. */
+  onEnd: (() => void) | undefined;
+}
+
+/** The pair is over: `onEnd` runs once, whichever side closed first. */
+function ended(data: ProxiedSocket): void {
+  const f = data.onEnd;
+  data.onEnd = undefined;
+  f?.();
 }
 
 export type ProxyServer = Server<ProxiedSocket>;
@@ -95,12 +104,14 @@ export function openUpstream(
 /**
  * Upgrades the client and wires it to an open upstream socket. `headers` go on the 101 answer (the
  * negotiated subprotocol is added). False when Bun refused the upgrade (the upstream is then closed).
+ * `onEnd` runs once when the pair is over, or at once when the upgrade was refused.
  */
 export function upgradeClient(
   req: Request,
   srv: ProxyServer,
   upstream: WebSocket,
   headers: Headers,
+  onEnd?: () => void,
 ): boolean {
   const data: ProxiedSocket = {
     upstream,
@@ -108,6 +119,7 @@ export function upgradeClient(
     pendingBytes: 0,
     client: undefined,
     upstreamClose: undefined,
+    onEnd,
   };
   if (upstream.protocol !== "") headers.set("sec-websocket-protocol", upstream.protocol);
   upstream.onmessage = (e: MessageEvent<string | ArrayBuffer>) => {
@@ -121,6 +133,7 @@ export function upgradeClient(
     if (data.pendingBytes > MAX_BUFFERED) upstream.close(1013, "client not reading");
   };
   upstream.onclose = (e: CloseEvent) => {
+    ended(data);
     if (data.client !== undefined) closeSocket(data.client, e.code, e.reason, 1011);
     else data.upstreamClose = { code: e.code, reason: e.reason };
   };
@@ -128,6 +141,7 @@ export function upgradeClient(
   if (srv.upgrade(req, { data, headers })) return true;
   upstream.onmessage = upstream.onclose = null;
   upstream.close(1001);
+  ended(data);
   return false;
 }
 
@@ -155,6 +169,7 @@ export function websocketHandler(open: Set<ServerWebSocket<ProxiedSocket>>): Web
     },
     close(ws, code, reason) {
       open.delete(ws);
+      ended(ws.data);
       const up = ws.data.upstream;
       if (up.readyState === WebSocket.OPEN || up.readyState === WebSocket.CONNECTING)
         closeSocket(up, code, reason, 1001);

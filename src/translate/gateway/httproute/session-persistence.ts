@@ -3,8 +3,8 @@
  * cookie (or header) whose value names the endpoint (proxy/balancing/session-token.ts), so a client
  * stays on one endpoint of the rule's backends. `cookieConfig.lifetimeType: Permanent` gives the cookie
  * `Max-Age` = `absoluteTimeout` (the CRD requires one then); `Session` (the default) gives none.
- * `idleTimeout` and `absoluteTimeout` are not enforced by the gateway itself (that needs signed
- * timestamps, not yet built): the rule is served and a warning says so (unsupported-fields.ts). A value
+ * `idleTimeout` and `absoluteTimeout` are enforced by the gateway: the token then carries signed
+ * timestamps (proxy/balancing/timed-token.ts), and an ended session is balanced anew. A value
  * the gateway cannot honour (an unknown type, a name that is not a cookie or header token) drops the
  * rule, as any unsupported rule field does.
  */
@@ -46,34 +46,29 @@ export function ruleSession(rule: HTTPRouteRule, i: number): SessionPersistence 
       `sessionName ${JSON.stringify(name)}: must be a cookie/header name token of 1 to 128 characters`,
     );
   let absoluteMs: number | undefined;
+  let idleMs: number | undefined;
   for (const field of ["absoluteTimeout", "idleTimeout"] as const) {
     const v = raw[field];
     if (v === undefined) continue;
     const ms = typeof v === "string" ? parseDuration(v) : undefined;
     if (ms === undefined) return refuse(`${field} ${JSON.stringify(v)}: not a Gateway API duration`);
+    if (ms <= 0) return refuse(`${field} ${JSON.stringify(v)}: must be positive`);
     if (field === "absoluteTimeout") absoluteMs = ms;
+    else idleMs = ms;
   }
   const lifetime = raw.cookieConfig?.lifetimeType ?? "Session";
   if (lifetime !== "Session" && lifetime !== "Permanent")
     return refuse(`cookieConfig.lifetimeType ${JSON.stringify(lifetime)}: must be Permanent or Session`);
-  if (type === "Header") return { type, name };
+  const timeouts = {
+    ...(absoluteMs !== undefined ? { absoluteTimeoutMs: absoluteMs } : {}),
+    ...(idleMs !== undefined ? { idleTimeoutMs: idleMs } : {}),
+  };
+  if (type === "Header") return { type, name, ...timeouts };
   if (lifetime === "Permanent" && absoluteMs === undefined)
     return refuse("cookieConfig.lifetimeType Permanent: needs an absoluteTimeout (the cookie's lifetime)");
-  if (lifetime === "Session") return { type, name };
+  if (lifetime === "Session") return { type, name, ...timeouts };
   const cookie = { maxAgeSeconds: Math.max(1, Math.ceil((absoluteMs as number) / 1000)) };
-  return { type, name, cookie };
-}
-
-/**
- * Whether a sessionPersistence asks for timeouts the gateway does not enforce: the warning's text, or
- * undefined. (A Permanent cookie's Max-Age is enforced by the browser, not by the gateway.)
- */
-export function unenforcedSessionTimeouts(rule: HTTPRouteRule, i: number): string | undefined {
-  const raw = rule.sessionPersistence as RawSessionPersistence | null | undefined;
-  if (raw === undefined || raw === null || typeof raw !== "object") return undefined;
-  const asked = (["absoluteTimeout", "idleTimeout"] as const).filter((f) => raw[f] !== undefined);
-  if (asked.length === 0) return undefined;
-  return `spec.rules[${i}].sessionPersistence ${asked.join(" and ")}: not enforced by the gateway yet (that needs signed timestamps); sessions are pinned until the endpoint leaves${raw.cookieConfig?.lifetimeType === "Permanent" ? " or the browser drops the cookie at its Max-Age" : ""}`;
+  return { type, name, cookie, ...timeouts };
 }
 
 /** The rule's routes with the session on their Forward action (other actions have no endpoints). */

@@ -19,13 +19,14 @@
  */
 import type { Route, RouteWaf } from "../../../model/index.ts";
 import { ruleTagPattern } from "../../../waf/directives.ts";
-import { GATEHOUSE_PREFIX } from "../annotations/nginx-annotations.ts";
+import { ingressWafName } from "../../common/names.ts";
 import {
   type AnnotationFamily,
   type AnnotationReader,
   goBool,
   type RouteEdit,
 } from "../annotations/route-edits.ts";
+import { GATEHOUSE_PREFIX } from "../gatehouse-annotations.ts";
 
 export const MODSECURITY_ANNOTATIONS = [
   "enable-modsecurity",
@@ -57,10 +58,17 @@ export const WAF_DEFAULTS = {
   maxArguments: 255,
 } as const;
 
-/** Largest body inspection limit: the body is held in memory while the engine reads it. */
-const MAX_BODY_LIMIT = 16 * 1024 * 1024;
-const MAX_ARGUMENTS = 10_000;
-const RULE_ID = /^[0-9]{1,9}$/;
+/** What a WAF's fields may hold, from annotations or a WAFPolicy (policies/waf-policy.ts). */
+export const WAF_BOUNDS = {
+  // The body is held in memory while the engine reads it.
+  requestBodyLimitBytes: 16 * 1024 * 1024,
+  maxArguments: 10_000,
+  inboundAnomalyThreshold: 10_000,
+  excludedRules: 256,
+} as const;
+const MAX_BODY_LIMIT = WAF_BOUNDS.requestBodyLimitBytes;
+const MAX_ARGUMENTS = WAF_BOUNDS.maxArguments;
+export const RULE_ID = /^[0-9]{1,9}$/;
 
 /** Reads Gatehouse's own `gatehouse.dev/waf-*` annotations through the same reader (its `raw` takes the full key). */
 function own(name: (typeof OWN_WAF_ANNOTATIONS)[number]): string {
@@ -97,7 +105,8 @@ export const modsecurityFamily: AnnotationFamily = {
         | 3
         | 4,
       inboundAnomalyThreshold:
-        whole(r, bad, own("waf-anomaly-threshold"), 1, 10_000) ?? WAF_DEFAULTS.inboundAnomalyThreshold,
+        whole(r, bad, own("waf-anomaly-threshold"), 1, WAF_BOUNDS.inboundAnomalyThreshold) ??
+        WAF_DEFAULTS.inboundAnomalyThreshold,
       excludedRuleIds: list(r, bad, own("waf-excluded-rule-ids"), RULE_ID, "a rule id (digits)").map(Number),
       excludedRuleTags: list(
         r,
@@ -120,7 +129,7 @@ export const modsecurityFamily: AnnotationFamily = {
     const perRoute = (route: Route): Route => {
       const s = route.source;
       if (waf === undefined || waf.source.namespace !== s.namespace || waf.source.name !== s.name)
-        waf = { source: s, policy: `ingress/${s.namespace}/${s.name}`, ...spec };
+        waf = { source: s, policy: ingressWafName(s.namespace, s.name), ...spec };
       return { ...route, waf };
     };
     return { perRoute };

@@ -12,13 +12,8 @@ import type { Problem, RouteAction, SourceRef, VirtualHost } from "../../../mode
 import type { Ingress } from "../../../sources/schema/networking.ts";
 import { keptPerObject } from "../../common/kept-check.ts";
 import { problem } from "../../common/problems.ts";
-import {
-  type AnnotationEntry,
-  GATEHOUSE_ANNOTATIONS,
-  GATEHOUSE_PREFIX,
-  NGINX_ANNOTATIONS,
-  NGINX_PREFIX,
-} from "./nginx-annotations.ts";
+import { GATEHOUSE_ANNOTATIONS, GATEHOUSE_PREFIX } from "../gatehouse-annotations.ts";
+import { type AnnotationEntry, NGINX_ANNOTATIONS, NGINX_PREFIX } from "./nginx-annotations.ts";
 
 /** At most this many annotation problems per Ingress; the rest are counted in one more. */
 export const MAX_ANNOTATION_PROBLEMS = 20;

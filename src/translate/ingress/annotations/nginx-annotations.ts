@@ -26,6 +26,8 @@ import {
   tuning,
 } from "../annotation-entry.ts";
 
+import { REMOVED_ANNOTATIONS } from "../removed-annotations.ts";
+
 export type { AnnotationEntry, AnnotationSupport } from "../annotation-entry.ts";
 
 const snippet = "nginx configuration text is never run (configuration never becomes code in Gatehouse)";
@@ -39,14 +41,9 @@ const proxySSL = (what: string) =>
   );
 const tracing = "no tracing is set per Ingress";
 const subsets = (what: string) => honoured(`with upstream-hash-by: ${what} (docs/load-balancing.md)`);
-const removed = (what: string) => `removed from ingress-nginx; ${what}`;
-const removedIn112 = (what: string) => `removed from ingress-nginx in v1.12.0; ${what}`;
-const noInflux =
-  "no InfluxDB metrics are sent, and none are planned: Prometheus metrics on the admin port carry the same per-route figures";
-const noOpenTracing =
-  "not planned: OpenTracing is retired; OpenTelemetry tracing is Gatehouse's (the enable-opentelemetry entries)";
 
 export const NGINX_ANNOTATIONS: Readonly<Record<string, AnnotationEntry>> = {
+  ...REMOVED_ANNOTATIONS,
   affinity: sticky(`"cookie": a cookie naming the endpoint, looked up among the route's own endpoints`),
   "affinity-canary-behavior": notYet("sticky only: a cookie pins canary clients too", ["sticky"]),
   "affinity-mode": sticky("balanced pins like persistent: scaling up moves no pinned client"),
@@ -173,16 +170,18 @@ export const NGINX_ANNOTATIONS: Readonly<Record<string, AnnotationEntry>> = {
   "custom-headers": honoured(
     "`<namespace>/<name>` of a ConfigMap whose entries are set as response headers on every path of the Ingress, each name only if `--global-allowed-response-headers` lists it (default none, as ingress-nginx's global-allowed-response-headers); where ingress-nginx answers 503 for a missing ConfigMap or a refused entry, the paths are served without it (InvalidAnnotation); the ConfigMap must be in the Ingress's namespace; names are compared case-insensitively; hop-by-hop headers and Content-Length are refused",
   ),
-  "custom-http-errors": notYet(
-    "upstream error responses are passed on, not replaced by the default backend's",
+  "custom-http-errors": honoured(
+    "with default-backend: responses with these codes (400–599), the gateway's own (502, 503, 504) and the backend's (a guard's refusal counts as one), are replaced by the default-backend's answer to a request with X-Code, X-Format, X-Original-URI, X-Namespace, X-Ingress-Name, X-Service-Name, X-Service-Port, X-Request-ID; passed on unchanged, status included, as ingress-nginx; if it cannot answer, the gateway's own error. 405, 413 and the 404 for a path no route serves are never replaced. Without default-backend (Gatehouse has no global default backend) it is reported and nothing is replaced",
   ),
-  "default-backend": notYet("requests no rule serves are not sent to this Service"),
+  "default-backend": honoured(
+    "with custom-http-errors: the Service (its first port, in the Ingress's namespace) that renders those errors. Alone, reported: requests to a Service without endpoints get 503 instead of going there",
+  ),
   "denylist-source-range": honouredGuard(
     "these client addresses get 403 problem+json, checked before the allow list (deny beats allow, as nginx's deny lines come first); a list that does not parse refuses every client (never open)",
     [""],
   ),
-  "disable-proxy-intercept-errors": tuning(
-    "upstream error answers are passed on as they are: there is nothing to disable",
+  "disable-proxy-intercept-errors": honoured(
+    "\"true\", with custom-http-errors: only the gateway's own errors are replaced; the backend's (and guards' refusals) are passed on",
   ),
   "enable-access-log": honoured(
     '"false": the requests of its paths are left out of the access log (still counted in metrics)',
@@ -193,13 +192,11 @@ export const NGINX_ANNOTATIONS: Readonly<Record<string, AnnotationEntry>> = {
   "enable-global-auth": honoured(
     '`"false"`: the Ingress is not guarded by --global-auth-url (ingress-nginx\'s global-auth-url); anything else asks for nothing more (an Ingress with its own auth-url uses that, an ACME HTTP-01 solver Ingress is never guarded)',
   ),
-  "enable-influxdb": notYet(removed(noInflux), ["false"]),
   "enable-modsecurity": honouredGuard(
     "libmodsecurity3 inspects every path's request line, headers and body (up to gatehouse.dev/waf-body-limit) in DetectionOnly mode, as ingress-nginx's modsecurity.conf sets it (gatehouse.dev/waf-mode: Enforce blocks); responses are not inspected; without the library every path answers 503 (docs/waf.md)",
     ["false"],
   ),
   "enable-opentelemetry": notYet(tracing, ["false"]),
-  "enable-opentracing": notYet(removed(noOpenTracing), ["false"]),
   "enable-owasp-core-rules": honouredGuard(
     "with enable-modsecurity, the OWASP Core Rule Set Debian ships (modsecurity-crs 3.3, REQUEST-* rules) at paranoia level 1 unless gatehouse.dev/waf-paranoia-level says otherwise; alone it does nothing (reported)",
     ["false"],
@@ -213,31 +210,7 @@ export const NGINX_ANNOTATIONS: Readonly<Record<string, AnnotationEntry>> = {
   "from-to-www-redirect": honoured(
     "www.<host> (or <host>, for a www. host) answers 308 to the host, scheme, port (always named), path and query kept, one trailing slash dropped; not made when an Ingress serves that name",
   ),
-  "global-rate-limit": honoured(
-    removedIn112(
-      "N requests per global-rate-limit-window for the whole Ingress, counted once for every replica through Redis (ingress-nginx: memcached), by GCRA with a burst of N rather than ingress-nginx's sliding window (docs/ratelimit.md); refused requests answer 429 (ingress-nginx's default) with Retry-After and RateLimit headers; while Redis is down each replica limits at its share, where ingress-nginx let every request through; 0 or an unusable value fails the Ingress's routes closed (500), where ingress-nginx applied no limit",
-    ),
-  ),
-  "global-rate-limit-ignored-cidrs": honoured(
-    removedIn112(
-      "clients in these ranges are neither counted nor limited by the global limit (limit-rps and limit-rpm still apply to them, as in ingress-nginx)",
-    ),
-  ),
-  "global-rate-limit-key": honoured(
-    removedIn112(
-      "the nginx variables $remote_addr (the socket peer), $http_x_api_client (the header X-Api-Client), $uri and $request_method, alone or combined (default $remote_addr); any other variable fails the Ingress's routes closed (500); a header the request lacks counts as the client address (ingress-nginx used the client address only when the whole key came out empty)",
-    ),
-  ),
-  "global-rate-limit-window": honoured(
-    removedIn112(
-      "a Go duration (10s, 1m, 1h30m), in whole seconds as ingress-nginx truncated it; missing, or under 1s, fails the Ingress's routes closed (500), where ingress-nginx applied no limit",
-    ),
-  ),
   "http2-push-preload": tuning("HTTP/2 server push is gone from browsers; nothing is pushed"),
-  "influxdb-host": notYet(removed(noInflux)),
-  "influxdb-measurement": notYet(removed(noInflux)),
-  "influxdb-port": notYet(removed(noInflux)),
-  "influxdb-server-name": notYet(removed(noInflux)),
   "limit-allowlist": honoured(
     "clients in these ranges are never rate limited (the newer name of limit-whitelist)",
   ),
@@ -271,7 +244,6 @@ export const NGINX_ANNOTATIONS: Readonly<Record<string, AnnotationEntry>> = {
   ),
   "opentelemetry-operation-name": notYet(tracing),
   "opentelemetry-trust-incoming-span": notYet(tracing),
-  "opentracing-trust-incoming-span": notYet(removed(noOpenTracing)),
   "permanent-redirect": honoured(
     "every path of the Ingress answers this absolute http(s) URL, the query not added; $request_uri, $uri, $args, $is_args, $query_string, $host, $http_host, $scheme and $server_port are filled in, any other variable is refused",
   ),
@@ -400,30 +372,5 @@ export const NGINX_ANNOTATIONS: Readonly<Record<string, AnnotationEntry>> = {
   ),
   "x-forwarded-prefix": honoured(
     "X-Forwarded-Prefix sent upstream, as in ingress-nginx only on paths whose rewrite-target differs from the path; a value with $1 captures or nginx variables is refused",
-  ),
-};
-
-/** Gatehouse's own Ingress annotations (`gatehouse.dev/…`); any other key under that prefix is unknown. */
-export const GATEHOUSE_PREFIX = "gatehouse.dev/";
-
-export const GATEHOUSE_ANNOTATIONS: Readonly<Record<string, AnnotationEntry>> = {
-  "auth-policy": honoured("the named AuthPolicy of the Ingress's namespace guards its paths (docs/auth.md)"),
-  "waf-mode": honoured(
-    "with enable-modsecurity: Enforce answers what the engine blocks (403), DetectionOnly (the default) logs and counts it (docs/waf.md)",
-  ),
-  "waf-paranoia-level": honoured("with enable-owasp-core-rules: the CRS paranoia level, 1 (default) to 4"),
-  "waf-anomaly-threshold": honoured(
-    "with enable-owasp-core-rules: the CRS inbound anomaly score that blocks (default 5)",
-  ),
-  "waf-excluded-rule-ids": honoured("with enable-owasp-core-rules: CRS rule ids removed, comma-separated"),
-  "waf-excluded-rule-tags": honoured(
-    "with enable-owasp-core-rules: CRS rules removed by tag, comma-separated",
-  ),
-  "waf-body-limit": honoured("with enable-modsecurity: request body bytes inspected (default 131072)"),
-  "waf-body-over-limit": honoured(
-    "with enable-modsecurity: a longer body is refused with 413 (Reject, the default) or inspected in part (InspectPartial)",
-  ),
-  "waf-max-arguments": honoured(
-    "with enable-modsecurity: query and body arguments a request may carry (default 255); more are refused with 400",
   ),
 };

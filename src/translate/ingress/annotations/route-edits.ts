@@ -20,7 +20,8 @@ import type {
 import type { Ingress } from "../../../sources/schema/networking.ts";
 import { annotationOf } from "../../common/objects.ts";
 import { problem } from "../../common/problems.ts";
-import { GATEHOUSE_PREFIX, NGINX_PREFIX } from "./nginx-annotations.ts";
+import { GATEHOUSE_PREFIX } from "../gatehouse-annotations.ts";
+import { NGINX_PREFIX } from "./nginx-annotations.ts";
 
 /** What the annotations change on each route of the Ingress. */
 export interface RouteEdit {
@@ -32,6 +33,8 @@ export interface RouteEdit {
   readonly retry?: RetryPolicy;
   /** `false`: the route's requests are not access-logged (ingress-nginx `enable-access-log`). */
   readonly accessLog?: false;
+  /** The share of the route's requests access-logged (`gatehouse.dev/access-log-sample`, upstream-request.ts). */
+  readonly accessLogSample?: number;
   /** Response bodies paced to this (response-bandwidth.ts). */
   readonly responseBandwidth?: ResponseBandwidth;
   /** Request bodies past this many bytes are refused (upstream-request.ts, `proxy-body-size`). */
@@ -147,6 +150,7 @@ export function editedRoute(route: Route, edit: RouteEdit | undefined): Route {
     ...(edit.timeouts !== undefined ? { timeouts: { ...route.timeouts, ...edit.timeouts } } : {}),
     ...(edit.retry !== undefined ? { retry: edit.retry } : {}),
     ...(edit.accessLog === false ? { accessLog: false as const } : {}),
+    ...(edit.accessLogSample !== undefined ? { accessLogSample: edit.accessLogSample } : {}),
     ...(edit.responseBandwidth !== undefined ? { responseBandwidth: edit.responseBandwidth } : {}),
     ...(edit.requestBodyMaxBytes !== undefined ? { requestBodyMaxBytes: edit.requestBodyMaxBytes } : {}),
   };

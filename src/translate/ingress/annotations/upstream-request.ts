@@ -31,6 +31,7 @@
 
 import { fieldValueProblem, parseHostAndPort } from "../../../model/http-syntax.ts";
 import type { Filter, Route } from "../../../model/index.ts";
+import { GATEHOUSE_PREFIX } from "../gatehouse-annotations.ts";
 import { rewriteTargetOf } from "./regex-paths.ts";
 import {
   type AnnotationFamily,
@@ -63,12 +64,14 @@ export const upstreamRequestFamily: AnnotationFamily = {
     const vhost = upstreamVhost(r);
     const prefix = forwardedPrefix(r);
     const accessLog = boolAnnotation(r, "enable-access-log");
+    const logShare = accessLogShare(r);
     const serviceUpstream = boolAnnotation(r, "service-upstream");
     const connect = secondsAnnotation(r, "proxy-connect-timeout", 1);
     const bodyMax = bodySize(r);
     const perRoute = [vhost, prefix].filter((f) => f !== undefined);
     const edit: RouteEdit = {
       ...(accessLog === false ? { accessLog: false as const } : {}),
+      ...(logShare !== undefined ? { accessLogSample: logShare } : {}),
       ...(serviceUpstream === true ? { serviceUpstream: true as const } : {}),
       ...(connect !== undefined ? { timeouts: { connectMs: connect * 1000 } } : {}),
       ...(bodyMax !== undefined ? { requestBodyMaxBytes: bodyMax } : {}),
@@ -79,6 +82,18 @@ export const upstreamRequestFamily: AnnotationFamily = {
     return Object.keys(edit).length === 0 ? undefined : edit;
   },
 };
+
+/** `gatehouse.dev/access-log-sample`: the share of the paths' requests logged, 0…1 (a decimal number). */
+function accessLogShare(r: AnnotationReader): number | undefined {
+  const name = `${GATEHOUSE_PREFIX}access-log-sample`;
+  const raw = r.raw(name);
+  if (raw === undefined) return undefined;
+  const v = raw.trim();
+  const share = /^(?:0|1|0?\.[0-9]{1,6}|1\.0{1,6})$/.test(v) ? Number(v) : Number.NaN;
+  if (Number.isNaN(share))
+    return r.bad(name, raw, "must be a decimal number from 0 to 1; the flag's share applies");
+  return share;
+}
 
 // ---- proxy-body-size ----
 
