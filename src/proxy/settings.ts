@@ -88,3 +88,10 @@ export interface ListenerState {
   boundPort: number;
   readonly settings: ProxySettings;
 }
+
+/**
+ * Bun's socket timers (`socket.timeout(s)`) fire on a 4-second sweep: a timeout of s seconds ends between
+ * s - 4 and s seconds later. A limit that must never cut a client short (the body timeout) asks for this
+ * much more, and so ends between s and s + 4 seconds.
+ */
+export const SOCKET_TIMER_STEP_S = 4;

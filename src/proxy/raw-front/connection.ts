@@ -9,12 +9,12 @@
  * of that body is never read as a next request. TUNNEL (after a 101) passes bytes through unparsed.
  * A body with a Content-Length up to `requestBufferBytes` and the listener's smallest route body limit
  * (and no `Expect: 100-continue`) is read whole before the request is dispatched (nginx's `proxy_request_buffering`): a slow sender holds no upstream
- * connection. While a body is read, the client may stay silent at most `clientBodyTimeoutSeconds`
- * between reads (not while we hold it back for a backlogged upstream); past it the connection is dropped.
+ * connection. While a body is read, the client may stay silent `clientBodyTimeoutSeconds` (up to one timer
+ * step more) between reads, not while we hold it back for a backlogged upstream; then it is dropped.
  * A connection whose first bytes are the HTTP/2 preface becomes a tunnel into an HTTP/2 session (`h2c`).
  */
 import { MAX_REQUEST_LINE } from "../../model/http-syntax.ts";
-import type { ListenerState } from "../settings.ts";
+import { type ListenerState, SOCKET_TIMER_STEP_S } from "../settings.ts";
 import { type ClientOrigin, listenerOrigin } from "./client-origin.ts";
 import type { ClientSide, Exchange, FrontSocket, TlsSession } from "./client-side.ts";
 import { dispatch } from "./dispatch.ts";
@@ -231,7 +231,7 @@ export class ClientConnection implements ClientSide {
   /** Reading a body the client is free to send: it may not stay silent longer than the body timeout. */
   private bodyClock(): void {
     if (this.state === BODY && this.pausedBy === 0)
-      this.socket.timeout(this.state0.settings.clientBodyTimeoutSeconds);
+      this.socket.timeout(this.state0.settings.clientBodyTimeoutSeconds + SOCKET_TIMER_STEP_S);
   }
 
   private append(chunk: Buffer): void {
