@@ -13,8 +13,10 @@ export interface H2loadOptions {
   /** Connections, and streams open at once on each (`-m`). */
   readonly connections: number;
   readonly streams: number;
-  /** A file whose bytes are every request's body (`-d`: sent as POST). */
-  readonly body: string;
+  /** A file whose bytes are every request's body (`-d`: sent as POST); none: GET. */
+  readonly body?: string;
+  /** HTTP/1.1 instead of HTTP/2 (`--h1`): the same tool for both protocols' rows. */
+  readonly h1?: boolean;
   readonly headers: Readonly<Record<string, string>>;
   /** Where the per-request log goes (removed after parsing). */
   readonly logFile: string;
@@ -22,14 +24,21 @@ export interface H2loadOptions {
 
 export function h2loadArgs(opts: H2loadOptions): string[] {
   const args = ["h2load", "-t1", `-c${opts.connections}`, `-m${opts.streams}`, `-D${opts.seconds}`];
-  args.push("-d", opts.body, "--log-file", opts.logFile);
+  if (opts.h1 === true) args.push("--h1");
+  if (opts.body !== undefined) args.push("-d", opts.body);
+  args.push("--log-file", opts.logFile);
   for (const [name, value] of Object.entries(opts.headers)) args.push("-H", `${name}: ${value}`);
   args.push(opts.url);
   return args;
 }
 
 export async function runH2load(opts: H2loadOptions): Promise<WrkResult> {
-  const proc = Bun.spawn(h2loadArgs(opts), { stdout: "pipe", stderr: "pipe" });
+  // h2load can outlive -D (seen with every answer a 400 closing its connection): never hang the bench.
+  const proc = Bun.spawn(h2loadArgs(opts), {
+    stdout: "pipe",
+    stderr: "pipe",
+    timeout: (opts.seconds + 30) * 1000,
+  });
   const [out, err] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text()]);
   if ((await proc.exited) !== 0) throw new Error(`h2load failed: ${err || out}`);
   try {

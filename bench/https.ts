@@ -27,7 +27,7 @@ interface Workload {
 }
 
 export async function httpsSection(ctx: BenchContext): Promise<string> {
-  const { settings, procs } = ctx;
+  const { settings } = ctx;
   // The proxy section's route set; only its Ingress hosts (the even ones) are served on the Ingress HTTPS
   // listener, so requests cycle through those. A smoke run only proves the wiring: a handful of routes.
   const set = settings.smoke ? routeSet(4, 2) : routeSet(100, 10);
@@ -82,25 +82,9 @@ export async function httpsSection(ctx: BenchContext): Promise<string> {
     `${tlsSet.hosts.length * tlsSet.paths.length} routes over TLS (${tlsSet.hosts.length} Ingress hosts × ${tlsSet.paths.length} prefixes); one self-signed EC P-256 certificate; ${settings.connections} connections, ${settings.seconds} s a run; ${settings.rounds} round(s)`,
   ];
   for (const n of settings.workerCounts) {
-    const nginxPort = await freePort();
-    const prefix = join(dir, `nginx-${n}`);
     const targets: Target[] = [];
     try {
-      targets.push(
-        await procs.nginx({
-          prefix,
-          conf: nginxConf(tlsSet, {
-            port: nginxPort,
-            upstreamPort: ctx.backendPort,
-            workers: n,
-            prefix,
-            tls: cert,
-          }),
-          port: nginxPort,
-          host,
-          tls: true,
-        }),
-      );
+      targets.push(await nginxTls(ctx, tlsSet, cert, n, dir));
       // A smoke run proves each load works against both servers; the second front adds only time.
       for (const front of settings.smoke ? fronts.slice(0, 1) : fronts)
         targets.push(await gateway(ctx, set, cert, n, front));
@@ -137,6 +121,21 @@ export async function httpsSection(ctx: BenchContext): Promise<string> {
   return out.join("\n");
 }
 
+/** nginx with `n` workers terminating TLS for `set` with `cert` (its prefix under `dir`); `http2`: ALPN h2 too. */
+export async function nginxTls(
+  ctx: BenchContext,
+  set: RouteSet,
+  cert: BenchCertificate,
+  n: number,
+  dir: string,
+  http2 = false,
+): Promise<Target> {
+  const port = await freePort();
+  const prefix = join(dir, `nginx-${n}`);
+  const conf = nginxConf(set, { port, upstreamPort: ctx.backendPort, workers: n, prefix, tls: cert, http2 });
+  return ctx.procs.nginx({ prefix, conf, port, host: set.hosts[0] as string, tls: true });
+}
+
 /**
  * One gateway on `front` with N workers: the route set with `spec.tls` on every Ingress, the Secret, and
  * the same Secret as the default certificate, because wrk connects by address and its SNI (`127.0.0.1`)
@@ -150,6 +149,7 @@ export async function gateway(
   n: number,
   front: (typeof fronts)[number],
   dir: string = join(ctx.work, "https"),
+  extra: readonly string[] = [],
 ): Promise<Target> {
   const port = await freePort();
   const httpsPort = await freePort();
@@ -166,7 +166,7 @@ export async function gateway(
     workers: n,
     // Odd hosts are HTTPRoutes on the plain listener (no ssl-redirect); even ones are the TLS Ingresses.
     ready: { probe: "/p0/x", host: set.hosts[1] as string, httpsHost: set.hosts[0] as string },
-    extra: ["--front", front, "--default-certificate", "bench/bench-tls"],
+    extra: ["--front", front, "--default-certificate", "bench/bench-tls", ...extra],
     name: `gatehouse ${front}`,
   });
 }

@@ -2,12 +2,17 @@
  * Memory section: resident memory (VmRSS, /proc/PID/status, the process and its children) of a gateway
  * serving 10k routes (1000 hosts × 10 prefixes, Ingress and HTTPRoute mixed) with one worker, idle after
  * start and after warm-up traffic over every host; the same with 10 routes (the runtime's own share);
- * beside nginx with the same 10k routes and one worker process (master + worker summed).
+ * beside nginx with the same 10k routes and one worker process (master + worker summed). Then idle
+ * keep-alive connections (bench/idle-connections.ts): 10k (smoke: 200) connections that each had one
+ * answer, held open, to a fresh 10k-route gateway and a fresh nginx with the same routes; nginx's
+ * worker_connections is raised above the count for that (its 4096 would refuse the rest), and the
+ * gateway's --max-connections default (16384) already is.
  */
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { freePort } from "../test/helpers/ports.ts";
 import type { BenchContext } from "./context.ts";
+import { type IdleConnections, measureIdleConnections } from "./idle-connections.ts";
 import { rssKb, type Target } from "./procs.ts";
 import { manifests, nginxConf, routeSet, wrkScript } from "./routes.ts";
 import { runWrk } from "./wrk.ts";
@@ -24,6 +29,11 @@ export async function memorySection(ctx: BenchContext): Promise<string> {
     `${routes} routes; one worker each; warm-up: wrk -t1 -c${ctx.settings.connections} -d${warmSeconds}s over every host × path`,
     "target       RSS idle (MB)   RSS after traffic (MB)",
   ];
+  const idleWanted = ctx.settings.smoke ? 200 : 10_000;
+  const idleSettle = ctx.settings.smoke ? 100 : 1000;
+  const idle: [string, IdleConnections][] = [];
+  const idleRow = (name: string, r: IdleConnections) =>
+    `${name.padEnd(12)} ${String(r.count).padStart(11)}   ${(r.rssBeforeKb / 1024).toFixed(1).padStart(10)}   ${(r.rssAfterKb / 1024).toFixed(1).padStart(9)}   ${r.bytesEach.toFixed(0).padStart(10)}${r.limitedBy ? `   (${r.limitedBy})` : ""}${r.closedEarly > 0 ? `   (${r.closedEarly} closed by the server early: figure too low)` : ""}`;
   const smallScript = join(dir, "small.lua");
   await writeFile(smallScript, wrkScript(routeSet(1, 10)));
   const measure = async (t: Target, wrkLua = script) => {
@@ -70,6 +80,34 @@ export async function memorySection(ctx: BenchContext): Promise<string> {
     }
   }
 
+  // Idle connections to a fresh gateway, as to a fresh nginx below: after the warm-up traffic the heap
+  // has free room that the connections fill without RSS showing it (~130 B each there, ~1.4 KB here).
+  const idlePortGw = await freePort();
+  const idleDir = join(dir, "gatehouse-idle");
+  await mkdir(idleDir, { recursive: true });
+  await writeFile(join(idleDir, "routes.yaml"), manifests(set, ctx.backendPort, idlePortGw));
+  const fresh = await ctx.procs.gatehouse({
+    dir: idleDir,
+    port: idlePortGw,
+    workers: 1,
+    ready: { probe: "/p0/x", host: set.hosts[0] as string },
+  });
+  try {
+    idle.push([
+      "gatehouse",
+      await measureIdleConnections({
+        pid: fresh.proc?.pid as number,
+        port: idlePortGw,
+        host: set.hosts[0] as string,
+        path: "/p0/x",
+        wanted: idleWanted,
+        settle: idleSettle,
+      }),
+    ]);
+  } finally {
+    await fresh.stop();
+  }
+
   const nginxPort = await freePort();
   const prefix = join(dir, "nginx");
   const nginx = await ctx.procs.nginx({
@@ -83,5 +121,44 @@ export async function memorySection(ctx: BenchContext): Promise<string> {
   } finally {
     await nginx.stop();
   }
+
+  // The same nginx with room for the idle connections.
+  const idlePort = await freePort();
+  const idlePrefix = join(dir, "nginx-idle");
+  const conf = nginxConf(set, {
+    port: idlePort,
+    upstreamPort: ctx.backendPort,
+    workers: 1,
+    prefix: idlePrefix,
+  });
+  const roomy = conf.replace(/worker_connections \d+;/, `worker_connections ${idleWanted + 1024};`);
+  if (roomy === conf) throw new Error("memory: nginx.conf has no worker_connections to raise");
+  const nginxIdle = await ctx.procs.nginx({
+    prefix: idlePrefix,
+    conf: roomy,
+    port: idlePort,
+    host: set.hosts[0] as string,
+  });
+  try {
+    idle.push([
+      "nginx",
+      await measureIdleConnections({
+        pid: nginxIdle.proc?.pid as number,
+        port: idlePort,
+        host: set.hosts[0] as string,
+        path: "/p0/x",
+        wanted: idleWanted,
+        settle: idleSettle,
+      }),
+    ]);
+  } finally {
+    await nginxIdle.stop();
+  }
+  out.push(
+    "",
+    `idle keep-alive connections (HTTP/1.1, one answered request each, then idle; ${routes} routes; a fresh process each; nginx worker_connections ${idleWanted + 1024})`,
+    "target       connections   RSS before   RSS after   bytes each   (RSS in MB)",
+    ...idle.map(([name, r]) => idleRow(name, r)),
+  );
   return out.join("\n");
 }

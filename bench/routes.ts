@@ -89,6 +89,13 @@ export function manifests(set: RouteSet, upstreamPort: number, httpPort: number,
 }
 
 /**
+ * nginx ends an HTTP/2 connection with GOAWAY after `keepalive_requests` (1000) and h2load does not
+ * reconnect: streams in flight are refused and the connection measures nothing more. Gatehouse sets no
+ * such limit.
+ */
+const H2_REQUESTS = "  keepalive_requests 10000000;\n";
+
+/**
  * nginx with the same routes, upstream keep-alive, no access log: the configuration a tuned ingress uses.
  * With `tls`, every server listens with `ssl` on `port` instead (HTTP/1.1 only, as Gatehouse's default).
  */
@@ -100,9 +107,11 @@ export function nginxConf(
     workers: number;
     prefix: string;
     tls?: Pick<BenchCertificate, "certFile" | "keyFile">;
+    /** With `tls`: ALPN offers `h2` too (nginx 1.22's `listen … http2`). */
+    http2?: boolean;
   },
 ) {
-  const listen = `listen 127.0.0.1:${opts.port}${opts.tls === undefined ? "" : " ssl"}`;
+  const listen = `listen 127.0.0.1:${opts.port}${opts.tls === undefined ? "" : " ssl"}${opts.http2 === true ? " http2" : ""}`;
   const locations = set.paths
     .map(
       (p) => `      location ${p} {
@@ -135,7 +144,7 @@ http {
   proxy_set_header Connection "";
   proxy_set_header Host $host;
   proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
-${opts.tls === undefined ? "" : nginxTlsDirectives(opts.tls)}  upstream backend {
+${opts.tls === undefined ? "" : nginxTlsDirectives(opts.tls)}${opts.http2 === true ? H2_REQUESTS : ""}  upstream backend {
     server 127.0.0.1:${opts.upstreamPort};
     keepalive 128;
   }

@@ -6,9 +6,11 @@
  *   guards   JWT, rate-limit, basic-auth (and under a flood) and API-key rows against the same route unguarded (guards.ts)
  *   tracing  OpenTelemetry tracing at sample rates 0, 0.01 and 1 against the same gateway without it (tracing.ts)
  *   compression  gzip, br and zstd of a ~10 KB JSON answer against the same gateway without, and nginx gzip (compression.ts)
+ *   balancing  least request, consistent hash, EWMA, sticky sessions, health checks and circuit-breaker caps against round robin (balancing.ts)
  *   waf      ModSecurity + OWASP CRS on a clean and on a blocked request, and the stall beside it (waf.ts)
  *   streams  a TCP listener's byte pipe (TCPRoute) / nginx stream / direct, over keep-alive connections (streams.ts)
  *   grpc     unary gRPC calls through a GRPCRoute (h2c) / nginx grpc_pass / direct, loaded with h2load (grpc.ts)
+ *   http2    HTTP/2 against HTTP/1.1 over TLS, Gatehouse --http2 true and nginx http2, loaded with h2load (http2.ts)
  *   upstream-tls  HTTP/1.1 to a backend in TLS (BackendTLSPolicy) and in cleartext / nginx proxy_ssl (upstream-tls.ts)
  *   matcher  route lookup at 10…100k routes (matcher.ts)
  *   apply    a config change at 10k routes, in process and end to end (apply.ts)
@@ -22,10 +24,12 @@ import { availableParallelism, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { applySection } from "./apply.ts";
 import { parseBenchArgs, type SectionName } from "./args.ts";
+import { balancingSection } from "./balancing.ts";
 import { compressionSection } from "./compression.ts";
 import type { BenchContext } from "./context.ts";
 import { grpcSection } from "./grpc.ts";
 import { guardsSection } from "./guards.ts";
+import { http2Section } from "./http2.ts";
 import { httpsSection } from "./https.ts";
 import { matcherSection } from "./matcher.ts";
 import { memorySection } from "./memory.ts";
@@ -54,9 +58,11 @@ const sections: Record<SectionName, { title: string; run: (ctx: BenchContext) =>
     guards: { title: "guards (JWT, rate limit, basic auth, API keys)", run: guardsSection },
     tracing: { title: "tracing (OpenTelemetry, OTLP/HTTP)", run: tracingSection },
     compression: { title: "compression (gzip, br, zstd)", run: compressionSection },
+    balancing: { title: "balancing (algorithms, health checks, circuit breaker)", run: balancingSection },
     waf: { title: "waf (ModSecurity v3 + OWASP CRS)", run: wafSection },
     streams: { title: "streams (TCPRoute byte pipe)", run: streamsSection },
     grpc: { title: "grpc (GRPCRoute unary calls)", run: grpcSection },
+    http2: { title: "http2 (HTTP/2 over TLS against HTTP/1.1)", run: http2Section },
     "upstream-tls": { title: "upstream TLS (BackendTLSPolicy)", run: upstreamTlsSection },
     matcher: { title: "matcher", run: matcherSection },
     apply: { title: "config change", run: applySection },

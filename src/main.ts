@@ -28,6 +28,7 @@ Usage:
                   [--proxy-protocol-from CIDR,...]
                   [--drain-delay-ms 5000] [--drain-timeout-ms 30000]
                   [--default-certificate NS/NAME] [--ssl-redirect true] [--http2 false]
+                  [--error-pages-configmap NS/NAME] [--default-backend-service NS/NAME]
                   [--enable-ssl-passthrough false]
                   [--access-log-sample 1] [--access-log-fields NAME,... | --access-log-format TEMPLATE|upstreaminfo
                   [--access-log-escape default|json]] [--log-level info]
@@ -42,6 +43,7 @@ Usage:
                       [--ingress-class NAME] [--ingress-controller NAME] [--watch-ingress-without-class]
                       [--gateway-controller NAME] [--gateway-address-pool CIDR]
                       [--http-port N] [--https-port N] [--ssl-redirect BOOL] [--default-certificate NS/NAME]
+                      [--error-pages-configmap NS/NAME] [--default-backend-service NS/NAME]
                       [--allow-unenforced-annotations] [--enable-ssl-passthrough BOOL]
                       [--global-allowed-response-headers NAME,...]
                       [--global-auth-url URL] [--global-auth-signin URL] [--global-auth-response-headers NAME,...]

@@ -185,31 +185,30 @@ export class AuthEnforcer {
     this.fetchers.clear();
   }
 
-  /**
-   * Authenticate and authorize one request for a route with `auth`. Synchronous when the token (or session
-   * cookie) is cached; a promise otherwise. Never throws: an unexpected error is a 401.
-   */
+  /** Authenticate and authorize one request: synchronous when its token or session is cached; never throws. */
   check(auth: RouteAuth, req: Request, url: RequestURL): AuthOutcome | Promise<AuthOutcome> {
-    const oidc = auth.oidc;
-    if (oidc === undefined || auth.failClosed !== undefined)
-      return this.checkToken(auth, req.headers, url.query);
-    if (isOIDCPath(oidc, url)) return this.viaOIDC(auth, oidc, req, url);
-    // A bearer token wins over the session cookie (API clients on a route browsers also use).
-    const jwt = auth.jwt;
-    if (jwt !== undefined) {
-      const token = extractToken(jwt.tokenSources, req.headers, url.query);
-      if (token !== undefined)
-        return this.viaToken(auth, jwt, token, `${auth.policy.namespace}/${auth.policy.name}`);
-    }
-    const ctx = this.byOIDC.get(oidc);
-    const hit = ctx && cachedSession(oidc, req.headers, ctx);
-    if (hit) return this.grant(auth, hit.identity, hit);
-    return this.viaOIDC(auth, oidc, req, url);
+    if (this.needsRequest(auth, req.headers, url)) return this.viaOIDC(auth, auth.oidc as OIDCAuth, req, url);
+    return this.checkToken(auth, req.headers, url.query);
   }
 
   /**
-   * `check` for a route without OIDC login, from headers and the raw query alone (the raw-socket front
-   * calls it without building a Request). Same outcomes, same caches.
+   * Whether `check` needs the Request: OIDC's login flow (its callback and logout paths, or a request with
+   * neither a bearer token nor a session cookie this process has verified: a redirect, an unseal, a
+   * refresh). Everything else is decided from the head alone by `checkToken` (the raw front's path).
+   */
+  needsRequest(auth: RouteAuth, headers: HeaderReader, url: RequestURL): boolean {
+    const oidc = auth.oidc;
+    if (oidc === undefined || auth.failClosed !== undefined) return false;
+    if (isOIDCPath(oidc, url)) return true;
+    if (auth.jwt !== undefined && extractToken(auth.jwt.tokenSources, headers, url.query) !== undefined)
+      return false;
+    const ctx = this.byOIDC.get(oidc);
+    return ctx === undefined || cachedSession(oidc, headers, ctx) === undefined;
+  }
+
+  /**
+   * `check` from headers and the raw query alone (the raw-socket front calls it without building a
+   * Request), for every request `needsRequest` leaves out. Same outcomes, same caches.
    */
   checkToken(auth: RouteAuth, headers: HeaderReader, query: string): AuthOutcome | Promise<AuthOutcome> {
     const realm = `${auth.policy.namespace}/${auth.policy.name}`;
@@ -219,6 +218,14 @@ export class AuthEnforcer {
       const token = extractToken(jwt.tokenSources, headers, query);
       if (token !== undefined) return this.viaToken(auth, jwt, token, realm);
     }
+    // A bearer token wins over the session cookie (API clients on a route browsers also use).
+    const oidc = auth.oidc;
+    if (oidc !== undefined) {
+      const ctx = this.byOIDC.get(oidc);
+      const hit = ctx && cachedSession(oidc, headers, ctx);
+      // Expired between needsRequest and here: refused as a login would be for an API client.
+      return hit ? this.grant(auth, hit.identity, hit) : this.refuse(unauthorized(realm), "login_required");
+    }
     if (auth.basic !== undefined || auth.apiKeys !== undefined) {
       const c = this.credentials.check(auth, headers, query);
       if (c === undefined) return this.refuse(credentialRefusal(auth), "missing_token");
@@ -226,13 +233,8 @@ export class AuthEnforcer {
         ? c.then((r) => this.afterCredential(auth, r, query))
         : this.afterCredential(auth, c, query);
     }
-    // Forward authentication alone: the service decides (request/guards.ts asks it next).
-    if (
-      auth.external !== undefined &&
-      jwt === undefined &&
-      auth.basic === undefined &&
-      auth.apiKeys === undefined
-    )
+    // Forward authentication alone (no token, no credentials): the service decides (guards.ts asks it next).
+    if (auth.external !== undefined && jwt === undefined)
       return this.grant(auth, EXTERNAL_IDENTITY, undefined);
     return this.refuse(unauthorized(realm), "missing_token");
   }
@@ -391,8 +393,7 @@ export class AuthEnforcer {
 }
 
 function signature(m: ReadonlyMap<string, string>): string {
-  return [...m]
-    .map(([k, v]) => `${k}=${v}`)
+  return Array.from(m, ([k, v]) => `${k}=${v}`)
     .sort()
     .join("\n");
 }

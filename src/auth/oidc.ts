@@ -22,7 +22,7 @@ import {
   unseal,
 } from "./session.ts";
 import { type CachedToken, tokenHash, type VerifiedTokenCache } from "./token-cache.ts";
-import { cookieValue } from "./token-source.ts";
+import { cookieValue, type HeaderReader } from "./token-source.ts";
 
 const log = logger.child({ component: "auth-oidc" });
 
@@ -44,7 +44,11 @@ export type OIDCResult =
   | { readonly ok: false; readonly response: Response; readonly reason: AuthFailureReason | "redirect" };
 
 /** A cached identity for the request's session cookie, without any await (the hot path). */
-export function cachedSession(oidc: OIDCAuth, headers: Headers, ctx: OIDCContext): CachedToken | undefined {
+export function cachedSession(
+  oidc: OIDCAuth,
+  headers: HeaderReader,
+  ctx: OIDCContext,
+): CachedToken | undefined {
   const value = cookieValue(headers.get("cookie"), oidc.cookieName);
   return value === undefined ? undefined : ctx.sessions.get(tokenHash(value), Date.now(), 0);
 }

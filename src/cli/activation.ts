@@ -1,30 +1,18 @@
 /**
- * Activation's moving parts for one gateway process (docs/scale-to-zero.md): who scales workloads (the
- * API server's `scale` subresource with `--kube`; nobody in folder mode), the short path from EndpointSlice
- * events, the leader's scale-down of idle workloads, the last-request times shared through Redis, and
- * the `Scaling` condition each accepted ScaleToZeroPolicy ancestor carries.
+ * Activation's shared part for one gateway process (docs/scale-to-zero.md): the `Scaling` condition each
+ * accepted ScaleToZeroPolicy ancestor carries, and folder mode, where nobody scales workloads. With
+ * `--kube`, cluster-activation.ts adds the scaler, the leader's scale-down and the shared activity.
  */
-import type { ServeConfig } from "../config/config.ts";
-import { logger } from "../observability/logger.ts";
 import type { BackendActivator } from "../proxy/activation/activator.ts";
 import {
   allActivators,
   keepActivators,
   onActivationChange,
-  setAutoscalerConflicts,
   setWorkloadScaler,
 } from "../proxy/activation/registry.ts";
-import { IdleScaleDown } from "../proxy/activation/scale-down.ts";
-import { SharedActivity } from "../proxy/activation/shared-activity.ts";
-import { WorkerActivity } from "../proxy/activation/worker-activity.ts";
-import type { ClusterRuntime } from "../sources/kubernetes/cluster.ts";
-import { ScaledObjectWatch } from "../sources/kubernetes/scaled-objects.ts";
-import { KubeWorkloadScaler } from "../sources/kubernetes/workload-scaler.ts";
 import { condition } from "../status/conditions.ts";
 import { withAncestorCondition } from "../status/runtime-conditions.ts";
 import type { ObjectStatus } from "../status/types.ts";
-
-const log = logger.child({ component: "activation" });
 
 export const ScalingCondition = "Scaling";
 
@@ -35,72 +23,20 @@ export interface ActivationRuntime {
 }
 
 /**
- * Start activation; `changed` is called when a condition may have changed (a wake failed for good, or
- * works again). `processes`: the serving processes of this replica (`--workers`); `workerAdmins`: on the
- * primary, each worker's admin port as it reports it (main.ts).
+ * Activation in folder mode: nobody scales workloads, requests are held until an EndpointSlice shows a
+ * ready endpoint. `changed` is called when a condition may have changed. With `--kube`, serve.ts starts
+ * cluster-activation.ts instead (loaded only then, with the Kubernetes client).
  */
-export function startActivation(
-  config: ServeConfig,
-  cluster: ClusterRuntime | undefined,
-  processes: number,
-  changed: () => void,
-  workerAdmins: ReadonlyMap<number, number> = new Map(),
-): ActivationRuntime {
+export function startFolderActivation(changed: () => void): ActivationRuntime {
   onActivationChange(changed);
-  if (cluster === undefined) {
-    setWorkloadScaler(undefined);
-    return {
-      withConditions: (s) => withScaling(s, () => folderMode),
-      close: () => keepActivators(new Set()),
-    };
-  }
-  const scaler = new KubeWorkloadScaler(cluster.client);
-  setWorkloadScaler(scaler);
-  // Only the workloads of `scaler: Gateway` policies can conflict: External ones are KEDA's by design.
-  const scaledObjects = new ScaledObjectWatch(cluster.client, changed);
-  scaledObjects.start();
-  setAutoscalerConflicts((w) => scaledObjects.conflict(w));
-  const redisUrl = config["redis-url"];
-  const redis = redisUrl === undefined ? undefined : new SharedActivity(redisUrl);
-  // Without Redis, the primary of a --workers replica asks its workers (only it runs the scale-down).
-  const shared = redis ?? (processes > 1 ? new WorkerActivity(processes - 1, workerAdmins) : undefined);
-  const blocked = (): string | undefined => {
-    if (redis !== undefined) return undefined;
-    const replicas = gatewayReplicas(cluster, config["publish-service"]);
-    return replicas > 1
-      ? `${replicas} gateway replicas (--publish-service) and no --redis-url: no replica sees every request, so the workload is woken but never scaled to zero`
-      : undefined;
-  };
-  const elector = cluster.elector;
-  const scaleDown =
-    elector === undefined
-      ? undefined
-      : new IdleScaleDown({
-          scaler,
-          isLeader: () => elector.isLeader,
-          blocked,
-          ...(shared ? { shared } : {}),
-        });
-  log.debug("activation started", {
-    sharedActivity: redis !== undefined ? "redis" : shared !== undefined ? "workers" : "none",
-    scaleDown: scaleDown !== undefined,
-  });
+  setWorkloadScaler(undefined);
   return {
-    withConditions: (s) => withScaling(s, (a) => clusterCondition(a, blocked(), scaledObjects)),
-    close() {
-      scaleDown?.stop();
-      scaledObjects.stop();
-      setAutoscalerConflicts(() => undefined);
-      redis?.close();
-      setWorkloadScaler(undefined);
-      onActivationChange(() => {});
-      // A stopped gateway holds nothing: what waits gets 503 now.
-      keepActivators(new Set());
-    },
+    withConditions: (s) => withScaling(s, () => folderMode),
+    close: () => keepActivators(new Set()),
   };
 }
 
-type Verdict = { readonly ok: boolean; readonly reason: string; readonly message: string };
+export type Verdict = { readonly ok: boolean; readonly reason: string; readonly message: string };
 
 const folderMode: Verdict = {
   ok: false,
@@ -109,48 +45,8 @@ const folderMode: Verdict = {
     "folder mode: there is no workload to scale; requests are held until the backend's EndpointSlice shows a ready endpoint",
 };
 
-function clusterCondition(
-  a: BackendActivator,
-  blocked: string | undefined,
-  scaledObjects: ScaledObjectWatch,
-): Verdict {
-  if (a.scaleProblem !== undefined) {
-    const colon = a.scaleProblem.indexOf(":");
-    const reason = colon > 0 ? a.scaleProblem.slice(0, colon) : "ScaleFailed";
-    return { ok: false, reason, message: `${a.scaleProblem}; requests for its backends get 503 at once` };
-  }
-  if (a.config.scaler === "External")
-    return {
-      ok: true,
-      reason: "External",
-      message:
-        "an external autoscaler moves the workload between 0 and 1; the gateway holds requests while it wakes",
-    };
-  const keda = scaledObjects.conflict(a.workload);
-  if (keda !== undefined)
-    return {
-      ok: false,
-      reason: "ConflictingAutoscaler",
-      message: `KEDA ScaledObject ${keda} also scales ${a.config.workload.kind} ${a.workload.namespace}/${a.config.workload.name} to 0 (minReplicaCount 0): the gateway neither wakes nor scales it down and only holds requests while KEDA wakes it; set scaler: External, or minReplicaCount 1 or more`,
-    };
-  const unchecked = scaledObjects.forbidden
-    ? "; RBAC does not let the gateway list KEDA ScaledObjects (keda.sh scaledobjects), so one scaling the same workload would go unnoticed"
-    : "";
-  if (a.config.minReplicas === 1)
-    return {
-      ok: true,
-      reason: "Active",
-      message: `the gateway wakes the workload; minReplicas 1: never scaled down${unchecked}`,
-    };
-  if (blocked !== undefined) return { ok: false, reason: "NoSharedActivity", message: blocked + unchecked };
-  return {
-    ok: true,
-    reason: "Active",
-    message: `the gateway wakes the workload on the first request and the leader scales it to zero after ${a.config.idleMs} ms idle${unchecked}`,
-  };
-}
-
-function withScaling(
+/** `statuses` with each ScaleToZeroPolicy ancestor's `Scaling` condition, from its activators' verdicts. */
+export function withScaling(
   statuses: readonly ObjectStatus[],
   verdict: (a: BackendActivator) => Verdict,
 ): ObjectStatus[] {
@@ -168,18 +64,4 @@ function withScaling(
     const v = verdicts.find((x) => !x.ok) ?? (verdicts[0] as Verdict);
     return condition(ScalingCondition, v.ok, v.reason, v.message, s.generation);
   });
-}
-
-/** Ready endpoints of the gateway's own Service (`--publish-service`): its replicas; 1 when unknown. */
-function gatewayReplicas(cluster: ClusterRuntime, publishService: string | undefined): number {
-  if (publishService === undefined) return 1;
-  const [ns, name] = publishService.split("/");
-  let n = 0;
-  for (const s of cluster.source.objects("EndpointSlice")) {
-    const meta = s.metadata as { namespace?: string; labels?: Record<string, string> } | undefined;
-    if (meta?.namespace !== ns || meta?.labels?.["kubernetes.io/service-name"] !== name) continue;
-    const endpoints = (s as { endpoints?: { conditions?: { ready?: boolean } }[] }).endpoints ?? [];
-    n += endpoints.filter((e) => e?.conditions?.ready !== false).length;
-  }
-  return Math.max(1, n);
 }

@@ -9,6 +9,7 @@ import { parseCidr } from "../ratelimit/cidr.ts";
 import { parseRedisUrl } from "../ratelimit/redis-url.ts";
 import { forbiddenResponseHeader, templateProblem } from "../translate/ingress/access/external-auth.ts";
 import { DEFAULT_COMPRESSION_TYPES } from "../translate/policies/compression-spec.ts";
+import { defaultsFlags } from "./defaults-flags.ts";
 
 /**
  * Flags of `gatehouse serve`. Every flag can also come from `GATEHOUSE_<NAME>` in the environment
@@ -63,12 +64,7 @@ const serveFlags = z
     "lease-duration-ms": z.coerce.number().int().min(1000).default(15_000),
     "http-port": port.default(8080),
     "https-port": port.default(8443),
-    /** TLS Secret (`namespace/name`) served on the Ingress HTTPS listener to clients no Ingress certificate
-     * matches; unset: a self-signed certificate generated at start (docs/tls.md). */
-    "default-certificate": z
-      .string()
-      .regex(/^[a-z0-9.-]+\/[a-z0-9.-]+$/, "must be namespace/name")
-      .optional(),
+    ...defaultsFlags,
     /** ingress-nginx `ssl-redirect` default: plain-HTTP requests to Ingress hosts with TLS get 308 to https. */
     "ssl-redirect": bool.default(true),
     /** HTTPS listeners also offer HTTP/2 (ALPN h2): on the raw front through its node:tls listener, on

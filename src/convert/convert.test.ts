@@ -39,6 +39,8 @@ const INEXACT: Readonly<Record<string, string>> = {
   "annotations-bandwidth.in.yaml": "limit-rate: Gateway API has no response bandwidth limit",
   "annotations-error-pages.in.yaml":
     "custom-http-errors with default-backend: Gateway API has no error pages",
+  "gateway-defaults.in.yaml":
+    "--default-backend-service catches unmatched requests on Ingress listeners only; custom-http-errors",
   "annotations-fail-closed.in.yaml":
     "the 403 of an unenforced access annotation is an AuthPolicy denying all",
   "annotations-mirror.in.yaml": "mirror-target URLs: Gateway API mirrors to Services only",

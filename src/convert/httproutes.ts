@@ -5,6 +5,7 @@
  * past HTTPRoute's 16 rules or 16 hostnames.
  */
 import type { GatewayModel, Listener, Route, SourceRef, VirtualHost } from "../model/index.ts";
+import { defaultBackendServiceRouteName } from "../translate/common/names.ts";
 import { compareStrings } from "../translate/common/sort.ts";
 import type { Findings } from "./findings.ts";
 import type { GatewayPlan } from "./gateway.ts";
@@ -105,6 +106,11 @@ function ingressHosts(listeners: readonly Listener[], plan: GatewayPlan, finding
       const section = plan.sectionFor(listener, vh.hostname);
       const byIngress = new Map<string, { ingress: SourceRef; routes: Route[] }>();
       for (const route of vh.routes) {
+        if (route.name === defaultBackendServiceRouteName())
+          findings.add(
+            route.source,
+            "--default-backend-service: requests no Ingress host or path matches go to this Service; Gateway API listeners answer them 404 (no HTTPRoute catches what other routes' hosts leave unmatched)",
+          );
         if (route.source.kind !== "Ingress") continue;
         const key = `${route.source.namespace}/${route.source.name}`;
         const entry = byIngress.get(key) ?? { ingress: route.source, routes: [] };

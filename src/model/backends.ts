@@ -62,6 +62,13 @@ export interface Backend {
    * `RoundRobin` wins there). Absent: the route's.
    */
   readonly loadBalancer?: BackendLoadBalancer;
+  /**
+   * The backend whose per-process state this one shares: a variant of a Service port made for the routes
+   * of an HTTPRoute or a Gateway (their BackendTrafficPolicy) whose health checking (`health`: one outlier
+   * detector, one prober) or circuit breaker (`breaker`: one count) is its Service's own is judged and
+   * counted with that Service port's backend, as Envoy counts per cluster. Absent: its own id.
+   */
+  readonly stateOf?: { readonly health?: string; readonly breaker?: string };
 }
 
 /** A Service-level choice of balancing algorithm (docs/traffic-policy.md, Load balancing). */
@@ -97,10 +104,20 @@ export interface CircuitBreaker {
   readonly maxParallelRetries?: number;
   /**
    * Requests waiting for a connection (Envoy `max_pending_requests`). No request ever waits for one here
-   * (each opens a connection at once when no pooled one is free), so the count is always 0 and the cap
-   * always met: kept so the model says what the policy asked for.
+   * (one over a connection cap is answered 503 at once), so the count is always 0 and the cap always
+   * met: kept so the model says what the policy asked for.
    */
   readonly maxPendingRequests?: number;
+  /**
+   * Upstream connections open to the backend at once, idle ones included (Envoy `max_connections`); a
+   * request that would need one more is answered 503. The fetch path opens one per request for such a
+   * backend (no keep-alive), so there it caps requests in flight alike.
+   */
+  readonly maxConnections?: number;
+  /** The same cap per endpoint (Envoy Gateway `perEndpoint.maxConnections`). */
+  readonly perEndpoint?: { readonly maxConnections?: number };
+  /** Requests one upstream connection carries before it is closed (the fetch path: 1, no keep-alive). */
+  readonly maxRequestsPerConnection?: number;
 }
 
 /** How a backend whose workload may have no replica is woken, held for, and put back to sleep. */

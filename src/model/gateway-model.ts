@@ -19,4 +19,16 @@ export interface GatewayModel {
    * Absent (rather than empty) when there are none, so models without TLSRoutes dump as before.
    */
   readonly passthroughListeners?: readonly PassthroughListener[];
+  /**
+   * The bodies the gateway answers its own errors with (`--error-pages-configmap`), by status code
+   * (`"404"`), in place of its plain-text ones; both fronts. Absent: none configured.
+   */
+  readonly errorBodies?: Readonly<Record<string, ErrorBody>>;
+}
+
+/** One error body from the error-pages ConfigMap: sent as it is written, with its key's media type. */
+export interface ErrorBody {
+  /** From the key's extension: `text/html; charset=utf-8`, `application/json`, … */
+  readonly contentType: string;
+  readonly body: string;
 }

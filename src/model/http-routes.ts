@@ -186,6 +186,11 @@ export interface ClientConcurrency {
    * request is refused (a cap that cannot be enforced fails closed).
    */
   readonly limit: number;
+  /**
+   * Clients (IPv4/IPv6 CIDRs) neither counted nor capped (ingress-nginx `limit-allowlist`, which exempts
+   * from limit-connections as from limit-rps/rpm). Absent: none.
+   */
+  readonly exemptCIDRs?: readonly string[];
 }
 
 /** Conditions on a request; all present conditions must hold. */

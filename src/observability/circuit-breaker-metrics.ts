@@ -9,7 +9,7 @@ import { breakerRejections, circuitBreakers, zoneRejections } from "../proxy/cir
 export function registerCircuitBreakerMetrics(registry: Registry): void {
   const rejected: Counter<"backend" | "limit"> = new Counter({
     name: "gatehouse_circuit_breaker_rejections_total",
-    help: "Requests answered 503 (or retries not made) because a BackendTrafficPolicy circuitBreaker cap was reached, by backend and cap (parallel_requests, parallel_retries).",
+    help: "Requests answered 503 (or retries not made) because a BackendTrafficPolicy circuitBreaker cap was reached, by backend and cap (parallel_requests, parallel_retries, connections, endpoint_connections).",
     labelNames: ["backend", "limit"] as const,
     registers: [registry],
     collect: () => {
@@ -25,6 +25,17 @@ export function registerCircuitBreakerMetrics(registry: Registry): void {
     collect: () => {
       inFlight.reset();
       for (const b of circuitBreakers()) inFlight.set({ backend: b.backendId }, b.requests);
+    },
+  });
+  const connections: Gauge<"backend"> = new Gauge({
+    name: "gatehouse_circuit_breaker_connections",
+    help: "Upstream connections open right now to each backend whose circuitBreaker caps connections (idle ones included), in this process.",
+    labelNames: ["backend"] as const,
+    registers: [registry],
+    collect: () => {
+      connections.reset();
+      for (const b of circuitBreakers())
+        if (b.capsConnections) connections.set({ backend: b.backendId }, b.connections);
     },
   });
   const client: Counter<"zone"> = new Counter({

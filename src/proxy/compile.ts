@@ -20,7 +20,7 @@ import { compileWaf } from "../waf/compiled.ts";
 import { activatorFor, keepActivators } from "./activation/registry.ts";
 import { compileBackendTLS } from "./backend-tls/options.ts";
 import { RouteBalancer } from "./balancing/route-balancer.ts";
-import { circuitBreakerFor, clientZoneFor, keepCircuitBreakers } from "./circuit-breaker/registry.ts";
+import { breakerOf, clientZoneFor, keepCircuitBreakers } from "./circuit-breaker/registry.ts";
 import { compileCompression } from "./compression/response-rules.ts";
 import { compileErrorPages } from "./error-pages/compile.ts";
 import { compileFilterChain, joinChains } from "./filters/chain.ts";
@@ -78,24 +78,20 @@ export function compile(model: GatewayModel, opts: CompileOptions = {}): RouteTa
   const backends = new Map<string, CompiledBackend>();
   for (const [id, b] of Object.entries(model.backends)) backends.set(id, compileBackend(id, b, probes));
   // Detectors outlive a table (an ejection survives a reload); those no backend uses any more are dropped.
-  keepOutlierDetectors(
-    new Set([...backends.values()].flatMap((b) => (b.health === undefined ? [] : [b.id]))),
-  );
-  if (probes)
-    keepActiveCheckers(
-      new Set(
-        [...backends.values()].flatMap((b) =>
-          b.health !== undefined && model.backends[b.id]?.healthCheck?.active !== undefined ? [b.id] : [],
-        ),
-      ),
-    );
+  // A policy variant of a Service port keeps its state under the port's backend id (Backend.stateOf).
+  const all = [...backends.values()];
+  const health = (b: CompiledBackend) => model.backends[b.id]?.stateOf?.health ?? b.id;
+  keepOutlierDetectors(new Set(all.flatMap((b) => (b.health === undefined ? [] : [health(b)]))));
+  const probed = (b: CompiledBackend) => b.health !== undefined && model.backends[b.id]?.healthCheck?.active;
+  if (probes) keepActiveCheckers(new Set(all.flatMap((b) => (probed(b) ? [health(b)] : []))));
   // Activators too: a request held while its backend wakes survives a reload.
-  keepActivators(new Set([...backends.values()].flatMap((b) => (b.activation === undefined ? [] : [b.id]))));
+  keepActivators(new Set(all.flatMap((b) => (b.activation === undefined ? [] : [b.id]))));
   const ctx: CompileContext = { backends, models: model.backends, warn };
   const listeners = model.listeners.map((l) => compileListener(l, ctx));
   // Breakers and client zones too: a reload must not forget the requests in flight.
+  const breaker = (b: CompiledBackend) => model.backends[b.id]?.stateOf?.breaker ?? b.id;
   keepCircuitBreakers(
-    new Set([...backends.values()].flatMap((b) => (b.breaker === undefined ? [] : [b.id]))),
+    new Set(all.flatMap((b) => (b.breaker === undefined ? [] : [breaker(b)]))),
     new Set(model.listeners.flatMap((l) => l.virtualHosts.flatMap((vh) => vh.routes.flatMap(zoneOf)))),
   );
   return { listeners, warnings };
@@ -118,9 +114,9 @@ function compileBackend(id: string, b: Backend, probes: boolean): CompiledBacken
   const health =
     (passive === undefined && active === undefined) || bases.length === 0
       ? undefined
-      : outlierDetectorFor(id, passive ?? NO_EJECTION, bases);
+      : outlierDetectorFor(b.stateOf?.health ?? id, passive ?? NO_EJECTION, bases);
   if (probes && active !== undefined && health !== undefined)
-    activeCheckerFor(id, active, tls, health, bases);
+    activeCheckerFor(b.stateOf?.health ?? id, active, tls, health, bases);
   // Only a backend that is there but asleep is woken: a missing Service or port stays a plain 503.
   const wakes = b.activation !== undefined && (b.problem === undefined || b.problem === "NoReadyEndpoints");
   const activation = wakes
@@ -135,8 +131,7 @@ function compileBackend(id: string, b: Backend, probes: boolean): CompiledBacken
     health,
     activation,
     compression: b.compression === undefined ? undefined : compileCompression(b.compression),
-    // maxPendingRequests alone caps nothing here (no request waits for a connection): no breaker.
-    breaker: counts(b.circuitBreaker) ? circuitBreakerFor(id, b.circuitBreaker) : undefined,
+    breaker: breakerOf(b.stateOf?.breaker ?? id, b.circuitBreaker),
     balancing: b.loadBalancer,
     next: 0,
   };
@@ -144,10 +139,6 @@ function compileBackend(id: string, b: Backend, probes: boolean): CompiledBacken
 
 function zoneOf(r: Route): string[] {
   return r.clientConcurrency === undefined ? [] : [r.clientConcurrency.zone];
-}
-
-function counts(cb: Backend["circuitBreaker"]): cb is NonNullable<Backend["circuitBreaker"]> {
-  return cb !== undefined && (cb.maxParallelRequests !== undefined || cb.maxParallelRetries !== undefined);
 }
 
 /** `http://10.0.0.1:8080`, `http://[fd00::1]:8080`: an endpoint as CompiledBackend `bases` hold it. */
@@ -271,10 +262,14 @@ function compileRoute(r: Route, index: number, ctx: CompileContext): CompiledRou
   };
 }
 
+/** The header and query conditions of every route without any: a table holds one per route. */
+const noMatchers: readonly ValueMatcher[] = Object.freeze([]);
+
 function compileMatchers(
   list: readonly Parameters<typeof compileValueMatcher>[0][],
   onBad: () => void,
-): ValueMatcher[] {
+): readonly ValueMatcher[] {
+  if (list.length === 0) return noMatchers;
   const out: ValueMatcher[] = [];
   for (const m of list) {
     const c = compileValueMatcher(m);

@@ -261,7 +261,7 @@ export interface CompiledBackend {
   readonly activation?: BackendActivator | undefined;
   /** Responses compressed for clients that accept them (compression/); undefined: passed as they come. */
   readonly compression?: CompiledCompression | undefined;
-  /** Caps on requests and retries in flight (circuit-breaker/; model `circuitBreaker`); undefined: none. */
+  /** Caps on requests, retries and connections (circuit-breaker/; model `circuitBreaker`); undefined: none. */
   readonly breaker?: CircuitBreaker | undefined;
   /** The Service's algorithm (model `loadBalancer`), for routes that set none; undefined: the route's. */
   readonly balancing?: BackendLoadBalancer | undefined;

@@ -1,6 +1,7 @@
 import type { Backend, GatewayModel, Listener, Problem, TLSCertificate } from "../model/index.ts";
 import type { ResourceSnapshot } from "../sources/snapshot.ts";
 import type { ObjectStatus } from "../status/types.ts";
+import { errorBodies } from "./common/error-bodies.ts";
 import { DEFAULT_LISTENER_SOURCE } from "./common/names.ts";
 import { internalProblem, sortProblems, unreadableSecretProblems } from "./common/problems.ts";
 import { indexSnapshot } from "./common/snapshot-index.ts";
@@ -23,6 +24,11 @@ export interface TranslateOptions {
   readonly httpsPort: number;
   /** `namespace/name` of the TLS Secret served on `default/https` when no other certificate matches. */
   readonly defaultCertificate?: string;
+  /** `namespace/name` of the ConfigMap holding the bodies of the gateway's own errors (common/error-bodies.ts). */
+  readonly errorPagesConfigMap?: string;
+  /** `namespace/name` of the Service requests no Ingress host or path matches go to
+   * (ingress/default-backend-service.ts); absent: the gateway's 404. */
+  readonly defaultBackendService?: string;
   /** Self-signed certificate made at start (proxy/tls.ts), the default when no Secret is configured. */
   readonly generatedCertificate?: { readonly certPem: string; readonly keyPem: string };
   /** ingress-nginx `ssl-redirect` default for Ingress hosts with TLS (`--ssl-redirect`). */
@@ -67,6 +73,8 @@ export const defaultTranslateOptions: TranslateOptions = {
   httpPort: 8080,
   httpsPort: 8443,
   defaultCertificate: undefined,
+  errorPagesConfigMap: undefined,
+  defaultBackendService: undefined,
   generatedCertificate: undefined,
   sslRedirect: true,
   nowMs: undefined,
@@ -109,13 +117,15 @@ export interface TranslateResult {
  * 6. RateLimitPolicies (and ingress-nginx `limit-*` annotations) put `rateLimit` on routes the same way
  *    (policies/ratelimit-policy.ts), and WAFPolicies put `waf` on routes the same way, over the Ingress
  *    ModSecurity annotations' (policies/waf-policy.ts);
- * 7. BackendTrafficPolicies put `healthCheck` and `compression` on the backends of the Services they
- *    target, and the gateway's compression (`--compression`) goes on the others (policies/traffic-policy.ts);
+ * 7. BackendTrafficPolicies put their settings on the backends of the Services they target, and point
+ *    the routes of the HTTPRoutes, GRPCRoutes and Gateways they target at variants of their backends with
+ *    theirs; the gateway's compression (`--compression`) goes on the others (policies/traffic-policy.ts);
  * 8. ScaleToZeroPolicies (and Services' `gatehouse.dev/scale-*` annotations) put `activation` on the
  *    backends of the Services they target (policies/scale-policy.ts);
  * 9. ingress-nginx ssl-redirect: redirecting Ingress routes of the HTTP listener become 308s to https
  *    (ingress/annotations/ssl-redirect.ts), last, so the redirect comes before authentication and rate
- *    limits.
+ *    limits;
+ * 10. the bodies of the gateway's own errors, from `--error-pages-configmap` (common/error-bodies.ts).
  * Statuses: the Gateway API objects' (with the Ingress overrides of stage 3), then the AuthPolicies',
  * then the RateLimitPolicies', then the WAFPolicies', then the BackendTrafficPolicies', then the ScaleToZeroPolicies'.
  */
@@ -165,8 +175,11 @@ function translateSnapshot(snapshot: ResourceSnapshot, opts: TranslateOptions): 
   const scale = applyScaleToZeroPolicies(traffic.model, snapshot, index.services, opts.gatewayController);
   // 9. ssl-redirect
   const redirects = sslRedirectPlan(ing.ingresses, ing.tls.tlsHosts, opts.httpsPort, opts.sslRedirect);
+  // 10. the bodies of the gateway's own errors
+  const errors = errorBodies(snapshot, opts.errorPagesConfigMap);
+  const redirected = applySSLRedirects(scale.model, redirects.plan);
   return {
-    model: applySSLRedirects(scale.model, redirects.plan),
+    model: errors.bodies === undefined ? redirected : { ...redirected, errorBodies: errors.bodies },
     problems: sortProblems([
       ...ing.problems,
       ...gw.problems,
@@ -178,6 +191,7 @@ function translateSnapshot(snapshot: ResourceSnapshot, opts: TranslateOptions): 
       ...traffic.problems,
       ...scale.problems,
       ...redirects.problems,
+      ...errors.problems,
       ...unreadableSecretProblems(snapshot?.unreadable),
     ]),
     statuses: [

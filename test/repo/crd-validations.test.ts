@@ -47,6 +47,13 @@ const target = (kind: string, group: string, sectionName?: string) => ({
 
 /** Per rule text: values of `self` it must accept, and values it must refuse. */
 const examples: Record<string, { accept: unknown[]; refuse: unknown[] }> = {
+  "self.all(t, t.kind == 'Service' ? t.group == '' : t.group == 'gateway.networking.k8s.io')": {
+    accept: [
+      [target("Service", "", "http"), target("Gateway", "gateway.networking.k8s.io", "web")],
+      [target("HTTPRoute", "gateway.networking.k8s.io"), target("GRPCRoute", "gateway.networking.k8s.io")],
+    ],
+    refuse: [[target("Service", "gateway.networking.k8s.io")], [target("HTTPRoute", "")]],
+  },
   "self.all(t, t.kind == 'Ingress' ? t.group == 'networking.k8s.io' : t.group == 'gateway.networking.k8s.io')":
     {
       accept: [

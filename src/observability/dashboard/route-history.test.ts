@@ -45,6 +45,25 @@ test("rate, 5xx ratio and percentiles cover the newest minute, the chart the who
   expect(r?.p99Ms).toBeLessThanOrEqual(1);
 });
 
+test("a slice older than the recent ones keeps its counts and lets its histogram go", () => {
+  const table = new RouteStatsTable();
+  history = new RouteHistory(table, 30_000, 4); // the newest 2 slices are recent
+  table.record("r", 503, 0.002, 0);
+  table.record("r", 200, 0.002, 0);
+  history.tick();
+  const ring = (history as unknown as { ring: Map<string, { buckets?: Float64Array }>[] }).ring;
+  const histograms = () => ring.filter((slot) => slot.get("r")?.buckets !== undefined).length;
+  expect(histograms()).toBe(1);
+  history.tick();
+  expect(histograms()).toBe(1);
+  history.tick(); // the slice with the requests is now the third newest
+  expect(histograms()).toBe(0);
+  const [r] = history.windows();
+  expect(r?.counts).toEqual([0, 2, 0, 0, 0]);
+  expect(r?.errors).toEqual([0, 1, 0, 0, 0]);
+  expect(r?.p50Ms).toBeNull();
+});
+
 test("a route removed from the configuration disappears; configured again, it starts over", () => {
   const table = new RouteStatsTable();
   history = new RouteHistory(table, 60_000, 3);

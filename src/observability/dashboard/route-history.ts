@@ -3,7 +3,9 @@
  * Nothing is added to the hot path: the per-route cumulative counters the proxy already keeps for
  * Prometheus (`RouteStatsTable`) are read every `sliceMs` by a timer, and the difference from the previous
  * read is kept in a ring of `slices` slots. Only routes that had traffic in a slice take memory in it, so
- * 1,000 idle routes cost one copy of their counters (the previous read), not one per slot.
+ * 1,000 idle routes cost one copy of their counters (the previous read), not one per slot; and a slice
+ * keeps its latency histogram only while it is one of the `recentSlices` the percentiles read (older
+ * ones give the chart its counts): 10k busy routes over the default 60 slices held 600k histograms.
  */
 import { latencyBuckets, type RouteStats } from "../route-stats.ts";
 import type { RouteStatsReader } from "./route-totals.ts";
@@ -12,8 +14,11 @@ import type { RouteStatsReader } from "./route-totals.ts";
 interface Slice {
   count: number;
   errors: number;
-  /** Per-bucket counts (not cumulative), index `latencyBuckets.length` for beyond the last bound. */
-  readonly buckets: Float64Array;
+  /**
+   * Per-bucket counts (not cumulative), index `latencyBuckets.length` for beyond the last bound; absent
+   * once the slice is older than the recent ones.
+   */
+  readonly buckets?: Float64Array;
 }
 
 /** What the dashboard shows for one route: figures over the last minute, counts over the whole ring. */
@@ -79,6 +84,11 @@ export class RouteHistory {
     this.snapshotInto(slot);
     this.head = (this.head + 1) % this.slices;
     this.lastTick = performance.now();
+    // The slice that just left the recent ones: only its counts are read from now on.
+    if (this.slices > this.recentSlices) {
+      const older = this.ring[(this.head + this.slices - this.recentSlices - 1) % this.slices];
+      for (const [route, s] of older ?? []) older?.set(route, { count: s.count, errors: s.errors });
+    }
   }
 
   close(): void {
@@ -108,7 +118,9 @@ export class RouteHistory {
       if (s === undefined || !recent) return;
       total += s.count;
       failed += s.errors;
-      for (let i = 0; i < nBuckets; i++) buckets[i] = (buckets[i] as number) + (s.buckets[i] as number);
+      const b = s.buckets;
+      if (b !== undefined)
+        for (let i = 0; i < nBuckets; i++) buckets[i] = (buckets[i] as number) + (b[i] as number);
     };
     const firstRecent = this.slices - this.recentSlices;
     for (let k = 0; k < this.slices; k++)

@@ -3,9 +3,13 @@ import { CircuitBreaker, ClientConcurrencyZone } from "./breaker.ts";
 import { admit, HOLDS_CLIENT, HOLDS_REQUEST, HOLDS_RETRY, REFUSED, release } from "./hold.ts";
 import { breakerRejections, circuitBreakerFor, clientZoneFor, keepCircuitBreakers } from "./registry.ts";
 
-const caps = (maxParallelRequests: number, maxParallelRetries = Number.POSITIVE_INFINITY) => ({
+const INF = Number.POSITIVE_INFINITY;
+const caps = (maxParallelRequests: number, maxParallelRetries = INF) => ({
   maxParallelRequests,
   maxParallelRetries,
+  maxConnections: INF,
+  maxEndpointConnections: INF,
+  maxRequestsPerConnection: INF,
 });
 
 test("a breaker admits up to its cap, refuses one more and counts it, and admits again after an end", () => {
@@ -41,6 +45,18 @@ test("a client zone counts each address apart", () => {
   expect(z.rejected).toBe(1);
 });
 
+test("limit-allowlist: an exempt client is neither counted nor refused; the list follows a recompile", () => {
+  const z = clientZoneFor({ zone: "ingress/test-allow/web", limit: 1, exemptCIDRs: ["10.1.0.0/16"] });
+  const held = [admit(undefined, z, "10.1.2.3"), admit(undefined, z, "10.1.2.3")];
+  expect(held).toEqual([0, 0]);
+  expect(z.inFlight("10.1.2.3")).toBe(0);
+  expect(admit(undefined, z, "10.2.0.1")).toBe(HOLDS_CLIENT);
+  expect(admit(undefined, z, "10.2.0.1")).toBe(REFUSED);
+  clientZoneFor({ zone: "ingress/test-allow/web", limit: 1 });
+  expect(admit(undefined, z, "10.1.2.3")).toBe(HOLDS_CLIENT);
+  expect(admit(undefined, z, "10.1.2.3")).toBe(REFUSED);
+});
+
 test("admit is all or nothing: a request the breaker refuses gives its client slot back", () => {
   const b = new CircuitBreaker("shop/web:80", caps(0));
   const z = new ClientConcurrencyZone("ingress/shop/web", 5);
@@ -73,4 +89,31 @@ test("the registry keeps a backend's breaker (and what is in flight) across comp
   expect(left?.n).toBe(1);
   expect(circuitBreakerFor("test-registry/web:80", { ...cfg, maxParallelRequests: 1 })).not.toBe(a);
   keepCircuitBreakers(new Set(), new Set());
+});
+
+test("connection caps: per backend and per endpoint, each refusal counted under its own label", () => {
+  const b = new CircuitBreaker("shop/conns:80", {
+    ...caps(INF),
+    maxConnections: 3,
+    maxEndpointConnections: 2,
+  });
+  expect(b.capsConnections).toBe(true);
+  expect(new CircuitBreaker("shop/none:80", caps(5)).capsConnections).toBe(false);
+  expect([b.tryConnect("http://a:1"), b.tryConnect("http://a:1"), b.tryConnect("http://a:1")]).toEqual([
+    true,
+    true,
+    false,
+  ]);
+  expect(b.rejected.endpoint_connections).toBe(1);
+  expect(b.tryConnect("http://b:1")).toBe(true);
+  expect(b.roomFor("http://c:1")).toBe("connections");
+  expect(b.tryConnect("http://c:1")).toBe(false);
+  expect(b.rejected.connections).toBe(1);
+  b.endConnection("http://a:1");
+  expect([b.connections, b.endpointConnections.get("http://a:1")]).toEqual([2, 1]);
+  expect(b.tryConnect("http://c:1")).toBe(true);
+  // Ends past what was counted never open the caps.
+  for (let i = 0; i < 5; i++) b.endConnection("http://c:1");
+  expect(b.connections).toBe(0);
+  expect(b.endpointConnections.has("http://c:1")).toBe(false);
 });

@@ -13,9 +13,10 @@ import { type BodyLimits, forward } from "../request/forward.ts";
 import type { RequestObserver } from "../request/observer.ts";
 import type { ChoiceLease, CompiledBackend, CompiledRoute } from "../table.ts";
 import { OVERLOADED_HEADER } from "./breaker.ts";
+import { endingStream } from "./ending-stream.ts";
 import { admit, REFUSED, release } from "./hold.ts";
 
-/** What `heldForward` answers when a cap refused the request (forward() itself never answers 503). */
+/** What `heldForward` answers when a cap refused the request (forward() answers it for a connection cap). */
 export const OVERLOADED = 503;
 
 /** forward(), counted in the backend's breaker and the route's client zone; OVERLOADED when one is full. */
@@ -60,32 +61,6 @@ export async function heldForward(
   // Bun frames a stream of ours itself (chunked, or a length it counted): the upstream's must not stay.
   held.headers.delete("content-length");
   return held;
-}
-
-/** `body` as it comes, `end` called once when it is done, fails or is cancelled. */
-function endingStream(body: ReadableStream<Uint8Array>, end: () => void): ReadableStream<Uint8Array> {
-  const reader = body.getReader();
-  return new ReadableStream<Uint8Array>(
-    {
-      async pull(controller) {
-        try {
-          const read = await reader.read();
-          if (read.done) {
-            end();
-            controller.close();
-          } else controller.enqueue(read.value);
-        } catch (err) {
-          end();
-          controller.error(err);
-        }
-      },
-      cancel(reason) {
-        end();
-        return reader.cancel(reason);
-      },
-    },
-    { highWaterMark: 0 },
-  );
 }
 
 /** The 503 a cap answers, marked as Envoy marks its own (`x-envoy-overloaded`). */

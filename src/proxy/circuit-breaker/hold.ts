@@ -19,7 +19,7 @@ export function admit(
   client: string,
 ): number {
   let holds = 0;
-  if (zone !== undefined) {
+  if (zone !== undefined && !zone.exempts(client)) {
     if (!zone.tryEnter(client)) return REFUSED;
     holds = HOLDS_CLIENT;
   }

@@ -6,6 +6,7 @@
  * the object it raised). Refusal totals outlive their breaker, so the counter never goes back.
  */
 import type { CircuitBreaker as BreakerConfig, ClientConcurrency } from "../../model/index.ts";
+import { cidrSet } from "../../ratelimit/client-ip.ts";
 import { CircuitBreaker, ClientConcurrencyZone } from "./breaker.ts";
 
 const breakers = new Map<string, CircuitBreaker>();
@@ -16,11 +17,28 @@ const retiredZones = new Map<string, number>();
 
 const cap = (n: number | undefined) => n ?? Number.POSITIVE_INFINITY;
 
+/** The breaker of backend `id`, or none when `config` caps nothing (maxPendingRequests alone does not:
+ * no request waits for a connection here). */
+export function breakerOf(id: string, config: BreakerConfig | undefined): CircuitBreaker | undefined {
+  if (config === undefined) return undefined;
+  const {
+    maxParallelRequests: r,
+    maxParallelRetries: t,
+    maxConnections: c,
+    maxRequestsPerConnection: n,
+  } = config;
+  const caps = [r, t, c, n, config.perEndpoint?.maxConnections].some((v) => v !== undefined);
+  return caps ? circuitBreakerFor(id, config) : undefined;
+}
+
 /** The breaker of backend `id`, made or brought up to date with `config`. */
 export function circuitBreakerFor(id: string, config: BreakerConfig): CircuitBreaker {
   const caps = {
     maxParallelRequests: cap(config.maxParallelRequests),
     maxParallelRetries: cap(config.maxParallelRetries),
+    maxConnections: cap(config.maxConnections),
+    maxEndpointConnections: cap(config.perEndpoint?.maxConnections),
+    maxRequestsPerConnection: cap(config.maxRequestsPerConnection),
   };
   const b = breakers.get(id);
   if (b !== undefined) {
@@ -37,9 +55,10 @@ export function clientZoneFor(config: ClientConcurrency): ClientConcurrencyZone 
   const z = zones.get(config.zone);
   if (z !== undefined) {
     z.limit = config.limit;
+    z.exempt = cidrSet(config.exemptCIDRs ?? []);
     return z;
   }
-  const made = new ClientConcurrencyZone(config.zone, config.limit);
+  const made = new ClientConcurrencyZone(config.zone, config.limit, cidrSet(config.exemptCIDRs ?? []));
   zones.set(config.zone, made);
   return made;
 }

@@ -20,6 +20,7 @@ import type { GatewayModel, Route } from "../../model/index.ts";
 import { logger } from "../../observability/logger.ts";
 import { TrustedProxies } from "../client/trusted-proxies.ts";
 import { compile } from "../compile.ts";
+import { useOwnErrorBodies } from "../error-pages/own-bodies.ts";
 import { H2Listener } from "../h2/listener.ts";
 import { PassthroughListeners } from "../passthrough/listeners.ts";
 import { ConnectionAdmission } from "../raw-front/admission.ts";
@@ -122,6 +123,7 @@ export class GatewayServer {
   /** Compiles and serves `model`. Throws (changing nothing) when a new listener cannot bind. */
   async apply(model: GatewayModel): Promise<void> {
     const table = compile(model);
+    useOwnErrorBodies(model.errorBodies);
     for (const warning of table.warnings) log.warn("route table warning", { warning });
     const ports = [...model.listeners, ...(model.passthroughListeners ?? [])].map((l) => l.port);
     const unmatched = unmatchedProxyProtocolPorts(this.settings.proxyProtocol, ports).join(",");

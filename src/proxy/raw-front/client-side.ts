@@ -43,6 +43,8 @@ export interface Exchange {
   clientDrained(): void;
   /** The client went away, or sent a malformed body: stop and release everything. */
   abort(): void;
+  /** The listener is stopping while this exchange runs: a piped WebSocket is closed (websocket-pipe.ts). */
+  drain?(): void;
 }
 
 /** Who a connection comes from (client-origin.ts ClientOrigin). */
@@ -69,8 +71,8 @@ export interface ClientSide {
   readonly origin: PeerOrigin;
   /** Closed, or closing once queued bytes are out: nothing more can be written. */
   readonly closed: boolean;
-  /** Bytes the client sent, as passed on to `pipe` once the connection became a tunnel. */
-  becomeTunnel(pipe: (buf: Buffer) => void): void;
+  /** Bytes the client sent, as passed on to `pipe` once a tunnel; no byte either way for `idleS` ends it. */
+  becomeTunnel(pipe: (buf: Buffer) => void, idleS?: number): void;
   write(bytes: Uint8Array): boolean;
   /** `write` for `length` bytes just built in the Outbox scratch buffer (Outbox.writeScratch). */
   writeScratch(length: number): boolean;

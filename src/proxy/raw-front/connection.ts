@@ -7,10 +7,10 @@
  * upstream cannot take the body as fast as the client sends it (backpressure both ways). A response
  * that starts before its request body was read completely closes the connection afterwards: the rest
  * of that body is never read as a next request. TUNNEL (after a 101) passes bytes through unparsed.
- * A body with a Content-Length up to `requestBufferBytes` and the listener's smallest route body limit
- * (and no `Expect: 100-continue`) is read whole before the request is dispatched (nginx's `proxy_request_buffering`): a slow sender holds no upstream
- * connection. While a body is read, the client may stay silent `clientBodyTimeoutSeconds` (up to one timer
- * step more) between reads, not while we hold it back for a backlogged upstream; then it is dropped.
+ * A body with a Content-Length up to `requestBufferBytes` and the listener's smallest route body limit (no
+ * `Expect: 100-continue`) is read whole before dispatch (nginx's `proxy_request_buffering`): a slow sender
+ * holds no upstream connection. A client reading a body may stay silent `clientBodyTimeoutSeconds` (up to
+ * a timer step more) between reads, not while we hold it back for a backlogged upstream; then it is dropped.
  * A connection whose first bytes are the HTTP/2 preface becomes a tunnel into an HTTP/2 session (`h2c`).
  */
 import { MAX_REQUEST_LINE } from "../../model/http-syntax.ts";
@@ -25,6 +25,7 @@ import {
   BODY_CHUNKED,
   BODY_LENGTH,
   findHeadEnd,
+  hasVersion,
   parseRequestHead,
   type RequestHead,
 } from "./http1/request-head.ts";
@@ -39,12 +40,6 @@ const CLOSED = 4;
 const PIPELINE_LIMIT = 64 * 1024;
 
 const CONTINUE = Buffer.from("HTTP/1.1 100 Continue\r\n\r\n");
-
-/** The request line `buf[start, lineEnd)` ends with an ` HTTP/` version (a CR may precede the LF). */
-function hasVersion(buf: Buffer, start: number, lineEnd: number): boolean {
-  const at = buf.lastIndexOf(" HTTP/", lineEnd);
-  return at >= start;
-}
 
 export class ClientConnection implements ClientSide {
   readonly out: Outbox;
@@ -62,6 +57,7 @@ export class ClientConnection implements ClientSide {
   /** Set when the connection must close once the current response is written. */
   private closeAfter = false;
   private tunnel: ((buf: Buffer) => void) | undefined;
+  private tunnelIdleS = 0;
   /** The listener is stopping: close after the current response instead of reading another. */
   private draining = false;
   /** No request head has been read yet: the bytes may be the HTTP/2 preface. */
@@ -102,6 +98,7 @@ export class ClientConnection implements ClientSide {
 
   onData(chunk: Buffer): void {
     if (this.state === TUNNEL) {
+      if (this.tunnelIdleS > 0) this.socket.timeout(this.tunnelIdleS);
       this.tunnel?.(chunk);
       return;
     }
@@ -116,17 +113,22 @@ export class ClientConnection implements ClientSide {
     this.process();
   }
 
-  /** Graceful stop: an idle connection closes now, a busy one after its response. */
+  /** Graceful stop: an idle connection closes now, a busy one after its response (its exchange is told). */
   drain(): void {
     this.draining = true;
     if (this.state === HEAD) this.closeWhenFlushed();
+    else this.exchange?.drain?.();
   }
 
-  /** Bytes the client sent, as passed on to `pipe` once the connection became a tunnel. */
-  becomeTunnel(pipe: (buf: Buffer) => void): void {
+  /**
+   * Bytes the client sent, as passed on to `pipe` once the connection became a tunnel. `idleS`: no byte
+   * either way for that long drops it (a piped WebSocket: the route's read timeout, as nginx's
+   * proxy_read_timeout); 0: the upgraded protocol's own rules (the app's WebSocket pings, HTTP/2's).
+   */
+  becomeTunnel(pipe: (buf: Buffer) => void, idleS = 0): void {
     this.state = TUNNEL;
-    // The upgraded protocol keeps its own idle rules (the app's WebSocket pings and timeout).
-    this.socket.timeout(0);
+    this.tunnelIdleS = idleS;
+    this.socket.timeout(idleS);
     this.tunnel = pipe;
     if (this.buf !== undefined && this.end > this.start) pipe(this.buf.subarray(this.start, this.end));
     this.buf = undefined;
@@ -142,14 +144,14 @@ export class ClientConnection implements ClientSide {
   write(bytes: Uint8Array): boolean {
     if (this.state === CLOSED) return false;
     // A client that stops reading a response is dropped after the idle time, as Bun.serve does.
-    if (this.state !== TUNNEL) this.socket.timeout(this.state0.settings.idleTimeoutSeconds);
+    this.socket.timeout(this.state === TUNNEL ? this.tunnelIdleS : this.state0.settings.idleTimeoutSeconds);
     return this.out.write(bytes);
   }
 
   /** `write` for `length` bytes just built in the Outbox scratch buffer (Outbox.writeScratch). */
   writeScratch(length: number): boolean {
     if (this.state === CLOSED) return false;
-    if (this.state !== TUNNEL) this.socket.timeout(this.state0.settings.idleTimeoutSeconds);
+    this.socket.timeout(this.state === TUNNEL ? this.tunnelIdleS : this.state0.settings.idleTimeoutSeconds);
     return this.out.writeScratch(length);
   }
 
@@ -219,10 +221,7 @@ export class ClientConnection implements ClientSide {
     }
   }
 
-  /**
-   * The socket's timer ran out. A body being read whole (nothing sent upstream yet) is answered 408, as
-   * the full request path does; anything else (idle, a slow head, a client not reading) is dropped.
-   */
+  /** The timer ran out: a body read whole (none sent upstream) is 408 as on the full path; else dropped. */
   onTimeout(): void {
     if (this.state === BODY && this.deferred !== undefined) this.fail(408);
     else this.socket.terminate();
@@ -300,8 +299,7 @@ export class ClientConnection implements ClientSide {
       else if (lineEnd < 0 || lineEnd >= this.end) {
         if (have > MAX_REQUEST_LINE) this.fail(414);
       } else if (!hasVersion(buf, this.start, lineEnd)) {
-        // HTTP/0.9 (`GET /` and a line end, no version, no headers): its head never ends, so it would
-        // wait for the idle timeout. nginx answers it 400 at once, and so do we.
+        // HTTP/0.9 (`GET /`, no version, no headers) has no head end to wait for: 400 at once, as nginx.
         this.fail(400);
         return false;
       }

@@ -151,7 +151,7 @@ function header(wire: string, name: string, n = 0): string | undefined {
 }
 
 describe("plan", () => {
-  test("token auth and rate limits stay fast; OIDC login and CORS do not", () => {
+  test("token auth, rate limits and OIDC routes are fast (dispatch relays OIDC's login flow); guarded CORS is not", () => {
     const oidc = {
       issuer: TEST_ISSUER,
       clientId: "c",
@@ -188,7 +188,7 @@ describe("plan", () => {
     expect(routes.map((r) => [r.name, isFastRoute(r)])).toEqual([
       ["jwt", true],
       ["limit", true],
-      ["oidc", false],
+      ["oidc", true],
       ["closed", true],
       ["cors", false],
     ]);

@@ -14,6 +14,7 @@ import { LOCAL_FAILURE } from "../health/outlier-detector.ts";
 import { limit } from "../request/forward.ts";
 import type { RequestInfo } from "../request/observer.ts";
 import type { RequestTarget } from "../request/request-target.ts";
+import { SOCKET_TIMER_STEP_S } from "../settings.ts";
 import {
   type BackendChoice,
   type ChoiceLease,
@@ -30,7 +31,8 @@ import { BODY_NONE, type RequestHead } from "./http1/request-head.ts";
 import { traceFilter, withTraceEdit } from "./trace-edit.ts";
 import { UpstreamExchange } from "./upstream/exchange.ts";
 import type { ExchangeLimits } from "./upstream/exchange-limits.ts";
-import { TLS_FAILED } from "./upstream/pool.ts";
+import { TLS_FAILED, type UpstreamConn } from "./upstream/pool.ts";
+import { switchingHead, UpgradePipe, withUpgrade } from "./websocket-pipe.ts";
 
 export class FastExchange extends UpstreamExchange {
   private readonly backend: CompiledBackend;
@@ -43,6 +45,8 @@ export class FastExchange extends UpstreamExchange {
   private holds = 0;
   /** The client counted in the route's zone (the connection's may change with its next request). */
   private zoneClient = "";
+  /** A WebSocket upgrade (dispatch.ts `isPipedUpgrade`): its answer, then its frames, pass through it. */
+  private readonly pipe: UpgradePipe | undefined;
 
   constructor(
     conn: ClientSide,
@@ -63,7 +67,7 @@ export class FastExchange extends UpstreamExchange {
     super(
       conn,
       head,
-      routeLimits(route, head, conn),
+      routeLimits(route, head, conn, choice.backend),
       choice.filters.response,
       lease === undefined ? guardResponse : new LeaseEdit(lease, guardResponse),
       route.responseBandwidth,
@@ -71,8 +75,18 @@ export class FastExchange extends UpstreamExchange {
     this.backend = choice.backend as CompiledBackend;
     this.compression = this.backend.compression;
     if (info !== undefined) info.client = conn.clientIp;
-    // One undefined check each for a backend without a breaker and a route without a client cap.
-    if (this.backend.breaker !== undefined || route.clientZone !== undefined) {
+    if (head.upgrade !== null) {
+      const filters = choice.filters.response;
+      const server = conn.state0.settings.serverHeader;
+      this.pipe = new UpgradePipe(conn, (res) => switchingHead(res, server, filters, this.responseEdit));
+      // Idle both ways for the route's read timeout ends the pipe, as nginx's proxy_read_timeout does
+      // (never sooner: a timer step more, as the body clock asks, settings.ts).
+      const idleMs = this.limits.readGapMs;
+      this.tunnelIdleSeconds = Number.isFinite(idleMs) ? Math.ceil(idleMs / 1000) + SOCKET_TIMER_STEP_S : 0;
+    }
+    // One undefined check each for a backend without a breaker and a route without a client cap. A
+    // WebSocket holds neither, as on the Bun front (its upgrade is not a request the breaker counts).
+    if (head.upgrade === null && (this.backend.breaker !== undefined || route.clientZone !== undefined)) {
       this.zoneClient = conn.clientIp;
       const holds = admit(this.backend.breaker, route.clientZone, this.zoneClient);
       if (holds === REFUSED) {
@@ -85,9 +99,25 @@ export class FastExchange extends UpstreamExchange {
     this.start();
   }
 
+  override onData(up: UpstreamConn, chunk: Buffer): void {
+    if (this.pipe === undefined) super.onData(up, chunk);
+    else this.pipe.data(chunk, (bytes) => super.onData(up, bytes));
+  }
+
+  /** The listener is stopping: an upgraded exchange closes its WebSocket (websocket-pipe.ts). */
+  drain(): void {
+    this.pipe?.drain();
+  }
+
   protected override released(): void {
+    this.pipe?.stop();
     if (this.holds !== 0)
       this.holds = release(this.holds, this.backend.breaker, this.route.clientZone, this.zoneClient);
+  }
+
+  protected overCap(): void {
+    this.lease?.end(false);
+    this.fail(503, overloadedEdit(this.responseEdit));
   }
 
   protected override canRetry(): boolean {
@@ -143,6 +173,11 @@ export class FastExchange extends UpstreamExchange {
   }
 
   protected requestHead(endpoint: string): UpstreamRequest {
+    const req = this.forwardedHead(endpoint);
+    return this.head.upgrade === null ? req : withUpgrade(req);
+  }
+
+  private forwardedHead(endpoint: string): UpstreamRequest {
     const state = this.conn.state0;
     const hop = {
       peer: this.conn.origin.peer,
@@ -203,6 +238,8 @@ export class FastExchange extends UpstreamExchange {
   }
 
   protected observe(status: number, bytes: number): void {
+    // A 101 (a WebSocket piped from here on) is the backend's answer, which headersArrived sees for others.
+    if (status === 101) this.headersArrived(101);
     const info = this.info;
     if (info === undefined) return;
     this.conn.state0.settings.observer?.endRaw?.(info, {
@@ -245,7 +282,12 @@ class LeaseEdit implements ResponseHeaderEdit {
 }
 
 /** forward.ts's limits: `backendRequestMs` (else `requestMs`, else the default) per attempt, `requestMs` in all. */
-function routeLimits(route: CompiledRoute, head: RequestHead, conn: ClientSide): ExchangeLimits {
+function routeLimits(
+  route: CompiledRoute,
+  head: RequestHead,
+  conn: ClientSide,
+  backend: CompiledBackend | undefined,
+): ExchangeLimits {
   const t = route.timeouts;
   const defaultMs = conn.state0.settings.defaultUpstreamTimeoutMs;
   const retry = route.retry;
@@ -255,8 +297,13 @@ function routeLimits(route: CompiledRoute, head: RequestHead, conn: ClientSide):
     sendGapMs: limit(t?.sendGapMs ?? conn.state0.settings.upstreamSendTimeoutMs),
     connectMs: t?.connectMs === undefined ? Number.POSITIVE_INFINITY : limit(t.connectMs),
     deadline: t?.requestMs ? performance.now() + t.requestMs : Number.POSITIVE_INFINITY,
-    attempts: retry !== undefined && head.bodyKind === BODY_NONE ? 1 + Math.max(0, retry.attempts) : 1,
+    // A WebSocket handshake is tried once, as on the Bun front.
+    attempts:
+      retry !== undefined && head.bodyKind === BODY_NONE && head.upgrade === null
+        ? 1 + Math.max(0, retry.attempts)
+        : 1,
     retryCodes: retry?.codes ?? [],
     backoffMs: retry?.backoffMs ?? 0,
+    connectionCaps: backend?.breaker?.capsConnections === true ? backend.breaker : undefined,
   };
 }

@@ -83,6 +83,10 @@ export class GuardedExchange implements Exchange {
     this.inner?.clientDrained();
   }
 
+  drain(): void {
+    this.inner?.drain?.();
+  }
+
   abort(): void {
     this.done = true;
     this.aborted = true;

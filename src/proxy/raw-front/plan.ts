@@ -1,21 +1,26 @@
 /**
  * Which routes the raw-socket front serves itself (the fast path) and which go through `handleRequest`
  * with real Request/Response objects. Fast: a Forward whose every backend choice is an HTTP/1.1 backend
- * (in cleartext, or TLS checked by name: docs/http.md "TLS to backends") with endpoints, no invalid reference, and only filters the fast path implements (header
- * modifiers, URL rewrite, response rewrite), on a route whose guards all run here too: client address
- * lists, token authentication (no OIDC login, whose redirects and callbacks need the Request), rate
- * limits and the WAF (guarded-exchange.ts holds the body it inspects), but no CORS filter (its preflights skip authentication, which guards.ts decides), and no error pages. Decided once
- * per compiled route (a reload compiles new route objects, so the cache never goes stale).
+ * (in cleartext, or TLS checked by name: docs/http.md "TLS to backends") with endpoints, no invalid
+ * reference, and only filters the fast path implements (header modifiers, URL rewrite, response rewrite,
+ * CORS: dispatch.ts answers its preflights), on a route whose guards all run here too: client address
+ * lists, token authentication and OIDC sessions (dispatch.ts relays OIDC's login flow, which needs the Request), rate
+ * limits and the WAF (guarded-exchange.ts holds the body it inspects), but then no CORS filter (its
+ * preflights skip authentication, which guards.ts decides), and no error pages. Decided once per
+ * compiled route (a reload compiles new route objects, so the cache never goes stale). Redirects and
+ * direct responses are not forwarded at all: fixed-answer.ts answers them on routes without guards.
  */
 import type { Filter } from "../../model/index.ts";
 import { needsGuards } from "../request/guards.ts";
 import type { CompiledRoute } from "../table.ts";
+import { hasCORS } from "./fixed-answer.ts";
 
 const FAST_FILTERS: ReadonlySet<Filter["kind"]> = new Set([
   "RequestHeaderModifier",
   "ResponseHeaderModifier",
   "URLRewrite",
   "ResponseRewrite",
+  "CORS",
 ]);
 
 const cache = new WeakMap<CompiledRoute, boolean>();
@@ -35,9 +40,9 @@ function decide(route: CompiledRoute): boolean {
   // Replacing a response by an error backend's needs the whole response path (error-pages/replace.ts).
   if (route.errorPages !== undefined) return false;
   if (needsGuards(route)) {
-    if (route.cors) return false;
-    const auth = route.auth;
-    if (auth !== undefined && auth.oidc !== undefined && auth.failClosed === undefined) return false;
+    // A preflight skips authentication and rate limits (guards.ts), which edge-guards.ts does not know.
+    if (route.cors || a.choices.some((c) => hasCORS(c.filters))) return false;
+    // OIDC routes too: dispatch.ts sends only the login flow to the full path (AuthEnforcer.needsRequest).
   }
   return a.choices.every(
     (c) =>

@@ -30,6 +30,13 @@ const DROP: ReadonlySet<string> = new Set([
   RELAYED_TLS_HEADER,
 ]);
 
+let relayed = 0;
+
+/** Requests relayed since the process started: tests show what the front serves itself adds none. */
+export function relayedCount(): number {
+  return relayed;
+}
+
 export class RelayedExchange extends UpstreamExchange {
   constructor(
     conn: ClientSide,
@@ -52,6 +59,7 @@ export class RelayedExchange extends UpstreamExchange {
       sendGapMs: limit(timeouts?.sendGapMs ?? settings.upstreamSendTimeoutMs),
     };
     super(conn, head, limits, []);
+    relayed++;
     this.start();
   }
 
@@ -70,6 +78,11 @@ export class RelayedExchange extends UpstreamExchange {
   }
 
   protected headersArrived(): void {}
+
+  /** Never called: the internal listener's connections are not capped (the app counts its own). */
+  protected overCap(): void {
+    this.fail(503);
+  }
 
   protected observe(): void {}
 

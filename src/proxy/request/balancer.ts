@@ -8,11 +8,22 @@ export function weightedPicker<T>(
   items: readonly { readonly weight: number; readonly value: T }[],
 ): () => T | undefined {
   const live = items.filter((i) => i.weight > 0 && Number.isFinite(i.weight));
-  if (live.length === 0) return () => undefined;
-  if (live.length === 1) {
-    const only = (live[0] as { value: T }).value;
-    return () => only;
-  }
+  if (live.length === 0) return pickNothing;
+  if (live.length === 1) return always((live[0] as { value: T }).value);
+  return smoothWeighted(live);
+}
+
+// Each case in its own function: a closure keeps only its own function's scope alive, and a table
+// holds one picker per route (most of them over one backend).
+const pickNothing = (): undefined => undefined;
+
+function always<T>(only: T): () => T {
+  return () => only;
+}
+
+function smoothWeighted<T>(
+  live: readonly { readonly weight: number; readonly value: T }[],
+): () => T | undefined {
   const weights = live.map((i) => i.weight);
   const values = live.map((i) => i.value);
   const current = live.map(() => 0);

@@ -14,11 +14,15 @@
  * disconnects first cancels the upstream request (not an upstream error).
  * Retries (the route's codes, connect errors, timeouts only when 504 is listed) happen only for requests
  * without a body, since a streamed body cannot be replayed.
+ * A backend whose circuit breaker counts connections gets a connection of its own per attempt (no
+ * keep-alive: Bun's pool is not ours to count), held in the breaker until the response ends; one over a
+ * connection cap is answered OVER_CAP (503) at once.
  */
 
 import { MAX_RESPONSE_HEAD_BYTES } from "../../model/http-syntax.ts";
 import type { LimitedLog } from "../../observability/log-limit.ts";
 import { isTLSFailure, tlsOrigin } from "../backend-tls/options.ts";
+import { endingStream } from "../circuit-breaker/ending-stream.ts";
 import type { RequestContext } from "../filters/filter-types.ts";
 import { LOCAL_FAILURE } from "../health/outlier-detector.ts";
 import { type ChoiceLease, type CompiledBackend, type CompiledRoute, nextEndpoint } from "../table.ts";
@@ -48,6 +52,8 @@ export const CLIENT_GONE = 499;
 export const CLIENT_BODY_TIMEOUT = 408;
 /** The body grew past the route's limit (model `requestBodyMaxBytes`) before the upstream answered. */
 export const BODY_TOO_LARGE = 413;
+/** A connection cap of the backend's circuit breaker refused the attempt's connection. */
+export const OVER_CAP = 503;
 
 export async function forward(
   ctx: RequestContext,
@@ -60,7 +66,7 @@ export async function forward(
   buffering: BodyLimits = { bytes: 0, gapMs: 60_000, sendGapMs: Number.POSITIVE_INFINITY },
   /** The route's balancing picks each attempt's endpoint and hears how it ended; absent: round robin. */
   lease?: ChoiceLease,
-): Promise<Response | 408 | 413 | 499 | 502 | 504> {
+): Promise<Response | 408 | 413 | 499 | 502 | 503 | 504> {
   const req = ctx.req;
   if (ctx.host !== null) ctx.headers.set("host", ctx.host);
   if (!singleContentLength(ctx.headers)) return UPSTREAM_UNREACHABLE;
@@ -100,6 +106,7 @@ export async function forward(
     if (heldRetry) backend.breaker?.endRetry();
     heldRetry = false;
   };
+  const caps = backend.breaker?.capsConnections === true ? backend.breaker : undefined;
   const mayRetry = (): boolean => {
     if (backend.breaker === undefined) return true;
     heldRetry = backend.breaker.tryRetry();
@@ -114,6 +121,11 @@ export async function forward(
     const base = lease === undefined ? nextEndpoint(backend, last) : lease.next();
     last = base;
     ctx.upstream = base;
+    if (caps !== undefined && !caps.tryConnect(base)) {
+      retryDone();
+      lease?.end(false);
+      return OVER_CAP;
+    }
     if (ctx.trace !== undefined) ctx.trace.attempts = attempt;
     const ctrl = new AbortController();
     let timedOut = false;
@@ -181,9 +193,11 @@ export async function forward(
             // Never through an HTTP(S)_PROXY from the environment: endpoints are pod addresses.
             proxy: false,
             signal: ctrl.signal,
+            ...(caps !== undefined ? { keepalive: false } : {}),
             ...(tls !== undefined ? { tls: tls.fetch } : {}),
           });
     } catch (err) {
+      caps?.endConnection(base);
       retryDone();
       // The client's doing, not the endpoint's: no failure is counted against it.
       if (overLimit) {
@@ -233,6 +247,7 @@ export async function forward(
     const refused = refusedHead(res);
     if (refused !== undefined) {
       res.body?.cancel().catch(() => {});
+      caps?.endConnection(base);
       backend.health?.report(base, LOCAL_FAILURE);
       log("warn", route.name, refused.msg, {
         route: route.name,
@@ -247,11 +262,27 @@ export async function forward(
     backend.health?.report(base, res.status);
     if (attempt < attempts && retry?.codes.includes(res.status) && mayRetry()) {
       res.body?.cancel().catch(() => {});
+      caps?.endConnection(base);
       await backoff(retry.backoffMs);
       continue;
     }
+    return caps === undefined ? res : heldConnection(res, () => caps.endConnection(base));
+  }
+}
+
+/** `res`, its connection counted until its body ends (a Content-Length goes: Bun frames our stream). */
+function heldConnection(res: Response, end: () => void): Response {
+  if (res.body === null) {
+    end();
     return res;
   }
+  const held = new Response(endingStream(res.body, end), {
+    status: res.status,
+    statusText: res.statusText,
+    headers: res.headers,
+  });
+  held.headers.delete("content-length");
+  return held;
 }
 
 /**

@@ -19,13 +19,7 @@ import type { RequestContext } from "../filters/filter-types.ts";
 import { findVirtualHost, normaliseHost } from "../match/host.ts";
 import { findRoute } from "../match/routes.ts";
 import { forwardedForTrust, type ListenerState, listenerReadsProxyHeader } from "../settings.ts";
-import {
-  type CompiledBackend,
-  type CompiledForward,
-  type CompiledRoute,
-  type ListenerTable,
-  PATH_REGEX,
-} from "../table.ts";
+import type { CompiledBackend, CompiledForward, CompiledRoute, ListenerTable } from "../table.ts";
 import { requestClient } from "./client-address.ts";
 import {
   CLIENT_BODY_TIMEOUT,
@@ -39,6 +33,7 @@ import { prepareUpstreamHeaders } from "./forwarded-headers.ts";
 import { guarded, needsGuards } from "./guards.ts";
 import { refusedMethod } from "./methods.ts";
 import type { RequestInfo } from "./observer.ts";
+import { matchedPrefix } from "./path-modifier.ts";
 import { readBodyWithin } from "./read-body.ts";
 import { buildLocation } from "./redirect.ts";
 import { parseRequestTarget, type RequestTarget } from "./request-target.ts";
@@ -348,11 +343,6 @@ async function forwardRoute(
   } catch (err) {
     return internalError(route, err, serverHeader);
   }
-}
-
-/** The prefix a ReplacePrefixMatch replaces: the route's normalised prefix (or exact path). */
-function matchedPrefix(route: CompiledRoute): string {
-  return route.pathType === PATH_REGEX ? "" : route.pathValue;
 }
 
 function internalError(route: CompiledRoute, err: unknown, serverHeader: string): Response {

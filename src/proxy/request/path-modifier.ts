@@ -6,7 +6,7 @@
  */
 import type { PathModifier } from "../../model/index.ts";
 import { type CaptureRegex, compileRegex } from "../match/regex/regex.ts";
-import type { CompiledPathModifier } from "../table.ts";
+import { type CompiledPathModifier, type CompiledRoute, PATH_REGEX } from "../table.ts";
 
 /** What a refused RegexSubstitute pattern runs: it takes no path, so the path is kept. */
 const NO_MATCH: CaptureRegex = {
@@ -24,6 +24,11 @@ export function compilePathModifier(m: PathModifier): CompiledPathModifier {
     return { full: false, value: m.value, regex };
   }
   return { full: m.type === "ReplaceFullPath", value: m.value };
+}
+
+/** The prefix a ReplacePrefixMatch replaces: the route's normalised prefix (or exact path). */
+export function matchedPrefix(route: CompiledRoute): string {
+  return route.pathType === PATH_REGEX ? "" : route.pathValue;
 }
 
 /**

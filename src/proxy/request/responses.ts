@@ -1,4 +1,6 @@
 /** Small plain-text answers the gateway makes itself (errors, direct responses). */
+import { ownErrorBody } from "../error-pages/own-bodies.ts";
+
 /** The media type of the plain-text answers the gateway writes itself. */
 export const PLAIN_TEXT = "text/plain; charset=utf-8";
 
@@ -35,6 +37,9 @@ export const STATUS_TEXT: Readonly<Record<number, string>> = {
   504: "Gateway Timeout\n",
 };
 
+/** The gateway's own error: the operator's body for `status` when one is configured, else plain text. */
 export function errorResponse(status: number, serverHeader: string): Response {
+  const own = ownErrorBody(status);
+  if (own !== undefined) return textResponse(status, own.text, serverHeader, own.contentType);
   return textResponse(status, STATUS_TEXT[status] ?? "\n", serverHeader);
 }

@@ -69,6 +69,7 @@ export function parseFileText(text: string): FileParse {
   const entries: Entry[] = [];
   const problems: DocProblem[] = [];
   const skipped: SkippedDoc[] = [];
+  const strings = new Map<string, string>();
   for (const [docIndex, raw] of read.documents.entries()) {
     if (raw === null || raw === undefined) continue;
     const rec = raw as Record<string, unknown>;
@@ -82,6 +83,7 @@ export function parseFileText(text: string): FileParse {
       : [[raw, ""] as const];
     for (const [object, where] of objects) {
       const result = validate(object);
+      if ("entry" in result) shareStrings(result.entry.object, strings);
       if ("skipped" in result) skipped.push({ docIndex, ...result.skipped });
       else if ("problem" in result) {
         problems.push({ docIndex, ...result.problem, reason: where + result.problem.reason });
@@ -93,6 +95,25 @@ export function parseFileText(text: string): FileParse {
 }
 
 const none = { entries: [], problems: [], skipped: [] } as const;
+
+/**
+ * Equal strings of one file's objects made one string, in place (the objects are the schemas' fresh
+ * output, not yet shared). The YAML parser gives every scalar its own string, and a served object lives
+ * as long as its file is unchanged: at 10k routes, 39k strings held 2.6k distinct values (`Prefix`,
+ * `backend`, `/p0`… once per route).
+ */
+function shareStrings(value: unknown, strings: Map<string, string>): void {
+  if (typeof value !== "object" || value === null) return;
+  const record = value as Record<string, unknown>;
+  for (const key of Object.keys(record)) {
+    const v = record[key];
+    if (typeof v === "string") {
+      const kept = strings.get(v);
+      if (kept === undefined) strings.set(v, v);
+      else record[key] = kept;
+    } else if (typeof v === "object" && v !== null) shareStrings(v, strings);
+  }
+}
 
 /** Set for the test suite and conformance (test/setup.ts), as the translator's own self-checks are. */
 const checkingNative = process.env.GATEHOUSE_TRANSLATE_CHECK === "1";

@@ -165,6 +165,11 @@ test("client CA references of spec.tls.frontend: ConfigMaps and Secrets, default
   expect([...referencedSecrets({ gateways: [gw] as never, ingresses: [] })]).toEqual(["o/ca-secret"]);
 });
 
+test("referencedConfigMaps: the --error-pages-configmap one is kept although nothing names it", () => {
+  expect([...referencedConfigMaps([], [], [], ["ops/errors"])]).toEqual(["ops/errors"]);
+  expect([...referencedConfigMaps([], [], [])]).toEqual([]);
+});
+
 test("referencedSecrets: an Ingress's auth-tls-secret, in its own namespace only", () => {
   const ing = (name: string, value: string) => ({
     metadata: {

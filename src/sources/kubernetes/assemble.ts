@@ -119,15 +119,17 @@ function collectSecretRefs(value: unknown, namespace: string, out: Set<string>):
 /**
  * `namespace/name` of every ConfigMap an Ingress names in ingress-nginx's `custom-headers` (in its own
  * namespace; nginx-references.ts reads the value), a Gateway names as a client CA (`spec.tls.frontend`)
- * or a BackendTLSPolicy names in `validation.caCertificateRefs` (core ConfigMaps, in its own namespace).
- * Only these are kept in memory with their data.
+ * or a BackendTLSPolicy names in `validation.caCertificateRefs` (core ConfigMaps, in its own namespace),
+ * plus `always` (the `--error-pages-configmap` one, which no object names). Only these are kept in memory
+ * with their data.
  */
 export function referencedConfigMaps(
   ingresses: readonly unknown[],
   gateways: readonly unknown[] = [],
   backendTLSPolicies: readonly unknown[] = [],
+  always: Iterable<string> = [],
 ): Set<string> {
-  const out = new Set<string>();
+  const out = new Set<string>(always);
   for (const ing of ingresses) {
     const key = customHeadersConfigMap(ing as Ingress);
     if (key !== undefined) out.add(key);

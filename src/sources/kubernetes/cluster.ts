@@ -51,6 +51,7 @@ export class ClusterRuntime {
       debounceMs: config["debounce-ms"],
       // No object names the default certificate's Secret; without this its data would be dropped.
       alwaysSecrets: config["default-certificate"] ? [config["default-certificate"]] : [],
+      alwaysConfigMaps: config["error-pages-configmap"] ? [config["error-pages-configmap"]] : [],
       gatewayController: config["gateway-controller"],
     });
     let leader = () => false;

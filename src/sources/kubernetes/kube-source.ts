@@ -25,6 +25,8 @@ export interface KubernetesSourceOptions {
   readonly watchIdleMs?: number;
   /** Secrets kept with their data although nothing references them (`--default-certificate`). */
   readonly alwaysSecrets?: readonly string[];
+  /** ConfigMaps kept with their data although nothing references them (`--error-pages-configmap`). */
+  readonly alwaysConfigMaps?: readonly string[];
   /** How long a snapshot waits for referenced Secrets and ConfigMaps still being read (default 5 s); see
    * ReferencedData. */
   readonly secretWaitMs?: number;
@@ -94,7 +96,8 @@ export class KubernetesSource {
       kind: "ConfigMap",
       dataFields: ["data"],
       unread: ["binaryData"],
-      referencedBy: (o) => referencedConfigMaps(o.Ingress, o.Gateway, o.BackendTLSPolicy),
+      referencedBy: (o) =>
+        referencedConfigMaps(o.Ingress, o.Gateway, o.BackendTLSPolicy, opts.alwaysConfigMaps ?? []),
       waitMs: opts.secretWaitMs,
     });
     this.#informers = new Map(

@@ -27,6 +27,11 @@ export function ingressDefaultBackendRouteName(namespace: string, name: string):
   return `ingress/${namespace}/${name}/default-backend`;
 }
 
+/** The route of `--default-backend-service` (ingress-nginx's catch-all), on each host it is placed on. */
+export function defaultBackendServiceRouteName(): string {
+  return "default-backend-service";
+}
+
 /**
  * `<main route>/canary/<how>`: a route a canary Ingress adds beside the main Ingress's route it joins
  * (`how`: header, header-never, cookie, cookie-never). Under the main route's name, since it inherits
@@ -197,4 +202,17 @@ export function backendTLSId(id: string, clientCertificateOf?: { namespace: stri
  */
 export function ingressTLSBackendId(id: string, namespace: string, name: string): string {
   return `${id}/tls/ingress/${namespace}/${name}`;
+}
+
+/**
+ * `<backend id>/policy/<ns>/<name>[+<ns>/<name>…]`: a Service port as the routes of an HTTPRoute or a
+ * Gateway reach it, with what their BackendTrafficPolicies set (the policies that decide some field
+ * group, most specific first). Routes reached through the same policies share it (and its health state,
+ * breaker counts); other routes of the port keep the plain backend.
+ */
+export function trafficPolicyBackendId(
+  id: string,
+  policies: readonly { readonly namespace: string; readonly name: string }[],
+): string {
+  return `${id}/policy/${policies.map((p) => `${p.namespace}/${p.name}`).join("+")}`;
 }

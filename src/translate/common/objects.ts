@@ -55,3 +55,10 @@ export function secretText(secret: Secret, key: string): string | undefined {
   const b64 = secret.data?.[key];
   return b64 === undefined ? undefined : Buffer.from(b64, "base64").toString("utf8");
 }
+
+/**
+ * The one empty list translations share for "no header matches", "no filters" and the like: kept
+ * translations (the memos) live as long as their objects, and at 10k routes a list each was tens of
+ * thousands of arrays. Frozen, as nothing downstream may change a translation.
+ */
+export const emptyList: readonly never[] = Object.freeze([]);

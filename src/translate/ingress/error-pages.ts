@@ -4,8 +4,8 @@
  * gateway's own and the backend's (`proxy_intercept_errors on`, unless `disable-proxy-intercept-errors:
  * "true"`), are replaced by the answer of the `default-backend` Service (its first port, as ingress-nginx
  * takes), asked with X-Code and the other X- fields (model/error-pages.ts). Differences, reported:
- * - `custom-http-errors` without `default-backend`: ingress-nginx asks its global default backend
- *   (`--default-backend-service`), which Gatehouse does not have: the codes are not replaced.
+ * - `custom-http-errors` without `default-backend` asks the global default backend, as ingress-nginx
+ *   does: `--default-backend-service` when given; without it, reported, and the codes are not replaced.
  * - `default-backend` alone: ingress-nginx sends the requests of a Service without endpoints there;
  *   Gatehouse answers them 503 as before.
  * A code outside 400–599 is refused (the others stay). The Ingress's canaries keep their own answers.
@@ -37,12 +37,14 @@ export function applyErrorPages(
   ingresses: readonly Ingress[],
   backends: Readonly<Record<string, Backend>>,
   index: SnapshotIndex,
+  /** `--default-backend-service` (`namespace/name`): the error Service of Ingresses naming none. */
+  globalBackend?: string,
 ): ErrorPagesResult {
   const problems: Problem[] = [];
   const added = new Map<string, Backend>();
   const wanted = new Map<string, Omit<RouteErrorPages, "serviceName" | "servicePort">>();
   for (const ingress of ingresses) {
-    const pages = readErrorPages(ingress, index, problems, added);
+    const pages = readErrorPages(ingress, index, problems, added, globalBackend);
     if (pages !== undefined) wanted.set(`${namespaceOf(ingress)}/${nameOf(ingress)}`, pages);
   }
   if (wanted.size === 0) return { virtualHosts: [...virtualHosts], backends: { ...backends }, problems };
@@ -68,6 +70,7 @@ function readErrorPages(
   index: SnapshotIndex,
   problems: Problem[],
   added: Map<string, Backend>,
+  globalBackend: string | undefined,
 ): Omit<RouteErrorPages, "serviceName" | "servicePort"> | undefined {
   const ref = sourceRef("Ingress", ingress);
   const report = (name: string, value: string, why: string, reason: string, severity: Problem["severity"]) =>
@@ -88,16 +91,19 @@ function readErrorPages(
   }
   const codes = parseCodes(rawCodes, (why) => bad(CODES, rawCodes, why));
   if (codes.length === 0) return undefined;
-  if (rawBackend === undefined || rawBackend === "") {
+  const namespace = namespaceOf(ingress);
+  const own = rawBackend !== undefined && rawBackend !== "";
+  if (!own && globalBackend === undefined) {
     notDone(
       CODES,
       rawCodes,
-      `needs ${BACKEND} (Gatehouse has no global default backend): the codes are not replaced`,
+      `needs ${BACKEND} or --default-backend-service (the global default backend): the codes are not replaced`,
     );
     return undefined;
   }
-  const namespace = namespaceOf(ingress);
-  const backend = errorBackend(index, namespace, rawBackend, ref, problems);
+  const [serviceNamespace, serviceName] = own ? [namespace, rawBackend] : (globalBackend ?? "").split("/");
+  const what = own ? `annotation ${NGINX_PREFIX}${BACKEND}` : "--default-backend-service";
+  const backend = errorBackend(index, serviceNamespace ?? "", serviceName ?? "", ref, problems, what);
   if (backend === undefined) return undefined;
   added.set(backend.id, backend);
   const rawNoIntercept = annotationOf(ingress, NGINX_PREFIX + NO_INTERCEPT);
@@ -135,6 +141,7 @@ function errorBackend(
   name: string,
   ref: SourceRef,
   problems: Problem[],
+  what: string,
 ): Backend | undefined {
   if (name.includes("/")) {
     problems.push(
@@ -152,18 +159,14 @@ function errorBackend(
   const found = lookupServiceBackend(index, namespace, name, { number: port?.port ?? 0 });
   if (found.issue !== undefined)
     problems.push(
-      problem(
-        ref,
-        found.issue.reason,
-        `annotation ${NGINX_PREFIX}${BACKEND}: ${found.issue.message}; the gateway's own errors are sent`,
-      ),
+      problem(ref, found.issue.reason, `${what}: ${found.issue.message}; the gateway's own errors are sent`),
     );
   else if (found.backend.problem !== undefined)
     problems.push(
       problem(
         ref,
         "BackendUnavailable",
-        `annotation ${NGINX_PREFIX}${BACKEND}: Service ${namespace}/${name} has no ready endpoints; the gateway's own errors are sent`,
+        `${what}: Service ${namespace}/${name} has no ready endpoints; the gateway's own errors are sent`,
         "warning",
       ),
     );

@@ -65,6 +65,7 @@ import {
   joinCanaries,
 } from "./canary.ts";
 import { hostsWithRootPrefix, placeDefaultBackends } from "./default-backend.ts";
+import { placeDefaultBackendService } from "./default-backend-service.ts";
 import { applyErrorPages } from "./error-pages.ts";
 import type { IngressTranslation } from "./ingress.ts";
 import { type ClassSelection, selectIngresses } from "./ingress-class.ts";
@@ -84,6 +85,8 @@ export interface IngressesOptions extends ClassSelection, IngressTLSOptions {
   readonly enableSslPassthrough: boolean;
   /** Header names `custom-headers` may set (`--global-allowed-response-headers`). */
   readonly allowedResponseHeaders: readonly string[];
+  /** `namespace/name` of the Service unmatched requests go to (`--default-backend-service`). */
+  readonly defaultBackendService?: string;
 }
 
 export interface IngressesTranslation {
@@ -156,7 +159,10 @@ export function translateIngresses(
   );
   const rules = dropConflicts(translations.flatMap((t) => t.routes));
   const defaults = dropConflicts(placeDefaultBackends(translations, hostsWithRootPrefix(rules.kept)));
-  const built = joinCanaries(buildVirtualHosts([...rules.kept, ...defaults.kept], index), canaries, index);
+  const placed = [...rules.kept, ...defaults.kept];
+  const global = placeDefaultBackendService(opts.defaultBackendService, translations, placed, index);
+  const candidates = [...placed, ...global.candidates];
+  const built = joinCanaries(buildVirtualHosts(candidates, index), canaries, index);
   const written = new Map(rules.kept.map((c) => [c.name, c.written ?? c.path.value]));
   const regex = applyRegexPaths(
     built.virtualHosts,
@@ -170,7 +176,13 @@ export function translateIngresses(
     index,
   );
   const mainIngresses = ingresses.filter((i) => !isCanary(i));
-  const paged = applyErrorPages(routed.virtualHosts, mainIngresses, routed.backends, index);
+  const paged = applyErrorPages(
+    routed.virtualHosts,
+    mainIngresses,
+    routed.backends,
+    index,
+    opts.defaultBackendService,
+  );
   // Client certificates (auth-tls-*), a host's setting: before aliases copy the host's routes.
   const mtls = applyClientCertificates(
     paged.virtualHosts,
@@ -197,6 +209,7 @@ export function translateIngresses(
   problems.push(
     ...rules.problems,
     ...defaults.problems,
+    ...global.problems,
     ...built.problems,
     ...regex.problems,
     ...routed.problems,

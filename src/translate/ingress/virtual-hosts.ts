@@ -1,6 +1,7 @@
-import type { Backend, Problem, Route, VirtualHost } from "../../model/index.ts";
+import type { Backend, Problem, Route, RouteAction, VirtualHost } from "../../model/index.ts";
 import { type BackendIssue, type BackendLookup, lookupServiceBackend } from "../common/backends.ts";
 import type { HostPattern } from "../common/host-patterns.ts";
+import { emptyList } from "../common/objects.ts";
 import { internalProblem, problem } from "../common/problems.ts";
 import type { SnapshotIndex } from "../common/snapshot-index.ts";
 import { compareRoutePrecedence, compareStrings } from "../common/sort.ts";
@@ -23,6 +24,8 @@ export interface BuiltHosts {
 export function buildVirtualHosts(candidates: readonly RouteCandidate[], index: SnapshotIndex): BuiltHosts {
   const lookups = new Map<string, BackendLookup>();
   const backends = new Map<string, Backend>();
+  // Routes to the same backend share their action (and lists): the model is never changed downstream.
+  const forwards = new Map<string, RouteAction>();
   const problems: Problem[] = [];
   const hosts = new Map<string, { host: HostPattern; entries: { c: RouteCandidate; route: Route }[] }>();
   for (const c of candidates) {
@@ -38,12 +41,20 @@ export function buildVirtualHosts(candidates: readonly RouteCandidate[], index: 
       if (lookup.issue) problems.push(issueProblem(c, lookup.issue));
       problems.push(...lookup.sideProblems);
       backends.set(lookup.backend.id, lookup.backend);
+      let action = forwards.get(lookup.backend.id);
+      if (action === undefined) {
+        action = {
+          kind: "Forward",
+          backends: [{ backendId: lookup.backend.id, weight: 1, filters: emptyList }],
+        };
+        forwards.set(lookup.backend.id, action);
+      }
       const route: Route = {
         name: c.name,
         source: c.ref,
-        match: { path: c.path, headers: [], queryParams: [] },
-        filters: [],
-        action: { kind: "Forward", backends: [{ backendId: lookup.backend.id, weight: 1, filters: [] }] },
+        match: { path: c.path, headers: emptyList, queryParams: emptyList },
+        filters: emptyList,
+        action,
       };
       const group = hosts.get(c.host.hostname);
       if (group) group.entries.push({ c, route });

@@ -1,8 +1,9 @@
 /**
  * GEP-713 direct policy attachment, generic over the policy kind (AuthPolicy, RateLimitPolicy, …).
  * A policy names targets in its own namespace: a Gateway (optionally one listener by `sectionName`), an
- * HTTPRoute (optionally one named rule) or an Ingress. For each placed route (a route on one listener)
- * the most specific target that has a policy decides: HTTPRoute rule > HTTPRoute or Ingress > Gateway
+ * HTTPRoute (optionally one named rule), an Ingress, or, for a policy kind that opts in (`grpcRoutes`), a
+ * GRPCRoute (optionally one named rule). For each placed route (a route on one listener) the most
+ * specific target that has a policy decides: route rule > HTTPRoute, GRPCRoute or Ingress > Gateway
  * listener > Gateway. Several policies on the very same target: the oldest wins (creationTimestamp, then
  * namespace/name) and the others are Conflicted there. Pure: input is the snapshot's objects and the
  * built model; output is the choice per placed route and one outcome per (policy, target).
@@ -32,6 +33,14 @@ export interface PolicyTargets {
   readonly httpRoutes: ReadonlyMap<string, ReadonlySet<string>>;
   /** `<ns>/<name>`. */
   readonly ingresses: ReadonlySet<string>;
+  /** `<ns>/<name>` → rule names; absent: none. */
+  readonly grpcRoutes?: ReadonlyMap<string, ReadonlySet<string>>;
+}
+
+/** Which target kinds a policy kind takes beyond Gateway, HTTPRoute and Ingress. */
+export interface AttachOptions {
+  /** GRPCRoutes (and their named rules) are targets too. */
+  readonly grpcRoutes?: boolean;
 }
 
 /** GEP-713 PolicyAncestorStatus reasons for the Accepted condition. */
@@ -62,17 +71,16 @@ export function policyTargets(snapshot: ResourceSnapshot): PolicyTargets {
         key(g),
         new Set(arrayOf(g.spec?.listeners).flatMap((l) => (typeof l?.name === "string" ? [l.name] : []))),
       );
+  const ruleNames = (rules: readonly ({ name?: unknown } | null | undefined)[] | undefined) =>
+    new Set(arrayOf(rules).flatMap((rule) => (typeof rule?.name === "string" ? [rule.name] : [])));
   const httpRoutes = new Map<string, Set<string>>();
   for (const r of arrayOf(snapshot?.httpRoutes))
-    if (r?.metadata)
-      httpRoutes.set(
-        key(r),
-        new Set(
-          arrayOf(r.spec?.rules).flatMap((rule) => (typeof rule?.name === "string" ? [rule.name] : [])),
-        ),
-      );
+    if (r?.metadata) httpRoutes.set(key(r), ruleNames(r.spec?.rules));
+  const grpcRoutes = new Map<string, Set<string>>();
+  for (const r of arrayOf(snapshot?.grpcRoutes))
+    if (r?.metadata) grpcRoutes.set(key(r), ruleNames(r.spec?.rules));
   const ingresses = new Set(arrayOf(snapshot?.ingresses).flatMap((i) => (i?.metadata ? [key(i)] : [])));
-  return { gateways, httpRoutes, ingresses };
+  return { gateways, httpRoutes, ingresses, grpcRoutes };
 }
 
 /** Key of an exact target; also what a placed route looks up, most specific first. */
@@ -82,6 +90,7 @@ const targetKey = (kind: string, ns: string, name: string, section?: string) =>
 export function attachPolicies<P extends AttachablePolicy>(
   policies: readonly P[],
   targets: PolicyTargets,
+  options: AttachOptions = {},
 ): AttachmentResult<P> {
   const sorted = [...policies].sort((a, b) => compareSourceAge(a.order, b.order));
   const winners = new Map<string, P>();
@@ -102,7 +111,7 @@ export function attachPolicies<P extends AttachablePolicy>(
       const key = targetKey(t.kind, ns, t.name, t.sectionName);
       if (seen.has(`${t.group}/${key}`)) continue;
       seen.add(`${t.group}/${key}`);
-      const missing = findTarget(t, ns, targets);
+      const missing = findTarget(t, ns, targets, options);
       if (missing !== undefined) {
         results.push({ ancestorRef, ...missing });
         continue;
@@ -140,11 +149,14 @@ function findTarget(
   t: PolicyTargetRef,
   ns: string,
   targets: PolicyTargets,
+  options: AttachOptions,
 ): { outcome: AncestorOutcome; message: string } | undefined {
   const id = `${ns}/${t.name}`;
   const notFound = (what: string) => ({ outcome: "TargetNotFound" as const, message: `${what} not found` });
-  if (t.group === gatewayGroup && (t.kind === "Gateway" || t.kind === "HTTPRoute")) {
-    const sections = (t.kind === "Gateway" ? targets.gateways : targets.httpRoutes).get(id);
+  const grpc = options.grpcRoutes === true && t.kind === "GRPCRoute";
+  if (t.group === gatewayGroup && (t.kind === "Gateway" || t.kind === "HTTPRoute" || grpc)) {
+    const byKind = t.kind === "Gateway" ? targets.gateways : grpc ? targets.grpcRoutes : targets.httpRoutes;
+    const sections = byKind?.get(id);
     if (sections === undefined) return notFound(`${t.kind} ${id}`);
     if (t.sectionName !== undefined && !sections.has(t.sectionName))
       return notFound(`${t.kind === "Gateway" ? "listener" : "rule"} "${t.sectionName}" of ${t.kind} ${id}`);
@@ -166,10 +178,9 @@ function findTarget(
 function levelKeys(listener: Listener, route: Route): string[] {
   const keys: string[] = [];
   const src = route.source;
-  if (src.kind === "HTTPRoute") {
-    if (route.ruleName !== undefined)
-      keys.push(targetKey("HTTPRoute", src.namespace, src.name, route.ruleName));
-    keys.push(targetKey("HTTPRoute", src.namespace, src.name));
+  if (src.kind === "HTTPRoute" || src.kind === "GRPCRoute") {
+    if (route.ruleName !== undefined) keys.push(targetKey(src.kind, src.namespace, src.name, route.ruleName));
+    keys.push(targetKey(src.kind, src.namespace, src.name));
   } else if (src.kind === "Ingress") keys.push(targetKey("Ingress", src.namespace, src.name));
   const gw = listener.source;
   if (gw.kind !== "Gateway") return keys;

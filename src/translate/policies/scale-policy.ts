@@ -19,6 +19,13 @@ import type { ObjectStatus } from "../../status/types.ts";
 import { arrayOf, creationMillis, sourceRef } from "../common/objects.ts";
 import { internalProblem, problem } from "../common/problems.ts";
 import { compareSourceAge, compareStrings, type SourceOrder } from "../common/sort.ts";
+import {
+  ancestorRefOf,
+  attachServiceTarget,
+  isServiceRef,
+  type ServiceWinners,
+  targetRefsOf,
+} from "./backend/service-targets.ts";
 import type { AncestorResult } from "./policy-attachment.ts";
 import { policyProblems, policyStatus } from "./policy-status.ts";
 import { parseScaleAnnotations, parseScaleSpec, type ScaleSettings } from "./scale-policy-spec.ts";
@@ -35,10 +42,11 @@ interface Candidate {
   readonly order: SourceOrder;
   readonly policy: ScaleToZeroPolicy;
   readonly settings: ScaleSettings | string;
+  readonly valid: boolean;
 }
 
 /** The policy deciding on each target key (`<ns>/<service>` or `<ns>/<service>#<port name>`). */
-type Winners = Map<string, Candidate>;
+type Winners = ServiceWinners<Candidate>;
 
 export function applyScaleToZeroPolicies(
   model: GatewayModel,
@@ -57,6 +65,7 @@ export function applyScaleToZeroPolicies(
         ref,
         policy: p,
         settings,
+        valid: typeof settings !== "string",
         order: { namespace: ref.namespace, name: ref.name, createdMs: creationMillis(p) },
       });
     } catch (err) {
@@ -92,51 +101,11 @@ export function applyScaleToZeroPolicies(
 
 /** The policy's outcome on each of its targets; valid policies claim the targets they win. */
 function attach(c: Candidate, services: ReadonlyMap<string, Service>, winners: Winners): AncestorResult[] {
-  const ns = c.ref.namespace;
-  const results: AncestorResult[] = [];
-  const seen = new Set<string>();
-  for (const t of arrayOf(c.policy.spec?.targetRefs)) {
-    if (typeof t?.name !== "string" || typeof t.kind !== "string" || typeof t.group !== "string") continue;
-    const section = t.sectionName === undefined || t.sectionName === "" ? undefined : t.sectionName;
-    const key = `${ns}/${t.name}${section === undefined ? "" : `#${section}`}`;
-    if (seen.has(`${t.group}/${t.kind}/${key}`)) continue;
-    seen.add(`${t.group}/${t.kind}/${key}`);
-    const ancestorRef = {
-      group: t.group,
-      kind: t.kind,
-      namespace: ns,
-      name: t.name,
-      ...(section !== undefined ? { sectionName: section } : {}),
-    };
-    if (t.group !== "" || t.kind !== "Service") {
-      const what = `${t.group ? `${t.group}/` : ""}${t.kind}`;
-      results.push({
-        ancestorRef,
-        outcome: "Invalid",
-        message: `target kind ${what} is not supported (core Service)`,
-      });
-      continue;
-    }
-    const svc = services.get(`${ns}/${t.name}`);
-    if (svc === undefined) {
-      results.push({ ancestorRef, outcome: "TargetNotFound", message: `Service ${ns}/${t.name} not found` });
-      continue;
-    }
-    if (section !== undefined && !arrayOf(svc.spec?.ports).some((p) => p?.name === section)) {
-      const message = `Service ${ns}/${t.name} has no port named "${section}"`;
-      results.push({ ancestorRef, outcome: "TargetNotFound", message });
-      continue;
-    }
-    const winner = typeof c.settings === "string" ? undefined : winners.get(key);
-    if (winner === undefined) {
-      if (typeof c.settings !== "string") winners.set(key, c);
-      results.push({ ancestorRef, outcome: "Accepted", message: "the policy applies to this target" });
-    } else {
-      const message = `ScaleToZeroPolicy ${winner.ref.namespace}/${winner.ref.name} targets the same object and is older (or first by namespace/name when ages tie); it applies instead`;
-      results.push({ ancestorRef, outcome: "Conflicted", message });
-    }
-  }
-  return results;
+  return targetRefsOf(c.policy.spec?.targetRefs).map((t): AncestorResult => {
+    if (isServiceRef(t)) return attachServiceTarget(c, t, services, winners);
+    const message = `target kind ${t.group ? `${t.group}/` : ""}${t.kind} is not supported (core Service)`;
+    return { ancestorRef: ancestorRefOf(t, c.ref.namespace), outcome: "Invalid", message };
+  });
 }
 
 /** Every backend of a targeted (or annotated) Service port with its activation settings. */
@@ -154,7 +123,7 @@ function withActivation(
     const key = `${b.service.namespace}/${b.service.name}`;
     const svc = services.get(key);
     // A backend on the Service's cluster IP always has its one endpoint: nothing to wake.
-    if (svc === undefined || id.endsWith("@cluster-ip")) continue;
+    if (svc === undefined || id.includes("@cluster-ip")) continue;
     const port = arrayOf(svc.spec?.ports).find((p) => p?.port === b.service.port);
     if (port === undefined) continue;
     const c = (port.name ? winners.get(`${key}#${port.name}`) : undefined) ?? winners.get(key);

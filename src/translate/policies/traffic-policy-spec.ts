@@ -53,6 +53,8 @@ const notYet: Readonly<Record<string, string>> = {
   responseOverride: "response overrides",
   targetRef: "a single targetRef (use targetRefs)",
   targetSelectors: "target selectors",
+  mergeType:
+    "a merge type (a route's policy is always merged with its Gateway's by field group: docs/traffic-policy.md)",
 };
 
 const passiveFields = new Set([

@@ -5,14 +5,13 @@
  * The gateway is a tiny `Bun.serve` calling `AuthEnforcer.check` (the stand-in for the proxy hook).
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { createServer, type Server } from "node:http";
-import Provider from "oidc-provider";
 import { AuthEnforcer } from "../../../src/auth/enforce.ts";
 import type { Route } from "../../../src/model/index.ts";
 import { translate } from "../../../src/translate/translate.ts";
 import { loadCase } from "../../golden/load.ts";
+import { Browser, oidcPolicyYaml, startIdP, type TestIdP, webIngressYaml } from "../../helpers/oidc-idp.ts";
 
-let idp: Server;
+let idp: TestIdP;
 let issuer: string;
 let gateway: ReturnType<typeof Bun.serve>;
 let app: string;
@@ -20,78 +19,15 @@ let route: Route | undefined;
 /** A second route (another Ingress) under the same policy: the session must work there too. */
 let reports: Route | undefined;
 let enforcer: AuthEnforcer;
-let tokenRequests = 0;
 
 beforeAll(async () => {
-  idp = createServer();
-  await new Promise<void>((resolve) => idp.listen(0, "127.0.0.1", resolve));
-  issuer = `http://127.0.0.1:${(idp.address() as { port: number }).port}`;
   gateway = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: standIn });
   app = `http://127.0.0.1:${gateway.port}`;
-  const provider = new Provider(issuer, {
-    clients: [
-      {
-        client_id: "gatehouse",
-        client_secret: "s3cret",
-        redirect_uris: [`${app}/oauth2/callback`],
-        post_logout_redirect_uris: [`${app}/bye`],
-        grant_types: ["authorization_code", "refresh_token"],
-        response_types: ["code"],
-      },
-    ],
-    features: { devInteractions: { enabled: true }, rpInitiatedLogout: { enabled: true } },
-    issueRefreshToken: async () => true,
-    // Claims go into the ID token (Gatehouse reads the ID token only, never userinfo).
-    conformIdTokenClaims: false,
-    // Short token lives so the test sees a refresh without waiting long.
-    ttl: { IdToken: 1, AccessToken: 1, RefreshToken: 600, Session: 600, Grant: 600, Interaction: 600 },
-    findAccount: async (_ctx: unknown, id: string) => ({
-      accountId: id,
-      claims: async () => ({ sub: id, email: `${id}@example.test` }),
-    }),
-    claims: { email: ["email"], openid: ["sub"] },
-  });
-  provider.on("grant.success", () => tokenRequests++);
-  idp.on("request", provider.callback());
-  const sessionKey = Buffer.alloc(32, 7).toString("base64");
-  const loaded = loadCase(`apiVersion: networking.k8s.io/v1
-kind: Ingress
-metadata: { name: app, namespace: default, annotations: { gatehouse.dev/auth-policy: login } }
-spec:
-  ingressClassName: gatehouse
-  rules:
-    - http:
-        paths: [{ path: /, pathType: Prefix, backend: { service: { name: web, port: { number: 80 } } } }]
----
-apiVersion: networking.k8s.io/v1
-kind: Ingress
-metadata: { name: reports, namespace: default, annotations: { gatehouse.dev/auth-policy: login } }
-spec:
-  ingressClassName: gatehouse
-  rules:
-    - http:
-        paths: [{ path: /reports, pathType: Prefix, backend: { service: { name: web, port: { number: 80 } } } }]
----
-apiVersion: gatehouse.dev/v1alpha1
-kind: AuthPolicy
-metadata: { name: login, namespace: default }
-spec:
-  targetRefs: [{ group: networking.k8s.io, kind: Ingress, name: app }]
-  oidc:
-    issuer: "${issuer}"
-    clientID: gatehouse
-    clientSecretRef: { name: oidc }
-    sessionKeyRef: { name: oidc }
-    redirectURL: "${app}/oauth2/callback"
-    postLogoutRedirectURL: "${app}/bye"
-    scopes: [email]
-  claimToHeaders: [{ claim: email, header: X-Email }]
----
-apiVersion: v1
-kind: Secret
-metadata: { name: oidc, namespace: default }
-data: { client-secret: ${btoa("s3cret")}, session-key: ${sessionKey} }
-`);
+  idp = await startIdP(() => app);
+  issuer = idp.issuer;
+  const loaded = loadCase(`${webIngressYaml("app", "/")}---
+${webIngressYaml("reports", "/reports")}---
+${oidcPolicyYaml(issuer, app, ["app", "reports"])}`);
   expect(loaded.problems).toEqual([]);
   const { model, problems } = translate(loaded.snapshot);
   expect(problems.filter((p) => p.object.kind === "AuthPolicy")).toEqual([]);
@@ -129,59 +65,9 @@ async function standIn(req: Request): Promise<Response> {
   return res;
 }
 
-/** A browser: one cookie jar (cookies are shared across ports of a host, as browsers do), redirects followed. */
-class Browser {
-  readonly jar = new Map<string, string>();
-  async go(url: string, init: RequestInit = {}, follow = true): Promise<{ res: Response; url: string }> {
-    let current = url;
-    let options = init;
-    for (let hop = 0; hop < 15; hop++) {
-      const headers = new Headers(options.headers);
-      if (this.jar.size > 0) headers.set("cookie", [...this.jar].map(([k, v]) => `${k}=${v}`).join("; "));
-      const res = await fetch(current, { ...options, headers, redirect: "manual" });
-      for (const c of res.headers.getSetCookie()) {
-        const [pair = "", ...attrs] = c.split(";");
-        const eq = pair.indexOf("=");
-        const name = pair.slice(0, eq).trim();
-        const gone = attrs.some((a) => /max-age=0\b/i.test(a) || /expires=Thu, 01 Jan 1970/i.test(a));
-        if (gone || pair.slice(eq + 1) === "") this.jar.delete(name);
-        else this.jar.set(name, pair.slice(eq + 1));
-      }
-      const location = res.headers.get("location");
-      if (!follow || location === null || res.status < 300 || res.status > 399) return { res, url: current };
-      current = new URL(location, current).toString();
-      options = {};
-    }
-    throw new Error("too many redirects");
-  }
-
-  /** Submit the provider's interaction form (login, then consent) until we leave the provider. */
-  async login(start: string): Promise<{ res: Response; url: string }> {
-    let page = await this.go(start);
-    for (let i = 0; i < 4 && page.url.startsWith(issuer); i++) {
-      const html = await page.res.text();
-      const action = /<form[^>]*action="([^"]+)"/.exec(html)?.[1];
-      if (!action) throw new Error(`no form on ${page.url}: ${html.slice(0, 200)}`);
-      const fields = new URLSearchParams();
-      for (const m of html.matchAll(/<input[^>]*name="([^"]+)"[^>]*value="([^"]*)"/g))
-        fields.set(m[1] as string, m[2] as string);
-      if (html.includes('name="login"')) {
-        fields.set("login", "alice");
-        fields.set("password", "pw");
-      }
-      page = await this.go(new URL(action, page.url).toString(), {
-        method: "POST",
-        headers: { "content-type": "application/x-www-form-urlencoded" },
-        body: fields.toString(),
-      });
-    }
-    return page;
-  }
-}
-
 // One run only: the gateway is a Bun.serve stand-in for the proxy hook, not a Gatehouse listener.
 describe("OIDC browser flow against oidc-provider", () => {
-  const browser = new Browser();
+  const browser = new Browser(() => issuer);
 
   test("JSON clients without a session get 401, browsers a redirect with PKCE, state and nonce", async () => {
     const json = await fetch(`${app}/api`, { headers: { accept: "application/json" } });
@@ -219,7 +105,7 @@ describe("OIDC browser flow against oidc-provider", () => {
   test("a callback without the login cookie, or with another state, is refused", async () => {
     const bare = await fetch(`${app}/oauth2/callback?code=abc&state=xyz`);
     expect(bare.status).toBe(401);
-    const other = new Browser();
+    const other = new Browser(() => issuer);
     const { res } = await other.go(`${app}/app`, {}, false);
     const state = new URL(res.headers.get("location") as string).searchParams.get("state");
     const forged = await other.go(`${app}/oauth2/callback?code=abc&state=${state}x`, {}, false);
@@ -239,12 +125,12 @@ describe("OIDC browser flow against oidc-provider", () => {
   test("expired tokens are refreshed with the refresh token and a new cookie is set", async () => {
     const name = [...browser.jar.keys()].find((k) => k.startsWith("gatehouse-session-")) as string;
     const before = browser.jar.get(name);
-    const grants = tokenRequests;
+    const grants = idp.grants();
     await Bun.sleep(1300);
     const { res } = await browser.go(`${app}/later`, { headers: { accept: "application/json" } });
     expect(res.status).toBe(200);
     expect(((await res.json()) as { sub: string }).sub).toBe("alice");
-    expect(tokenRequests).toBeGreaterThan(grants);
+    expect(idp.grants()).toBeGreaterThan(grants);
     expect(browser.jar.get(name)).not.toBe(before);
   });
 

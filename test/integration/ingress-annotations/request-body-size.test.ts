@@ -5,7 +5,7 @@
  * limit is cut: 413, the backend having had at most the limit; once the response has started, the client's
  * response is cut instead. `0` and an Ingress without the annotation take any size; a value that is not a
  * size is reported (InvalidAnnotation, in the problems metric) and ingress-nginx's default 1m limits that
- * Ingress. A route the raw front relays to the full request path (CORS) is limited alike.
+ * Ingress. A route the raw front relays to the full request path (error pages) is limited alike.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
@@ -72,8 +72,12 @@ function manifests(backendPort: number): string {
     ingress("small", { "proxy-body-size": "1k" }),
     ingress("none", {}),
     ingress("zero", { "proxy-body-size": "0" }),
-    // CORS is not on the raw front's fast path: its requests are relayed to the full request path.
-    ingress("relayed", { "proxy-body-size": "1k", "enable-cors": "true" }),
+    // Error pages are not on the raw front's fast path: its requests are relayed to the full request path.
+    ingress("relayed", {
+      "proxy-body-size": "1k",
+      "custom-http-errors": "599",
+      "default-backend": "counter",
+    }),
     ingress("broken", { "proxy-body-size": "10x" }),
     `apiVersion: v1
 kind: Service

@@ -3,7 +3,7 @@
  * KiB), live on both fronts with bodies large enough to time: the first M KiB come at once, the rest at the
  * rate, so a body of B KiB takes about (B − M) / N seconds; without the annotations it takes milliseconds.
  * Each framing the raw front relays is paced (Content-Length, chunked, close-delimited), so are the requests
- * it relays to the full request path (a CORS route), and the upstream is held back meanwhile, not read
+ * it relays to the full request path (a route with error pages), and the upstream is held back meanwhile, not read
  * ahead into memory. Written exception (docs/http.md): on the full request path (`--front bun`, and the
  * raw front's relayed requests) a paced body always goes out chunked, its Content-Length dropped, a small
  * one too (Bun.serve strips a handler's Content-Length from a stream body; paced-stream.ts). A client
@@ -101,8 +101,13 @@ function manifests(backendPort: number): string {
     ingress("paced", { "limit-rate": "64", "limit-rate-after": "32" }),
     ingress("fast", {}),
     ingress("quick", { "limit-rate": "256", "limit-rate-after": "64" }),
-    // CORS is not on the raw front's fast path: its requests are relayed to the full request path.
-    ingress("relayed", { "limit-rate": "256", "limit-rate-after": "64", "enable-cors": "true" }),
+    // Error pages are not on the raw front's fast path: its requests are relayed to the full request path.
+    ingress("relayed", {
+      "limit-rate": "256",
+      "limit-rate-after": "64",
+      "custom-http-errors": "599",
+      "default-backend": "bodies",
+    }),
     ingress("slow", { "limit-rate": "1024" }),
     ingress("zero", { "limit-rate": "0", "limit-rate-after": "1" }),
     `apiVersion: v1

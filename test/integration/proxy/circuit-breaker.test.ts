@@ -6,7 +6,8 @@
  *   answer, client gone mid-body, upstream timeout), so requests pass again and the gauge reads 0.
  * - Service `flaky` answers 503 and its Ingress retries on 503; `maxParallelRetries: 0` lets no retry go.
  * - Ingress `conn` (`limit-connections: "1"`, Service `free`, no breaker): one request in flight per
- *   client address; a second from the same address gets 503, one from another (127.0.0.3) goes through.
+ *   client address; a second from the same address gets 503, one from another (127.0.0.3) goes through;
+ *   127.0.0.4 is in its `limit-allowlist`, so it is neither counted nor capped.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
@@ -142,7 +143,7 @@ forEachFront("circuit breaking and limit-connections, live", (front) => {
         "proxy-next-upstream": "error http_503",
         "proxy-next-upstream-tries": "3",
       }),
-      ingress("conn", "free", { "limit-connections": "1" }),
+      ingress("conn", "free", { "limit-connections": "1", "limit-allowlist": "127.0.0.4/32" }),
       services(ns, backend.server?.port as number),
       policy(ns, "slow", { maxParallelRequests: 2 }),
       policy(ns, "flaky", { maxParallelRetries: 0 }),
@@ -246,6 +247,22 @@ forEachFront("circuit breaking and limit-connections, live", (front) => {
     expect(after.status).toBe(200);
     expect(await metric("gatehouse_client_concurrency_rejections_total", `zone="ingress/${ns}/conn"`)).toBe(
       1,
+    );
+  });
+
+  test("limit-allowlist exempts a client from limit-connections: two in flight from it are both served", async () => {
+    const before = await metric("gatehouse_client_concurrency_rejections_total", `zone="ingress/${ns}/conn"`);
+    const held = [
+      send(port, "conn.test", "/hold", "127.0.0.4"),
+      send(port, "conn.test", "/hold", "127.0.0.4"),
+    ];
+    await within(3000, async () => backend.inFlight === 2);
+    const third = await send(port, "conn.test", "/fast", "127.0.0.4").answer;
+    expect(third.status).toBe(200);
+    backend.release();
+    for (const h of held) expect((await h.answer).status).toBe(200);
+    expect(await metric("gatehouse_client_concurrency_rejections_total", `zone="ingress/${ns}/conn"`)).toBe(
+      before,
     );
   });
 });

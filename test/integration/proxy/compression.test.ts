@@ -1,8 +1,8 @@
 /**
  * Response compression, live on both fronts (docs/compression.md): `--compression gzip,br,zstd` for
  * Service `bodies`, a BackendTrafficPolicy turning it off for `bodies-off` and one offering Brotli then
- * gzip with a minimum of 10 bytes for `bodies-br`; a CORS route, which the raw front relays to the full
- * request path. Every body is decompressed here with node:zlib and compared with what the backend sent.
+ * gzip with a minimum of 10 bytes for `bodies-br`; a route with error pages, which the raw front relays
+ * to the full request path. Every body is decompressed here with node:zlib and compared with what the backend sent.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
@@ -34,7 +34,7 @@ spec:
     ingress("comp", "bodies"),
     ingress("off", "bodies-off"),
     ingress("br", "bodies-br"),
-    ingress("relayed", "bodies", { "enable-cors": "true" }),
+    ingress("relayed", "bodies", { "custom-http-errors": "599", "default-backend": "bodies" }),
     ingress("paced", "bodies", { "limit-rate": "128" }),
     serviceYaml("bodies", NS, port),
     serviceYaml("bodies-off", NS, port),

@@ -40,7 +40,7 @@ forEachFront("one RateLimitPolicy shared by 3 processes through Redis", (front) 
     await redis?.close();
   });
 
-  test("3 gateway processes, one Redis, 100 per 10 s: 1,000 requests admit 100–105", async () => {
+  test("3 gateway processes, one Redis, 100 per 10 s: 1,000 requests admit 100–105 (plus the refill while the run lasts)", async () => {
     const f = fleet as Fleet;
     const r = redis as RedisServer;
     // Every process must be connected to Redis before the run (the store-up gauge), or it would fail open.
@@ -80,7 +80,8 @@ forEachFront("one RateLimitPolicy shared by 3 processes through Redis", (front) 
     );
     expect(admitted + (statuses.get(429) ?? 0)).toBe(1000);
     expect(admitted).toBeGreaterThanOrEqual(100);
-    expect(admitted).toBeLessThanOrEqual(105);
+    // The bucket refills one request per 100 ms while the run lasts: a slow (loaded) run may admit those.
+    expect(admitted).toBeLessThanOrEqual(105 + Math.floor(elapsedMs / 100));
     // At most one command per request; and keys over the limit are cached until their retry-after, so
     // most of the 900 rejections never reach Redis.
     expect(calls).toBeLessThanOrEqual(1000);

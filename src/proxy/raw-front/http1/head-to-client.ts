@@ -7,6 +7,7 @@
 import { STATUS_CODES } from "node:http";
 import type { ContentCoding } from "../../../model/index.ts";
 import { editEncodedFields } from "../../compression/response-rules.ts";
+import { type OwnErrorBody, ownErrorBody } from "../../error-pages/own-bodies.ts";
 import type { ResponseFilter } from "../../filters/filter-types.ts";
 import { HOP_BY_HOP } from "../../request/hop-by-hop.ts";
 import { STATUS_TEXT } from "../../request/responses.ts";
@@ -242,8 +243,9 @@ export function serialiseHeaders(h: Headers): string {
 }
 
 /**
- * A complete plain-text answer of our own (errors), with the bodies of responses.ts; `filters` are the
- * route's response filters, which handler.ts also runs on the errors it makes.
+ * A complete answer of our own (errors), with the bodies of responses.ts (the operator's for the code
+ * when configured, error-pages/own-bodies.ts, else plain text); `filters` are the route's response
+ * filters, which handler.ts also runs on the errors it makes.
  */
 export function generatedResponse(
   status: number,
@@ -252,6 +254,8 @@ export function generatedResponse(
   filters: readonly ResponseFilter[] = [],
   edit?: ResponseHeaderEdit,
 ): Buffer {
+  const own = ownErrorBody(status);
+  if (own !== undefined) return ownErrorResponse(status, own, serverHeader, close, filters, edit);
   const body = STATUS_TEXT[status] ?? `${reasonPhrase(status)}\n`;
   if (filters.length > 0 || edit !== undefined) {
     const h = new Headers({ "content-type": "text/plain; charset=utf-8", server: serverHeader });
@@ -271,6 +275,38 @@ export function generatedResponse(
       `${close ? "connection: close\r\n" : ""}\r\n${body}`,
     "latin1",
   );
+}
+
+/** generatedResponse to a request with `method`: a HEAD gets the head alone (its length says the GET's). */
+export function generatedAnswer(
+  method: string,
+  status: number,
+  serverHeader: string,
+  close: boolean,
+  filters: readonly ResponseFilter[] = [],
+  edit?: ResponseHeaderEdit,
+): Buffer {
+  const res = generatedResponse(status, serverHeader, close, filters, edit);
+  return method === "HEAD" ? res.subarray(0, res.indexOf("\r\n\r\n") + 4) : res;
+}
+
+/** generatedResponse with the operator's body: its bytes (UTF-8, not latin1) after the head. */
+function ownErrorResponse(
+  status: number,
+  own: OwnErrorBody,
+  serverHeader: string,
+  close: boolean,
+  filters: readonly ResponseFilter[],
+  edit: ResponseHeaderEdit | undefined,
+): Buffer {
+  const h = new Headers({ "content-type": own.contentType, server: serverHeader });
+  for (const f of filters) f(NO_REQUEST, h);
+  if (edit !== undefined) applyEdit(h, edit);
+  h.set("content-length", String(own.bytes.length));
+  if (close) h.set("connection", "close");
+  if (!h.has("date")) h.set("date", httpDate());
+  const head = `HTTP/1.1 ${status} ${reasonPhrase(status)}\r\n${serialiseHeaders(h)}\r\n`;
+  return withBody(head, own.bytes, 0, own.bytes.length);
 }
 
 export function reasonPhrase(status: number): string {

@@ -189,7 +189,10 @@ function portText(port: number): string {
   return lastPortText;
 }
 
-/** A placeholder for RequestContext.req: the filter kinds the fast path runs never read it. */
+/**
+ * A placeholder for RequestContext.req: of the filter kinds the fast path runs only CORS reads it, and
+ * as a GET it passes on (dispatch.ts answered the preflights it would answer: fixed-answer.ts).
+ */
 const NO_REQUEST = new Request("http://fast-path.invalid/");
 
 /** The route has request filters: the same steps as handler.ts on a Headers object, then serialised. */

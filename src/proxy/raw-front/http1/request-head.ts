@@ -391,3 +391,8 @@ export function parseContentLength(value: string): number {
   }
   return result;
 }
+
+/** The request line `buf[start, lineEnd)` ends with an ` HTTP/` version (a CR may precede the LF). */
+export function hasVersion(buf: Buffer, start: number, lineEnd: number): boolean {
+  return buf.lastIndexOf(" HTTP/", lineEnd) >= start;
+}

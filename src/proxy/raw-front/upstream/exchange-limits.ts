@@ -8,8 +8,10 @@
  * response is cut (the head is out already). While the upstream takes no request byte (a body it does not
  * read), `sendGapMs` runs (nginx's `proxy_send_timeout`): past it, 504 before the response, a cut after.
  * A new connection that does not open within `connectMs` (nginx's `proxy_connect_timeout`; the pool
- * times it) is a failed connection: retried when retries are on, else 504.
+ * times it) is a failed connection: retried when retries are on, else 504. `connectionCaps`: the
+ * backend's breaker when it counts upstream connections (pool.ts); a connection it refuses is a 503.
  */
+import type { CircuitBreaker } from "../../circuit-breaker/breaker.ts";
 
 /** Methods a request may be sent again for, on a fresh connection, when a pooled one turned out closed. */
 export const IDEMPOTENT: ReadonlySet<string> = new Set(["GET", "HEAD", "OPTIONS", "PUT", "DELETE", "TRACE"]);
@@ -31,6 +33,7 @@ export interface ExchangeLimits {
   readonly attempts: number;
   readonly retryCodes: readonly number[];
   readonly backoffMs: number;
+  readonly connectionCaps?: CircuitBreaker | undefined;
 }
 
 export const NO_LIMITS: ExchangeLimits = {

@@ -1,13 +1,12 @@
 /**
- * One request relayed over a pooled upstream connection with no Request/Response objects: the request
- * head written as bytes, the body streamed (Content-Length as is, chunked re-framed from the decoded
- * payload so nothing ambiguous goes on), the response head parsed, edited and written, and the response
- * body piped through in its own framing, parsed only to know where it ends. The upstream connection goes
- * back to the pool only when the response was read completely, the request body was all sent, and both
- * sides agreed on keep-alive. Subclasses say where the request goes, in TLS or not, and what its head is:
- * FastExchange (a route's backend) and RelayedExchange (the internal Bun.serve listener). Time limits
- * and retries: exchange-limits.ts; a pooled connection that turns out closed before any response byte
- * is retried once on a fresh one when nothing was lost by sending (idempotent method, no body).
+ * One request relayed over a pooled upstream connection with no Request/Response objects: the head
+ * written as bytes, the body streamed (Content-Length as is, chunked re-framed from the decoded payload),
+ * the response head parsed, edited and written, the response body piped in its own framing, parsed only
+ * to find its end. The connection goes back to the pool only when the response was read completely, the
+ * request body was all sent, and both sides agreed on keep-alive. Subclasses say where the request goes,
+ * in TLS or not, and what its head is: FastExchange (a route's backend) and RelayedExchange (the internal
+ * Bun.serve listener). Limits, retries, connection caps: exchange-limits.ts; a pooled connection closed
+ * before any response byte is retried once on a fresh one when sending lost nothing (idempotent, no body).
  */
 import { MAX_RESPONSE_HEAD_BYTES } from "../../../model/http-syntax.ts";
 import type { ResponseBandwidth } from "../../../model/index.ts";
@@ -16,7 +15,7 @@ import type { CompiledCompression } from "../../compression/response-rules.ts";
 import type { ResponseFilter } from "../../filters/filter-types.ts";
 import type { ClientSide, Exchange } from "../client-side.ts";
 import { LAST_CHUNK, writeChunk } from "../http1/chunked.ts";
-import { generatedResponse, passedOnHead, type ResponseHeaderEdit } from "../http1/head-to-client.ts";
+import { generatedAnswer, passedOnHead, type ResponseHeaderEdit } from "../http1/head-to-client.ts";
 import type { UpstreamRequest } from "../http1/head-to-upstream.ts";
 import { BODY_CHUNKED, BODY_NONE, findHeadEnd, type RequestHead } from "../http1/request-head.ts";
 import { parseResponseHead, RES_LENGTH, type ResponseHead } from "../http1/response-head.ts";
@@ -41,9 +40,9 @@ export abstract class UpstreamExchange
   private relay: ResponseRelay | undefined;
   /** The backend's response compression (FastExchange sets it); undefined: bodies pass as they come. */
   protected compression: CompiledCompression | undefined;
-  /** The upstream's response head (set when it arrives; responseHead reads it). */
-  private res: ResponseHead | undefined;
+  private res: ResponseHead | undefined; // The upstream's response head, once it arrives.
   protected requestId = "";
+  protected tunnelIdleSeconds = 0; // an upgraded connection with no byte either way this long is cut (0: never)
 
   constructor(
     protected readonly conn: ClientSide,
@@ -72,12 +71,13 @@ export abstract class UpstreamExchange
   protected abstract attemptFailed(timedOut: boolean, attempt: number, error: string): void;
   /** The exchange ended, whatever way (answered, failed, cut, aborted); called once. */
   protected released(): void {}
+  /** A connection cap of the backend refused a new connection (pool.ts): answer 503. */
+  protected abstract overCap(): void;
 
   /** Sends the first attempt; subclasses call it once their fields are set. */
   protected start(): void {
     this.send(false);
-    // The request is on its way: a client waiting to send its body may now send it.
-    this.conn.bodyWanted();
+    this.conn.bodyWanted(); // the request is on its way: a client waiting to send its body may now send it
   }
 
   body(buf: Buffer, start: number, end: number): void {
@@ -116,8 +116,7 @@ export abstract class UpstreamExchange
 
   onOpen(conn: UpstreamConn): void {
     this.upstream = conn;
-    // What was queued while connecting and is still not taken starts the send clock now.
-    if (conn.out.backlogged) this.sendBlocked();
+    if (conn.out.backlogged) this.sendBlocked(); // queued while connecting, not yet taken: the send clock starts
   }
 
   onDrain(conn: UpstreamConn): void {
@@ -140,8 +139,8 @@ export abstract class UpstreamExchange
     this.cutRequest(504);
   }
 
-  /** The request cannot go on: the upstream is dropped; `status` before the response (the body is
-   * unsent: the connection closes), a cut after. Also for a body past the route's limit (413). */
+  /** The request cannot go on: upstream dropped; `status` before the response (body unsent: the
+   * connection closes), a cut after. Also for a body past the route's limit (413). */
   protected cutRequest(status: number): void {
     if (this.finished) return;
     this.stopClock();
@@ -227,10 +226,11 @@ export abstract class UpstreamExchange
     const retriable = this.head.bodyKind === BODY_NONE && IDEMPOTENT.has(this.head.method);
     const maxIdle = retriable ? undefined : UNSAFE_MAX_IDLE_MS;
     const tls = this.upstreamTLS();
-    const up = upstreamPool.acquire(endpoint, this, fresh, maxIdle, this.limits.connectMs, tls);
+    const caps = this.limits.connectionCaps;
+    const up = upstreamPool.acquire(endpoint, this, fresh, maxIdle, this.limits.connectMs, tls, caps);
+    if (up === undefined) return void this.overCap();
     this.upstream = up;
-    // A head built in the scratch buffer is written before anything else can build one (acquire only
-    // takes a pooled connection or starts connecting).
+    // A head built in the scratch buffer goes out before anything else can build one (acquire builds none).
     const head = req.head;
     if (typeof head === "number") up.out.writeScratch(head);
     else if (typeof head === "string") up.out.writeLatin1(head);
@@ -350,7 +350,7 @@ export abstract class UpstreamExchange
     if (end < buf.length) relay.feed(buf, end, buf.length);
     this.conn.becomeTunnel((bytes) => {
       if (!up.out.write(bytes)) this.upstreamBehind();
-    });
+    }, this.tunnelIdleSeconds);
   }
 
   /** The response is complete and so is the request body: the upstream connection can be reused. */
@@ -391,7 +391,8 @@ export abstract class UpstreamExchange
     this.stopClock();
     const settings = this.conn.state0.settings;
     const close = !this.head.keepAlive || !this.bodyDone;
-    this.conn.write(generatedResponse(status, settings.serverHeader, close, this.responseFilters, edit));
+    const filters = this.responseFilters;
+    this.conn.write(generatedAnswer(this.head.method, status, settings.serverHeader, close, filters, edit));
     this.observe(status, -1);
     this.conn.responseDone(close);
   }

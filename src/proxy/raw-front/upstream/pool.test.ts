@@ -42,7 +42,13 @@ describe.skipIf(!unansweredPortAvailable())("the connect limit (nginx proxy_conn
 
   test("a connect that does not complete in time is closed with a ConnectTimeout", async () => {
     const r = recorder();
-    const conn = pool.acquire(`http://127.0.0.1:${hole.port}`, r.handler, true, undefined, 200);
+    const conn = pool.acquire(
+      `http://127.0.0.1:${hole.port}`,
+      r.handler,
+      true,
+      undefined,
+      200,
+    ) as UpstreamConn;
     await r.closed;
     expect(r.heard.map((h) => h.what)).toEqual(["close"]);
     expect(r.heard[0]?.error).toBeInstanceOf(ConnectTimeout);
@@ -54,7 +60,13 @@ describe.skipIf(!unansweredPortAvailable())("the connect limit (nginx proxy_conn
 
   test("a connect that opens in time is not cut by the limit afterwards", async () => {
     const r = recorder();
-    const conn = pool.acquire(`http://127.0.0.1:${server.port}`, r.handler, true, undefined, 100);
+    const conn = pool.acquire(
+      `http://127.0.0.1:${server.port}`,
+      r.handler,
+      true,
+      undefined,
+      100,
+    ) as UpstreamConn;
     await Bun.sleep(250);
     expect(r.heard.map((h) => h.what)).toEqual(["open"]);
     expect(conn.dlList).toBeUndefined();
@@ -63,7 +75,7 @@ describe.skipIf(!unansweredPortAvailable())("the connect limit (nginx proxy_conn
 
   test("without a limit a pending connect just waits", async () => {
     const r = recorder();
-    const conn = pool.acquire(`http://127.0.0.1:${hole.port}`, r.handler, true);
+    const conn = pool.acquire(`http://127.0.0.1:${hole.port}`, r.handler, true) as UpstreamConn;
     await Bun.sleep(250);
     expect(r.heard).toEqual([]);
     conn.destroy();
@@ -71,7 +83,13 @@ describe.skipIf(!unansweredPortAvailable())("the connect limit (nginx proxy_conn
 
   test("a connection given up before its limit leaves the deadline list", () => {
     const r = recorder();
-    const conn = pool.acquire(`http://127.0.0.1:${hole.port}`, r.handler, true, undefined, 5000);
+    const conn = pool.acquire(
+      `http://127.0.0.1:${hole.port}`,
+      r.handler,
+      true,
+      undefined,
+      5000,
+    ) as UpstreamConn;
     expect(conn.dlList).toBeDefined();
     conn.destroy();
     expect(conn.dlList).toBeUndefined();

@@ -11,9 +11,16 @@
  * endpoint. Such a connection is handed to its exchange only once the handshake has verified the
  * certificate (Bun calls `open` before the handshake, and bytes written then are lost: measured); a
  * refused certificate closes it with a BackendTLSError before any request byte leaves.
+ *
+ * A backend whose circuit breaker caps connections (circuit-breaker/breaker.ts) has its connections
+ * pooled apart and counted from connect to close, idle ones included. A new one over a cap first closes
+ * an idle one that is in the way (the backend's, or the endpoint's for its own cap); if none is, acquire
+ * refuses (the exchange answers 503 at once: no request waits for a connection). One that has carried
+ * `maxRequestsPerConnection` requests is closed instead of pooled.
  */
 import type { Socket } from "bun";
 import type { CompiledBackendTLS } from "../../backend-tls/options.ts";
+import type { CircuitBreaker } from "../../circuit-breaker/breaker.ts";
 import { type DeadlineList, deadlineList, type Expiring } from "../deadlines.ts";
 import { Outbox } from "../outbox.ts";
 
@@ -63,9 +70,25 @@ export class UpstreamConn implements Expiring {
   dlPrev: Expiring | undefined;
   dlNext: Expiring | undefined;
   dlDue = 0;
+  /** Requests it was handed for (maxRequestsPerConnection). */
+  requests = 1;
+  /** The breaker that counts it until it closes (connection caps only); undefined once uncounted. */
+  breaker: CircuitBreaker | undefined;
 
-  /** `key`: where the pool keeps it idle (the endpoint, prefixed by the TLS settings' key for TLS). */
-  constructor(readonly key: string) {}
+  /**
+   * `key`: where the pool keeps it idle (the endpoint, prefixed by the TLS settings' key for TLS and by
+   * the backend for one whose connections are counted).
+   */
+  constructor(
+    readonly key: string,
+    readonly endpoint = "",
+  ) {}
+
+  /** Gives its place under the connection caps back, once. */
+  uncount(): void {
+    this.breaker?.endConnection(this.endpoint);
+    this.breaker = undefined;
+  }
 
   /** Still not open when its connect limit passed. */
   expired(): void {
@@ -77,6 +100,7 @@ export class UpstreamConn implements Expiring {
 
   /** Closes now; nothing more is heard from it. */
   destroy(): void {
+    this.uncount();
     this.dlList?.disarm(this);
     this.handler = undefined;
     this.out.discard();
@@ -95,7 +119,8 @@ export class UpstreamPool {
    * A connection to `endpoint` (`http://ip:port`) now owned by `handler`; it may still be connecting.
    * `maxIdleMs`: a request that cannot be retried should not meet an upstream's keep-alive timeout, so
    * it takes a pooled connection only when that has been idle for less than this. `connectMs`: how long a
-   * new connection may take to open (whole ms; Infinity: no limit of its own).
+   * new connection may take to open (whole ms; Infinity: no limit of its own). `caps`: the backend's
+   * breaker when it counts connections; undefined back when a cap refused one (nothing was called).
    */
   acquire(
     endpoint: string,
@@ -104,8 +129,10 @@ export class UpstreamPool {
     maxIdleMs = Number.POSITIVE_INFINITY,
     connectMs = Number.POSITIVE_INFINITY,
     tls?: CompiledBackendTLS,
-  ): UpstreamConn {
-    const key = tls === undefined ? endpoint : `${tls.key} ${endpoint}`;
+    caps?: CircuitBreaker,
+  ): UpstreamConn | undefined {
+    const own = tls === undefined ? endpoint : `${tls.key} ${endpoint}`;
+    const key = caps === undefined ? own : `${caps.backendId}\u0000${own}`;
     const list = fresh ? undefined : this.idle.get(key);
     const warmest = list?.[list.length - 1];
     const usable =
@@ -115,11 +142,14 @@ export class UpstreamPool {
     if (pooled !== undefined) {
       pooled.handler = handler;
       pooled.reused = true;
+      pooled.requests++;
       pooled.socket?.timeout(0);
       handler.onOpen(pooled);
       return pooled;
     }
-    const conn = new UpstreamConn(key);
+    if (caps !== undefined && !this.room(caps, endpoint, key)) return undefined;
+    const conn = new UpstreamConn(key, endpoint);
+    conn.breaker = caps;
     conn.handler = handler;
     if (connectMs !== Number.POSITIVE_INFINITY) {
       conn.connectMs = connectMs;
@@ -142,10 +172,26 @@ export class UpstreamPool {
     return conn;
   }
 
+  /** Counts a new connection under `caps`, closing an idle one in the way if it must; false: refused. */
+  private room(caps: CircuitBreaker, endpoint: string, key: string): boolean {
+    const full = caps.roomFor(endpoint);
+    if (full !== undefined) this.coldest(caps, full === "endpoint_connections" ? key : undefined)?.destroy();
+    return caps.tryConnect(endpoint);
+  }
+
+  /** The coldest idle connection kept under `key`, or (none given) under any of the backend's, taken out. */
+  private coldest(caps: CircuitBreaker, key: string | undefined): UpstreamConn | undefined {
+    if (key !== undefined) return this.idle.get(key)?.shift();
+    const prefix = `${caps.backendId}\u0000`;
+    for (const [k, list] of this.idle) if (k.startsWith(prefix) && list.length > 0) return list.shift();
+    return undefined;
+  }
+
   /** Returns a connection whose last response ended cleanly. */
   release(conn: UpstreamConn): void {
     conn.handler = undefined;
-    if (conn.closed || conn.out.backlogged) {
+    const spent = conn.breaker !== undefined && conn.requests >= conn.breaker.caps.maxRequestsPerConnection;
+    if (conn.closed || conn.out.backlogged || spent) {
       conn.destroy();
       return;
     }
@@ -218,6 +264,7 @@ function closed(conn: UpstreamConn, error: Error | undefined): void {
     return;
   }
   conn.closed = true;
+  conn.uncount();
   upstreamPool.forget(conn);
   const h = conn.handler;
   conn.handler = undefined;

@@ -23,7 +23,11 @@ export const GrpcStatus = {
 
 /** A gRPC call: `application/grpc` or `application/grpc+<codec>` (gRPC-Web, which has no trailers, is not). */
 export function isGrpcRequest(req: Request): boolean {
-  const type = req.headers.get("content-type");
+  return isGrpcContentType(req.headers.get("content-type"));
+}
+
+/** `isGrpcRequest` by the request's Content-Type alone (the raw front has no Request). */
+export function isGrpcContentType(type: string | null): boolean {
   if (type === null || !type.startsWith("application/grpc")) return false;
   const next = type.charCodeAt(16);
   return Number.isNaN(next) || next === 43 /* + */ || next === 59 /* ; */;

@@ -66,6 +66,7 @@ export function translateHTTPRoute(
   const ctx = { index, grants, namespace: ref.namespace, source: ref };
   const entries: RuleEntry[] = [];
   const backends: Backend[] = [];
+  const backendIds = new Set<string>();
   const dropped: RuleInvalid[] = [];
   const refIssues: RefIssue[] = [];
   const effectiveRules = rules.length > 0 ? rules : [{}];
@@ -82,7 +83,13 @@ export function translateHTTPRoute(
       continue;
     }
     entries.push(...(session === undefined ? t.entries : withSession(t.entries, session)));
-    backends.push(...t.backends);
+    // One Backend per id: rules naming the same Service port resolve to equal Backends (the model keeps
+    // the first of an id anyway), and each kept copy lives as long as the route's memo.
+    for (const b of t.backends)
+      if (!backendIds.has(b.id)) {
+        backendIds.add(b.id);
+        backends.push(b);
+      }
     refIssues.push(...t.issues);
   }
   if (entries.length === 0 && dropped.length > 0) {

@@ -51,6 +51,7 @@ function sameGrants(grants: readonly ReferenceGrant[]): readonly ReferenceGrant[
 /** A read-only map over `base` that records every key asked for, and whether anything read it all. */
 class RecordingMap<V> implements ReadonlyMap<string, V> {
   readonly reads: [string, V | undefined][] = [];
+  readonly #asked = new Set<string>();
   /** Iterated or sized: the reads do not say what was used. */
   whole = false;
 
@@ -58,7 +59,12 @@ class RecordingMap<V> implements ReadonlyMap<string, V> {
 
   get(key: string): V | undefined {
     const v = this.base.get(key);
-    this.reads.push([key, v]);
+    // One record per key: a translation asks for the same Service once per rule, and every record is
+    // kept as long as the route (at 10k routes the repeats were most of what the memo held).
+    if (!this.#asked.has(key)) {
+      this.#asked.add(key);
+      this.reads.push([key, v]);
+    }
     return v;
   }
 

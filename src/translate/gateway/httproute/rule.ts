@@ -17,7 +17,7 @@ import type { HTTPRouteMatch, HTTPRouteRule } from "../../../sources/schema/gate
 import { RouteReason } from "../../../status/reasons.ts";
 import { parseDuration } from "../../common/durations.ts";
 import { httpRouteMatchName } from "../../common/names.ts";
-import { arrayOf } from "../../common/objects.ts";
+import { arrayOf, emptyList } from "../../common/objects.ts";
 import type { GRPCMethodOrder } from "../grpcroute/method-match.ts";
 import { regexProblem } from "../regex-safety.ts";
 import { type BackendContext, type RefIssue, resolveBackendRef, weightedBackend } from "./backend-refs.ts";
@@ -104,7 +104,7 @@ export function translateRule(
     const resolved = resolveBackendRef(ref, where, ctx);
     if (resolved.issue) issues.push(resolved.issue);
     if (resolved.backend) backends.push(resolved.backend);
-    const entry = weightedBackend(resolved, weight, own.filters);
+    const entry = weightedBackend(resolved, weight, own.filters.length > 0 ? own.filters : emptyList);
     weighted.push(own.unresolved ? { ...entry, failStatus: 500 } : entry);
   }
   // A filter that did not resolve is never skipped: what it applies to answers 500.
@@ -125,7 +125,7 @@ export function translateRule(
       source: ctx.source,
       ...(rule.name ? { ruleName: rule.name } : {}),
       match,
-      filters: filters.filters,
+      filters: filters.filters.length > 0 ? filters.filters : emptyList,
       action,
       ...(timeouts ? { timeouts } : {}),
       ...(retry ? { retry } : {}),
@@ -168,7 +168,12 @@ export function parseMatch(m: HTTPRouteMatch): RouteMatch | string {
       value: q.value,
     });
   }
-  return { path, ...(m.method ? { method: m.method } : {}), headers, queryParams };
+  return {
+    path,
+    ...(m.method ? { method: m.method } : {}),
+    headers: headers.length > 0 ? headers : emptyList,
+    queryParams: queryParams.length > 0 ? queryParams : emptyList,
+  };
 }
 
 function valueMatchProblem(v: { type?: string; name: string; value: string }): string | undefined {

@@ -171,7 +171,7 @@ export const NGINX_ANNOTATIONS: Readonly<Record<string, AnnotationEntry>> = {
     "`<namespace>/<name>` of a ConfigMap whose entries are set as response headers on every path of the Ingress, each name only if `--global-allowed-response-headers` lists it (default none, as ingress-nginx's global-allowed-response-headers); where ingress-nginx answers 503 for a missing ConfigMap or a refused entry, the paths are served without it (InvalidAnnotation); the ConfigMap must be in the Ingress's namespace; names are compared case-insensitively; hop-by-hop headers and Content-Length are refused",
   ),
   "custom-http-errors": honoured(
-    "with default-backend: responses with these codes (400–599), the gateway's own (502, 503, 504) and the backend's (a guard's refusal counts as one), are replaced by the default-backend's answer to a request with X-Code, X-Format, X-Original-URI, X-Namespace, X-Ingress-Name, X-Service-Name, X-Service-Port, X-Request-ID; passed on unchanged, status included, as ingress-nginx; if it cannot answer, the gateway's own error. 405, 413 and the 404 for a path no route serves are never replaced. Without default-backend (Gatehouse has no global default backend) it is reported and nothing is replaced",
+    "with default-backend: responses with these codes (400–599), the gateway's own (502, 503, 504) and the backend's (a guard's refusal counts as one), are replaced by the default-backend's answer to a request with X-Code, X-Format, X-Original-URI, X-Namespace, X-Ingress-Name, X-Service-Name, X-Service-Port, X-Request-ID; passed on unchanged, status included, as ingress-nginx; if it cannot answer, the gateway's own error. 405, 413 and the 404 for a path no route serves are never replaced. Without default-backend the error Service is --default-backend-service's, as ingress-nginx asks its global default backend; without either it is reported and nothing is replaced",
   ),
   "default-backend": honoured(
     "with custom-http-errors: the Service (its first port, in the Ingress's namespace) that renders those errors. Alone, reported: requests to a Service without endpoints get 503 instead of going there",
@@ -212,11 +212,11 @@ export const NGINX_ANNOTATIONS: Readonly<Record<string, AnnotationEntry>> = {
   ),
   "http2-push-preload": tuning("HTTP/2 server push is gone from browsers; nothing is pushed"),
   "limit-allowlist": honoured(
-    "clients in these ranges are never rate limited (the newer name of limit-whitelist)",
+    "clients in these ranges are never rate limited nor capped by limit-connections (the newer name of limit-whitelist)",
   ),
   "limit-burst-multiplier": honoured("each limit's burst is the limit times this (default 5)"),
   "limit-connections": honouredGuard(
-    "at most N requests in flight at once per client address on all the Ingress's paths (nginx's limit_conn zone is per Ingress, keyed by client address); one more gets 503 (ingress-nginx's limit-conn-status-code default), counted in each gateway process as nginx counts in each replica; limit-allowlist does not exempt clients from it (ingress-nginx's does); a value that is not a whole number refuses every request (503), never opens",
+    "at most N requests in flight at once per client address on all the Ingress's paths (nginx's limit_conn zone is per Ingress, keyed by client address); one more gets 503 (ingress-nginx's limit-conn-status-code default), counted in each gateway process as nginx counts in each replica; clients in limit-allowlist are exempt, as in ingress-nginx; a value that is not a whole number refuses every request (503), never opens",
     ["0"],
   ),
   "limit-rate": honoured(
@@ -227,7 +227,9 @@ export const NGINX_ANNOTATIONS: Readonly<Record<string, AnnotationEntry>> = {
   ),
   "limit-rpm": honoured("N requests per minute per client address, shared by every replica through Redis"),
   "limit-rps": honoured("N requests per second per client address, shared by every replica through Redis"),
-  "limit-whitelist": honoured("clients in these ranges are never rate limited"),
+  "limit-whitelist": honoured(
+    "clients in these ranges are never rate limited nor capped by limit-connections",
+  ),
   "load-balance": honoured("round_robin or ewma (two random endpoints, the faster wins); others refused"),
   "mirror-host": honoured(
     "the Host of the mirrored copies (a host with an optional port); default the mirror-target's host name without port, as ingress-nginx",

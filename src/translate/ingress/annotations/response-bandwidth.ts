@@ -18,11 +18,13 @@
  * `limit_conn_status` as ingress-nginx sets it by default. The client is client-address.ts's (the peer, or
  * what a trusted proxy's X-Forwarded-For names, as ingress-nginx's `$remote_addr` with forwarded headers
  * on). `0` is no limit. It is a guard: a value that is not a whole number refuses every request (503),
- * never opens. `limit-allowlist` exempts no client from it here (ingress-nginx's exempts): stricter, said
- * in docs/ingress.md.
+ * never opens. Clients in `limit-allowlist` (or `limit-whitelist`) are neither counted nor capped, as
+ * ingress-nginx's allowlist exempts them from limit-connections too; a list that does not parse is
+ * reported by request-rate.ts and exempts no one here (a cap is not opened by a typo).
  */
 import type { ResponseBandwidth } from "../../../model/index.ts";
 import { ingressConnectionZoneName } from "../../common/names.ts";
+import { cidrList } from "../../policies/ratelimit-spec.ts";
 import type { AnnotationFamily, AnnotationReader, RouteEdit } from "./route-edits.ts";
 
 export const RESPONSE_BANDWIDTH_ANNOTATIONS = ["limit-rate", "limit-rate-after"] as const;
@@ -78,14 +80,29 @@ export const clientConcurrencyFamily: AnnotationFamily = {
       );
     else if (Number(v) === 0) return undefined;
     else limit = Number(v);
+    const exemptCIDRs = allowlist(r);
     return {
       perRoute: (route) => ({
         ...route,
         clientConcurrency: {
           zone: ingressConnectionZoneName(route.source.namespace, route.source.name),
           limit,
+          ...(exemptCIDRs.length > 0 ? { exemptCIDRs } : {}),
         },
       }),
     };
   },
 };
+
+/** `limit-allowlist` (the newer name wins over `limit-whitelist`) as CIDRs; [] when absent or unparsable. */
+function allowlist(r: AnnotationReader): string[] {
+  const raw = r.raw("limit-allowlist") ?? r.raw("limit-whitelist");
+  if (raw === undefined) return [];
+  const parsed = cidrList(
+    raw
+      .split(",")
+      .map((s) => s.trim())
+      .filter(Boolean),
+  );
+  return typeof parsed === "string" ? [] : parsed;
+}
