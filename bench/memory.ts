@@ -92,21 +92,22 @@ export async function memorySection(ctx: BenchContext): Promise<string> {
     workers: 1,
     ready: { probe: "/p0/x", host: set.hosts[0] as string },
   });
-  try {
-    idle.push([
-      "gatehouse",
-      await measureIdleConnections({
-        pid: fresh.proc?.pid as number,
-        port: idlePortGw,
+  const idleOf = async (name: string, target: Target, port: number) => {
+    try {
+      const measured = await measureIdleConnections({
+        pid: target.proc?.pid as number,
+        port,
         host: set.hosts[0] as string,
         path: "/p0/x",
         wanted: idleWanted,
         settle: idleSettle,
-      }),
-    ]);
-  } finally {
-    await fresh.stop();
-  }
+      });
+      idle.push([name, measured]);
+    } finally {
+      await target.stop();
+    }
+  };
+  await idleOf("gatehouse", fresh, idlePortGw);
 
   const nginxPort = await freePort();
   const prefix = join(dir, "nginx");
@@ -139,21 +140,7 @@ export async function memorySection(ctx: BenchContext): Promise<string> {
     port: idlePort,
     host: set.hosts[0] as string,
   });
-  try {
-    idle.push([
-      "nginx",
-      await measureIdleConnections({
-        pid: nginxIdle.proc?.pid as number,
-        port: idlePort,
-        host: set.hosts[0] as string,
-        path: "/p0/x",
-        wanted: idleWanted,
-        settle: idleSettle,
-      }),
-    ]);
-  } finally {
-    await nginxIdle.stop();
-  }
+  await idleOf("nginx", nginxIdle, idlePort);
   out.push(
     "",
     `idle keep-alive connections (HTTP/1.1, one answered request each, then idle; ${routes} routes; a fresh process each; nginx worker_connections ${idleWanted + 1024})`,
