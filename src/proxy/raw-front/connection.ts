@@ -191,6 +191,7 @@ export class ClientConnection implements ClientSide {
   }
 
   onDrain(): void {
+    if (this.state === TUNNEL && this.tunnelIdleS > 0) this.socket.timeout(this.tunnelIdleS); // bytes moved
     this.out.flush();
   }
 

@@ -116,7 +116,7 @@ export class FastExchange extends UpstreamExchange {
   }
 
   protected overCap(): void {
-    this.lease?.end(false);
+    this.lease?.end(true); // a refused attempt: no latency sample for an endpoint at its cap
     this.fail(503, overloadedEdit(this.responseEdit));
   }
 

@@ -123,7 +123,7 @@ export async function forward(
     ctx.upstream = base;
     if (caps !== undefined && !caps.tryConnect(base)) {
       retryDone();
-      lease?.end(false);
+      lease?.end(true);
       return OVER_CAP;
     }
     if (ctx.trace !== undefined) ctx.trace.attempts = attempt;

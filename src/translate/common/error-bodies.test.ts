@@ -55,7 +55,7 @@ test("bad keys, codes the gateway never makes, oversize bodies, a second body an
     "key 404.json: 404 already has a body",
     "key 404.pdf is not <code>.<html|json|txt|xml>",
     "key index.html is not",
-    "key 429.json: the gateway never answers 429 itself",
+    "key 429.json: 429 is not among the errors whose body can be replaced",
     `key 503.html: ${MAX_ERROR_BODY_BYTES + 1} bytes`,
   ])
     expect(said).toContain(part);

@@ -69,7 +69,7 @@ export function errorBodies(
     }
     if (!OWN_ERROR_CODES.has(code)) {
       warn(
-        `key ${key}: the gateway never answers ${code} itself (it does ${[...OWN_ERROR_CODES].join(", ")}): left out`,
+        `key ${key}: ${code} is not among the errors whose body can be replaced (${[...OWN_ERROR_CODES].join(", ")}): left out`,
       );
       continue;
     }

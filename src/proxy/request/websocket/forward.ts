@@ -5,6 +5,7 @@
  */
 
 import { limitedLog } from "../../../observability/log-limit.ts";
+import { OVERLOADED, overloadedHeaders } from "../../circuit-breaker/held-forward.ts";
 import { runResponseFilters } from "../../filters/chain.ts";
 import type { FilterChain, RequestContext } from "../../filters/filter-types.ts";
 import { LOCAL_FAILURE } from "../../health/outlier-detector.ts";
@@ -34,10 +35,20 @@ export async function forwardWebSocket(
   const t = route.timeouts;
   const ms = limit(t?.backendRequestMs ?? t?.requestMs ?? settings.defaultUpstreamTimeoutMs);
   const base = lease === undefined ? nextEndpoint(backend) : lease.next();
+  // Counted against the backend's connection caps while it lasts, as Envoy counts an upgraded
+  // connection (and the raw front's pipe holds its pool connection).
+  const caps = backend.breaker?.capsConnections === true ? backend.breaker : undefined;
+  if (caps !== undefined && !caps.tryConnect(base)) {
+    lease?.end(true);
+    const res = errorResponse(OVERLOADED, serverHeader);
+    overloadedHeaders(res.headers);
+    return res;
+  }
   activity?.begin();
   const up = await openUpstream(ctx, base, ms, backend.tls);
   lease?.end(!up.ok);
   if (!up.ok) {
+    caps?.endConnection(base);
     activity?.end();
     if (up.status !== 499) {
       backend.health?.report(base, LOCAL_FAILURE);
@@ -49,7 +60,13 @@ export async function forwardWebSocket(
   const headers = new Headers({ server: serverHeader });
   runResponseFilters(chain, req, headers);
   if (lease?.responseField !== undefined) headers.append(...lease.responseField);
-  const end = activity === undefined ? undefined : () => activity.end();
+  const end =
+    activity === undefined && caps === undefined
+      ? undefined
+      : () => {
+          activity?.end();
+          caps?.endConnection(base);
+        };
   if (!upgradeClient(req, srv, up.socket, headers, end)) return errorResponse(400, serverHeader);
   // Bun ignores what the handler returns once the request is upgraded (measured); Hono wants a Response.
   return new Response(null, { status: 200 });
