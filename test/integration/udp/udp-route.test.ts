@@ -13,7 +13,7 @@ import { setLogSink } from "../../../src/observability/logger.ts";
 import { GatewayServer } from "../../../src/proxy/listeners/server.ts";
 import { backend, streamRoute } from "../../../src/proxy/testing/model.ts";
 import { forEachFront } from "../../helpers/fronts.ts";
-import { startUdpEchoServer, type UdpEchoServer, udpExchange } from "../../helpers/udp-echo-server.ts";
+import { startUdpEchoServer, type UdpEchoServer } from "../../helpers/udp-echo-server.ts";
 
 const source = { kind: "Gateway", namespace: "test", name: "gw" } as const;
 const listenerName = "gateway/test/gw/udp";
@@ -127,13 +127,26 @@ forEachFront("UDPRoute data plane", (front) => {
       ]),
     );
     const outcomes: string[] = [];
-    for (let i = 0; i < 6; i++)
-      outcomes.push(
-        await udpExchange("127.0.0.1", port, "x", 300).then(
-          () => "answered",
-          () => "silent",
-        ),
-      );
+    // Six new clients, each kept open until the end: a closed client's port taken by the next would be
+    // the same flow, sent where the first went.
+    const clients: dgram.Socket[] = [];
+    try {
+      for (let i = 0; i < 6; i++) {
+        const s = dgram.createSocket("udp4");
+        clients.push(s);
+        const answered = new Promise<string>((resolve) => {
+          const timer = setTimeout(() => resolve("silent"), 300);
+          s.once("message", () => {
+            clearTimeout(timer);
+            resolve("answered");
+          });
+        });
+        s.send("x", port, "127.0.0.1");
+        outcomes.push(await answered);
+      }
+    } finally {
+      for (const c of clients) c.close();
+    }
     expect(outcomes.filter((o) => o === "silent").length).toBe(3);
   });
 
