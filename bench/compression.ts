@@ -14,8 +14,9 @@ import { freePort } from "../test/helpers/ports.ts";
 import type { BenchContext } from "./context.ts";
 import { measuredRun, type Run, type Target, targetPids } from "./procs.ts";
 import { wrkTable } from "./proxy.ts";
+import { nginxPreamble } from "./routes.ts";
 import { median } from "./stats.ts";
-import { localService, readyIngress } from "./workload.ts";
+import { localService, prefixIngress, readyIngress } from "./workload.ts";
 
 const ns = "bench";
 const host = "zip.bench";
@@ -46,45 +47,13 @@ function manifests(upstreamPort: number): string {
     },
     ...localService(ns, "json", 80, upstreamPort),
     readyIngress(ns, host, "json"),
-    {
-      apiVersion: "networking.k8s.io/v1",
-      kind: "Ingress",
-      metadata: { name: "json", namespace: ns },
-      spec: {
-        ingressClassName: "gatehouse",
-        rules: [
-          {
-            host,
-            http: {
-              paths: [
-                {
-                  path: "/",
-                  pathType: "Prefix",
-                  backend: { service: { name: "json", port: { number: 80 } } },
-                },
-              ],
-            },
-          },
-        ],
-      },
-    },
+    prefixIngress(ns, "json", host, "/", "json"),
   ];
   return docs.map((d) => stringify(d)).join("---\n");
 }
 
 function nginxConf(port: number, upstreamPort: number, prefix: string, gzip: boolean): string {
-  return `worker_processes 1;
-pid ${prefix}/nginx.pid;
-error_log ${prefix}/error.log warn;
-events { worker_connections 4096; }
-http {
-  access_log off;
-  client_body_temp_path ${prefix}/body;
-  proxy_temp_path ${prefix}/proxy;
-  fastcgi_temp_path ${prefix}/fastcgi;
-  uwsgi_temp_path ${prefix}/uwsgi;
-  scgi_temp_path ${prefix}/scgi;
-  proxy_http_version 1.1;
+  return `${nginxPreamble(1, prefix)}  proxy_http_version 1.1;
   proxy_set_header Connection "";
   ${gzip ? "gzip on; gzip_comp_level 1; gzip_min_length 256; gzip_types application/json; gzip_vary on; gzip_proxied any;" : ""}
   upstream backend { server 127.0.0.1:${upstreamPort}; keepalive 64; }

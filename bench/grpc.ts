@@ -16,6 +16,7 @@ import type { BenchContext } from "./context.ts";
 import { runH2load } from "./h2load.ts";
 import { measuredRun, type Run, repo, type Target, targetPids } from "./procs.ts";
 import { wrkTable } from "./proxy.ts";
+import { nginxPreamble } from "./routes.ts";
 import { classesAndGateway, localService, readyIngress } from "./workload.ts";
 
 const CALL = "/bench.Echo/Call";
@@ -173,20 +174,9 @@ function nginxGrpcConf(opts: {
   workers: number;
   prefix: string;
 }): string {
-  return `worker_processes ${opts.workers};
-pid ${opts.prefix}/nginx.pid;
-error_log ${opts.prefix}/error.log warn;
-events { worker_connections 4096; }
-http {
-  access_log off;
-  # Its default of 1000 requests a connection ends each h2load connection (GOAWAY) after 1000 calls, and
+  return `${nginxPreamble(opts.workers, opts.prefix)}  # Its default of 1000 requests a connection ends each h2load connection (GOAWAY) after 1000 calls, and
   # h2load does not reconnect: the rows would measure nothing after that. Gatehouse sets no such limit.
   keepalive_requests 1000000;
-  client_body_temp_path ${opts.prefix}/body;
-  proxy_temp_path ${opts.prefix}/proxy;
-  fastcgi_temp_path ${opts.prefix}/fastcgi;
-  uwsgi_temp_path ${opts.prefix}/uwsgi;
-  scgi_temp_path ${opts.prefix}/scgi;
   upstream grpc_backend {
     server 127.0.0.1:${opts.upstreamPort};
     keepalive 128;

@@ -15,7 +15,7 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { type IngressNginxOptions, ingressNginxLua, upstreamName } from "./ingress-nginx-lua.ts";
-import type { RouteSet } from "./routes.ts";
+import { nginxPreamble, type RouteSet } from "./routes.ts";
 import { nginxTlsDirectives } from "./tls.ts";
 
 const modules = ["ndk_http_module.so", "ngx_http_lua_module.so"].map((m) => `/usr/lib/nginx/modules/${m}`);
@@ -58,18 +58,7 @@ ${certificate}${locations}
     })
     .join("\n");
   return `${modules.map((m) => `load_module ${m};`).join("\n")}
-worker_processes ${opts.workers};
-pid ${opts.prefix}/nginx.pid;
-error_log ${opts.prefix}/error.log warn;
-events { worker_connections 4096; }
-http {
-  access_log off;
-  client_body_temp_path ${opts.prefix}/body;
-  proxy_temp_path ${opts.prefix}/proxy;
-  fastcgi_temp_path ${opts.prefix}/fastcgi;
-  uwsgi_temp_path ${opts.prefix}/uwsgi;
-  scgi_temp_path ${opts.prefix}/scgi;
-  server_names_hash_bucket_size 128;
+${nginxPreamble(opts.workers, opts.prefix)}  server_names_hash_bucket_size 128;
   keepalive_timeout 75s;
   keepalive_requests 1000;
 

@@ -89,6 +89,25 @@ export function manifests(set: RouteSet, upstreamPort: number, httpPort: number,
 }
 
 /**
+ * The start of every bench nginx.conf: `workers` workers, its files under `prefix`, no access log; the
+ * `http {` block is left open for the caller's directives.
+ */
+export function nginxPreamble(workers: number, prefix: string): string {
+  return `worker_processes ${workers};
+pid ${prefix}/nginx.pid;
+error_log ${prefix}/error.log warn;
+events { worker_connections 4096; }
+http {
+  access_log off;
+  client_body_temp_path ${prefix}/body;
+  proxy_temp_path ${prefix}/proxy;
+  fastcgi_temp_path ${prefix}/fastcgi;
+  uwsgi_temp_path ${prefix}/uwsgi;
+  scgi_temp_path ${prefix}/scgi;
+`;
+}
+
+/**
  * nginx ends an HTTP/2 connection with GOAWAY after `keepalive_requests` (1000) and h2load does not
  * reconnect: streams in flight are refused and the connection measures nothing more. Gatehouse sets no
  * such limit.
@@ -128,18 +147,7 @@ ${locations}
     }`,
     )
     .join("\n");
-  return `worker_processes ${opts.workers};
-pid ${opts.prefix}/nginx.pid;
-error_log ${opts.prefix}/error.log warn;
-events { worker_connections 4096; }
-http {
-  access_log off;
-  client_body_temp_path ${opts.prefix}/body;
-  proxy_temp_path ${opts.prefix}/proxy;
-  fastcgi_temp_path ${opts.prefix}/fastcgi;
-  uwsgi_temp_path ${opts.prefix}/uwsgi;
-  scgi_temp_path ${opts.prefix}/scgi;
-  server_names_hash_bucket_size 128;
+  return `${nginxPreamble(opts.workers, opts.prefix)}  server_names_hash_bucket_size 128;
   proxy_http_version 1.1;
   proxy_set_header Connection "";
   proxy_set_header Host $host;

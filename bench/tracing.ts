@@ -14,7 +14,7 @@ import type { BenchContext } from "./context.ts";
 import { measuredRun, type Run, type Target, targetPids } from "./procs.ts";
 import { wrkTable } from "./proxy.ts";
 import { median } from "./stats.ts";
-import { localService } from "./workload.ts";
+import { localService, prefixIngress } from "./workload.ts";
 
 const ns = "bench";
 const host = "trace.bench";
@@ -28,28 +28,7 @@ function manifests(backendPort: number): string {
       spec: { controller: "gatehouse.dev/ingress-controller" },
     },
     ...localService(ns, "backend", 80, backendPort),
-    {
-      apiVersion: "networking.k8s.io/v1",
-      kind: "Ingress",
-      metadata: { name: "traced", namespace: ns },
-      spec: {
-        ingressClassName: "gatehouse",
-        rules: [
-          {
-            host,
-            http: {
-              paths: [
-                {
-                  path: "/",
-                  pathType: "Prefix",
-                  backend: { service: { name: "backend", port: { number: 80 } } },
-                },
-              ],
-            },
-          },
-        ],
-      },
-    },
+    prefixIngress(ns, "traced", host, "/", "backend"),
   ];
   return docs.map((d) => stringify(d)).join("---\n");
 }

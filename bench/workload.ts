@@ -274,28 +274,27 @@ export function localService(
   ];
 }
 
-/** An Ingress serving `host` `/ready` from `service` port 80: what a section's readiness probe asks. */
-export function readyIngress(namespace: string, host: string, service: string): Record<string, unknown> {
+/** An Ingress `name` serving `host` `path` (Prefix) from `service` port 80. */
+export function prefixIngress(
+  namespace: string,
+  name: string,
+  host: string,
+  path: string,
+  service: string,
+): Record<string, unknown> {
+  const backend = { service: { name: service, port: { number: 80 } } };
   return {
     apiVersion: "networking.k8s.io/v1",
     kind: "Ingress",
-    metadata: { name: "ready", namespace },
+    metadata: { name, namespace },
     spec: {
       ingressClassName: "gatehouse",
-      rules: [
-        {
-          host,
-          http: {
-            paths: [
-              {
-                path: "/ready",
-                pathType: "Prefix",
-                backend: { service: { name: service, port: { number: 80 } } },
-              },
-            ],
-          },
-        },
-      ],
+      rules: [{ host, http: { paths: [{ path, pathType: "Prefix", backend }] } }],
     },
   };
+}
+
+/** An Ingress serving `host` `/ready` from `service` port 80: what a section's readiness probe asks. */
+export function readyIngress(namespace: string, host: string, service: string): Record<string, unknown> {
+  return prefixIngress(namespace, "ready", host, "/ready", service);
 }

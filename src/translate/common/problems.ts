@@ -1,6 +1,6 @@
 import type { Problem, SourceRef } from "../../model/index.ts";
 import type { UnreadableObject } from "../../sources/snapshot.ts";
-import { arrayOf } from "./objects.ts";
+import { arrayOf, type ObjectLike, sourceRef } from "./objects.ts";
 
 export function problem(
   object: SourceRef,
@@ -15,6 +15,29 @@ export function problem(
 export function internalProblem(object: SourceRef, err: unknown): Problem {
   const detail = err instanceof Error ? err.message : String(err);
   return problem(object, "InternalError", `translation failed for this object: ${detail}`);
+}
+
+/**
+ * `build` for each object of `kind` that has metadata, in order. One that throws is an internalProblem in
+ * `problems`, and the others go on (each policy kind's translator reads its objects this way).
+ */
+export function builtEach<O extends ObjectLike, T>(
+  objects: readonly (O | null | undefined)[] | null | undefined,
+  kind: string,
+  build: (object: O, ref: SourceRef) => T,
+  problems: Problem[],
+): T[] {
+  const out: T[] = [];
+  for (const o of arrayOf(objects)) {
+    if (!o?.metadata) continue;
+    const ref = sourceRef(kind, o);
+    try {
+      out.push(build(o, ref));
+    } catch (err) {
+      problems.push(internalProblem(ref, err));
+    }
+  }
+  return out;
 }
 
 /**

@@ -15,7 +15,7 @@ import { generationOf } from "../../status/conditions.ts";
 import type { ObjectStatus } from "../../status/types.ts";
 import { ingressRateLimitName, rateLimitPolicyName } from "../common/names.ts";
 import { arrayOf, creationMillis, sourceRef } from "../common/objects.ts";
-import { internalProblem } from "../common/problems.ts";
+import { builtEach } from "../common/problems.ts";
 import { compareStrings } from "../common/sort.ts";
 import { hasLimitAnnotation, ingressRateLimit } from "../ingress/annotations/request-rate.ts";
 import {
@@ -46,16 +46,7 @@ export function applyRateLimitPolicies(
   controllerName: string,
 ): RateLimitTranslation {
   const problems: Problem[] = [];
-  const candidates: Candidate[] = [];
-  for (const p of arrayOf(snapshot?.rateLimitPolicies)) {
-    if (!p?.metadata) continue;
-    const ref = sourceRef("RateLimitPolicy", p);
-    try {
-      candidates.push(candidate(p, ref));
-    } catch (err) {
-      problems.push(internalProblem(ref, err));
-    }
-  }
+  const candidates = builtEach(snapshot?.rateLimitPolicies, "RateLimitPolicy", candidate, problems);
   // Annotations count only on Ingresses that are ours (they have routes in the model).
   const limited = arrayOf(snapshot?.ingresses).filter((ing) => ing?.metadata && hasLimitAnnotation(ing));
   const ours = new Set<string>();

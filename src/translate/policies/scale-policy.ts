@@ -17,7 +17,7 @@ import type { ResourceSnapshot } from "../../sources/snapshot.ts";
 import { generationOf } from "../../status/conditions.ts";
 import type { ObjectStatus } from "../../status/types.ts";
 import { arrayOf, creationMillis, sourceRef } from "../common/objects.ts";
-import { internalProblem, problem } from "../common/problems.ts";
+import { builtEach, problem } from "../common/problems.ts";
 import { compareSourceAge, compareStrings, type SourceOrder } from "../common/sort.ts";
 import {
   ancestorRefOf,
@@ -55,23 +55,21 @@ export function applyScaleToZeroPolicies(
   controllerName: string,
 ): ScalePolicyTranslation {
   const problems: Problem[] = [];
-  const candidates: Candidate[] = [];
-  for (const p of arrayOf(snapshot?.scaleToZeroPolicies)) {
-    if (!p?.metadata) continue;
-    const ref = sourceRef("ScaleToZeroPolicy", p);
-    try {
+  const candidates = builtEach(
+    snapshot?.scaleToZeroPolicies,
+    "ScaleToZeroPolicy",
+    (p, ref): Candidate => {
       const settings = parseScaleSpec((p.spec ?? {}) as Record<string, unknown>);
-      candidates.push({
+      return {
         ref,
         policy: p,
         settings,
         valid: typeof settings !== "string",
         order: { namespace: ref.namespace, name: ref.name, createdMs: creationMillis(p) },
-      });
-    } catch (err) {
-      problems.push(internalProblem(ref, err));
-    }
-  }
+      };
+    },
+    problems,
+  );
   candidates.sort((a, b) => compareSourceAge(a.order, b.order));
   const winners: Winners = new Map();
   const ancestors = new Map<Candidate, AncestorResult[]>();

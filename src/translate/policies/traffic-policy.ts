@@ -19,8 +19,8 @@ import type { ResourceSnapshot } from "../../sources/snapshot.ts";
 import { generationOf } from "../../status/conditions.ts";
 import { gatewayGroup } from "../../status/reasons.ts";
 import type { ObjectStatus } from "../../status/types.ts";
-import { arrayOf, creationMillis, sourceRef } from "../common/objects.ts";
-import { internalProblem, problem } from "../common/problems.ts";
+import { creationMillis } from "../common/objects.ts";
+import { builtEach, problem } from "../common/problems.ts";
 import { compareSourceAge, compareStrings } from "../common/sort.ts";
 import { applyRouteLevelPolicies } from "./backend/route-targets.ts";
 import {
@@ -65,24 +65,22 @@ export function applyBackendTrafficPolicies(
   compression: CompressionDefaults = compressionDefaults,
 ): TrafficPolicyTranslation {
   const problems: Problem[] = [];
-  const candidates: TrafficCandidate[] = [];
-  for (const p of arrayOf(snapshot?.backendTrafficPolicies)) {
-    if (!p?.metadata) continue;
-    const ref = sourceRef("BackendTrafficPolicy", p);
-    try {
+  const candidates = builtEach(
+    snapshot?.backendTrafficPolicies,
+    "BackendTrafficPolicy",
+    (p, ref): TrafficCandidate => {
       const settings = parseTrafficPolicySpec((p.spec ?? {}) as Record<string, unknown>);
-      candidates.push({
+      return {
         ref,
         policy: p,
         settings,
         valid: typeof settings !== "string",
         targetRefs: targetRefsOf(p.spec?.targetRefs).filter(isRouteLevelRef),
         order: { namespace: ref.namespace, name: ref.name, createdMs: creationMillis(p) },
-      });
-    } catch (err) {
-      problems.push(internalProblem(ref, err));
-    }
-  }
+      };
+    },
+    problems,
+  );
   const defaults = backendDefaults(compression);
   candidates.sort((a, b) => compareSourceAge(a.order, b.order));
   const serviceWinners: ServiceWinners<TrafficCandidate> = new Map();

@@ -16,8 +16,8 @@ import { generationOf } from "../../status/conditions.ts";
 import type { ObjectStatus } from "../../status/types.ts";
 import { ruleTagPattern } from "../../waf/directives.ts";
 import { wafPolicyName } from "../common/names.ts";
-import { arrayOf, creationMillis, sourceRef } from "../common/objects.ts";
-import { internalProblem } from "../common/problems.ts";
+import { arrayOf, creationMillis } from "../common/objects.ts";
+import { builtEach } from "../common/problems.ts";
 import { compareStrings } from "../common/sort.ts";
 import { RULE_ID, WAF_BOUNDS, WAF_DEFAULTS } from "../ingress/access/modsecurity.ts";
 import {
@@ -56,16 +56,7 @@ export function applyWafPolicies(
   controllerName: string,
 ): WafPolicyTranslation {
   const problems: Problem[] = [];
-  const candidates: Candidate[] = [];
-  for (const p of arrayOf(snapshot?.wafPolicies)) {
-    if (!p?.metadata) continue;
-    const ref = sourceRef("WAFPolicy", p);
-    try {
-      candidates.push(candidate(p, ref));
-    } catch (err) {
-      problems.push(internalProblem(ref, err));
-    }
-  }
+  const candidates = builtEach(snapshot?.wafPolicies, "WAFPolicy", candidate, problems);
   if (candidates.length === 0) return { model, statuses: [], problems };
   const targets = policyTargets(snapshot);
   // Invalid policies attach too (fail closed): they win where they would have won.

@@ -7,7 +7,7 @@
 import { STATUS_CODES } from "node:http";
 import type { ContentCoding } from "../../../model/index.ts";
 import { editEncodedFields } from "../../compression/response-rules.ts";
-import { type OwnErrorBody, ownErrorBody } from "../../error-pages/own-bodies.ts";
+import { ownErrorBody } from "../../error-pages/own-bodies.ts";
 import type { ResponseFilter } from "../../filters/filter-types.ts";
 import { HOP_BY_HOP } from "../../request/hop-by-hop.ts";
 import { STATUS_TEXT } from "../../request/responses.ts";
@@ -255,25 +255,31 @@ export function generatedResponse(
   edit?: ResponseHeaderEdit,
 ): Buffer {
   const own = ownErrorBody(status);
-  if (own !== undefined) return ownErrorResponse(status, own, serverHeader, close, filters, edit);
-  const body = STATUS_TEXT[status] ?? `${reasonPhrase(status)}\n`;
-  if (filters.length > 0 || edit !== undefined) {
-    const h = new Headers({ "content-type": "text/plain; charset=utf-8", server: serverHeader });
-    for (const f of filters) f(NO_REQUEST, h);
-    if (edit !== undefined) applyEdit(h, edit);
-    h.set("content-length", String(body.length));
-    if (close) h.set("connection", "close");
-    if (!h.has("date")) h.set("date", httpDate());
+  if (own === undefined && filters.length === 0 && edit === undefined) {
+    const body = STATUS_TEXT[status] ?? `${reasonPhrase(status)}\n`;
     return Buffer.from(
-      `HTTP/1.1 ${status} ${reasonPhrase(status)}\r\n${serialiseHeaders(h)}\r\n${body}`,
+      `HTTP/1.1 ${status} ${reasonPhrase(status)}\r\ncontent-type: text/plain; charset=utf-8\r\n` +
+        `server: ${serverHeader}\r\ndate: ${httpDate()}\r\ncontent-length: ${body.length}\r\n` +
+        `${close ? "connection: close\r\n" : ""}\r\n${body}`,
       "latin1",
     );
   }
-  return Buffer.from(
-    `HTTP/1.1 ${status} ${reasonPhrase(status)}\r\ncontent-type: text/plain; charset=utf-8\r\n` +
-      `server: ${serverHeader}\r\ndate: ${httpDate()}\r\ncontent-length: ${body.length}\r\n` +
-      `${close ? "connection: close\r\n" : ""}\r\n${body}`,
-    "latin1",
+  // The operator's body (UTF-8 bytes) or our text, with the route's filters and the guards' edit.
+  const bytes = own?.bytes ?? Buffer.from(STATUS_TEXT[status] ?? `${reasonPhrase(status)}\n`, "latin1");
+  const h = new Headers({
+    "content-type": own?.contentType ?? "text/plain; charset=utf-8",
+    server: serverHeader,
+  });
+  for (const f of filters) f(NO_REQUEST, h);
+  if (edit !== undefined) applyEdit(h, edit);
+  h.set("content-length", String(bytes.length));
+  if (close) h.set("connection", "close");
+  if (!h.has("date")) h.set("date", httpDate());
+  return withBody(
+    `HTTP/1.1 ${status} ${reasonPhrase(status)}\r\n${serialiseHeaders(h)}\r\n`,
+    bytes,
+    0,
+    bytes.length,
   );
 }
 
@@ -288,25 +294,6 @@ export function generatedAnswer(
 ): Buffer {
   const res = generatedResponse(status, serverHeader, close, filters, edit);
   return method === "HEAD" ? res.subarray(0, res.indexOf("\r\n\r\n") + 4) : res;
-}
-
-/** generatedResponse with the operator's body: its bytes (UTF-8, not latin1) after the head. */
-function ownErrorResponse(
-  status: number,
-  own: OwnErrorBody,
-  serverHeader: string,
-  close: boolean,
-  filters: readonly ResponseFilter[],
-  edit: ResponseHeaderEdit | undefined,
-): Buffer {
-  const h = new Headers({ "content-type": own.contentType, server: serverHeader });
-  for (const f of filters) f(NO_REQUEST, h);
-  if (edit !== undefined) applyEdit(h, edit);
-  h.set("content-length", String(own.bytes.length));
-  if (close) h.set("connection", "close");
-  if (!h.has("date")) h.set("date", httpDate());
-  const head = `HTTP/1.1 ${status} ${reasonPhrase(status)}\r\n${serialiseHeaders(h)}\r\n`;
-  return withBody(head, own.bytes, 0, own.bytes.length);
 }
 
 export function reasonPhrase(status: number): string {
