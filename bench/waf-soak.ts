@@ -1,31 +1,11 @@
-/**
- * `bun bench/waf-soak.ts [N]`: the WAF's memory over N transactions (default 100,000), outside the test
- * suite (about 1.5 ms each with CRS at paranoia 1 here: minutes). The real engine and Debian's CRS, one
- * rule set, requests alternating clean / SQLi in the query / XSS in a form body / a JSON body, each
- * through `inspectRequest` as the engine's worker runs it (transaction created, run, freed), here on
- * the main thread. RSS is printed every tenth of the run after a full GC: flat means nothing of a
- * transaction outlives it. Exits 1 when the last tenth grew more than 16 MB over the first.
- */
-import type { RouteWaf } from "../src/model/index.ts";
 import { ruleSetDirectives } from "../src/waf/directives.ts";
 import { WafEngine, wafEngine } from "../src/waf/engine.ts";
 import { packRequest, type WafRequest } from "../src/waf/protocol.ts";
+import { enforcedCrs } from "../src/waf/testing/settings.ts";
 import { inspectRequest } from "../src/waf/transaction.ts";
 
 const total = Number(Bun.argv[2] ?? 100_000);
-const settings: RouteWaf = {
-  source: { kind: "Ingress", namespace: "bench", name: "waf" },
-  policy: "ingress/bench/waf",
-  mode: "Enforce",
-  coreRuleSet: true,
-  paranoiaLevel: 1,
-  inboundAnomalyThreshold: 5,
-  excludedRuleIds: [],
-  excludedRuleTags: [],
-  requestBodyLimitBytes: 131072,
-  requestBodyOverLimit: "Reject",
-  maxArguments: 255,
-};
+const settings = enforcedCrs("bench", "waf");
 
 const engine = wafEngine();
 if (!(engine instanceof WafEngine)) throw new Error(engine.error);

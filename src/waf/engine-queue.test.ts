@@ -4,26 +4,14 @@
  * is restarted, a rule set the worker cannot build makes its route answer 503. One CRS load per worker.
  */
 import { afterAll, describe, expect, test } from "bun:test";
-import type { RouteWaf } from "../model/index.ts";
 import { type CompiledWaf, compileWaf, wafFailure } from "./compiled.ts";
 import { decideWaf, type WafOutcome } from "./decide.ts";
 import { wafDecisions, wafWorkerRestarts } from "./decisions.ts";
 import { DEFAULT_QUEUE_LIMIT, engineQueue } from "./engine-queue.ts";
 import type { WafRequest } from "./protocol.ts";
+import { enforcedCrs } from "./testing/settings.ts";
 
-const settings: RouteWaf = {
-  source: { kind: "Ingress", namespace: "shop", name: "queue" },
-  policy: "ingress/shop/queue",
-  mode: "Enforce",
-  coreRuleSet: true,
-  paranoiaLevel: 1,
-  inboundAnomalyThreshold: 5,
-  excludedRuleIds: [],
-  excludedRuleTags: [],
-  requestBodyLimitBytes: 131072,
-  requestBodyOverLimit: "Reject",
-  maxArguments: 255,
-};
+const settings = enforcedCrs("shop", "queue");
 
 const request = (target: string): WafRequest => ({
   clientAddress: "192.0.2.7",

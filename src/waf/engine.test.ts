@@ -14,21 +14,10 @@ import { ruleSetDirectives } from "./directives.ts";
 import { type RuleSet, WafEngine, wafEngine } from "./engine.ts";
 import { engineQueue, type RuleSetHandle } from "./engine-queue.ts";
 import { packRequest, type WafRequest } from "./protocol.ts";
+import { enforcedCrs } from "./testing/settings.ts";
 import { inspectRequest } from "./transaction.ts";
 
-const settings: RouteWaf = {
-  source: { kind: "Ingress", namespace: "shop", name: "web" },
-  policy: "ingress/shop/web",
-  mode: "Enforce",
-  coreRuleSet: true,
-  paranoiaLevel: 1,
-  inboundAnomalyThreshold: 5,
-  excludedRuleIds: [],
-  excludedRuleTags: [],
-  requestBodyLimitBytes: 131072,
-  requestBodyOverLimit: "Reject",
-  maxArguments: 255,
-};
+const settings = enforcedCrs("shop", "web");
 
 function engine(): WafEngine {
   const e = wafEngine();

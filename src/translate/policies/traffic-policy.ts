@@ -19,6 +19,7 @@ import type { ResourceSnapshot } from "../../sources/snapshot.ts";
 import { generationOf } from "../../status/conditions.ts";
 import { gatewayGroup } from "../../status/reasons.ts";
 import type { ObjectStatus } from "../../status/types.ts";
+import { gatewayListenerSection } from "../common/names.ts";
 import { creationMillis } from "../common/objects.ts";
 import { builtEach, problem } from "../common/problems.ts";
 import { compareSourceAge, compareStrings } from "../common/sort.ts";
@@ -140,6 +141,7 @@ export function applyBackendTrafficPolicies(
   );
   applied = routed.model;
   problems.push(...unreached(candidates, attached, routed.reached));
+  problems.push(...streamListenersLeft(candidates, model, serviceWinner));
   problems.push(...routeAlgorithmWarnings(applied));
   return { model: applied, statuses, problems };
 }
@@ -175,6 +177,46 @@ function unreached(
       "no route of its HTTPRoute, GRPCRoute or Gateway targets is placed on a listener and forwards to a backend: it applies nowhere yet";
     return [problem(c.ref, "NoEffect", why, "warning")];
   });
+}
+
+/**
+ * TLS, TCP and UDP listeners pipe bytes to an endpoint picked round robin (src/proxy/passthrough/): none
+ * of a BackendTrafficPolicy's settings applies there. A policy whose Gateway target has such listeners
+ * with routes, or whose Service a TLSRoute, TCPRoute or UDPRoute sends to, says so, never silently.
+ */
+function streamListenersLeft(
+  candidates: readonly TrafficCandidate[],
+  model: GatewayModel,
+  serviceWinner: (b: Backend) => TrafficCandidate | undefined,
+): Problem[] {
+  const out: Problem[] = [];
+  const said = new Set<string>();
+  const say = (c: TrafficCandidate, what: string) => {
+    const key = `${c.ref.namespace}/${c.ref.name}\n${what}`;
+    if (said.has(key)) return;
+    said.add(key);
+    const why = `${what} carries TLSRoute, TCPRoute or UDPRoute traffic, which is piped to endpoints round robin: the policy's settings do not apply to it`;
+    out.push(problem(c.ref, "NoEffect", why, "warning"));
+  };
+  for (const l of model.passthroughListeners ?? []) {
+    if (l.routes.length === 0) continue;
+    for (const c of candidates) {
+      if (!c.valid) continue;
+      for (const t of c.targetRefs) {
+        if (t.kind !== "Gateway") continue;
+        const section = gatewayListenerSection(l.name, c.ref.namespace, t.name);
+        if (section === undefined || (t.sectionName !== undefined && t.sectionName !== section)) continue;
+        say(c, `listener ${section} of Gateway ${c.ref.namespace}/${t.name}`);
+      }
+    }
+    for (const r of l.routes)
+      for (const wb of r.backends) {
+        const b = model.backends[wb.backendId];
+        const c = b === undefined ? undefined : serviceWinner(b);
+        if (c !== undefined) say(c, `backend ${wb.backendId}`);
+      }
+  }
+  return out;
 }
 
 /** Why a valid policy changes nothing, if it does not. */

@@ -251,3 +251,51 @@ test("Envoy Gateway's mergeType is refused by name: Gatehouse always merges by f
   expect(out.problems.find((p) => p.object?.name === "merging")?.message).toContain("spec.mergeType");
   expect(backendsOf(out.model).get("8080 a#main")?.loadBalancer).toBeUndefined();
 });
+
+test("TLS, TCP and UDP traffic takes none of the settings: a Gateway or Service policy reaching it says so", () => {
+  const tcp = `
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: { name: tcp, namespace: default }
+spec:
+  gatewayClassName: gatehouse
+  listeners: [{ name: raw, protocol: TCP, port: 9000 }]
+---
+apiVersion: gateway.networking.k8s.io/v1alpha2
+kind: TCPRoute
+metadata: { name: t, namespace: default }
+spec:
+  parentRefs: [{ name: tcp }]
+  rules: [{ backendRefs: [{ name: api, port: 80 }] }]
+`;
+  const messages = (out: ReturnType<typeof run>, name: string) =>
+    out.problems.filter((p) => p.object?.name === name && p.reason === "NoEffect").map((p) => p.message);
+  const onGateway = run(
+    tcp,
+    policy(
+      "on-tcp",
+      "2026-01-01T00:00:00Z",
+      `[{ group: gateway.networking.k8s.io, kind: Gateway, name: tcp }]`,
+      lb("Random"),
+    ),
+  );
+  expect(
+    messages(onGateway, "on-tcp").some((m) => m.startsWith("listener raw of Gateway default/tcp carries")),
+  ).toBe(true);
+  const onService = run(
+    tcp,
+    policy("on-api", "2026-01-01T00:00:00Z", `[{ group: "", kind: Service, name: api }]`, lb("Random")),
+  );
+  expect(messages(onService, "on-api").some((m) => m.includes("TCPRoute"))).toBe(true);
+  // Neither is said where no such route is.
+  expect(
+    messages(
+      run(
+        policy("on-api", "2026-01-01T00:00:00Z", `[{ group: "", kind: Service, name: api }]`, lb("Random")),
+      ),
+      "on-api",
+    ),
+  ).toEqual([]);
+  expect(messages(run(policy("on-gw", "2026-01-01T00:00:00Z", gw(), lb("Random"))), "on-gw")).toEqual([]);
+});
