@@ -20,6 +20,7 @@ export const emptyChain: FilterChain = {
   error: undefined,
   kinds: [],
   mirrors: false,
+  cors: false,
 };
 
 /**
@@ -45,7 +46,14 @@ export function compileFilterChain(
     if (c.response) response.push(c.response);
   }
   const kinds = filters.map((f) => f.kind);
-  return { request, response, error, kinds, mirrors: kinds.includes("RequestMirror") };
+  return {
+    request,
+    response,
+    error,
+    kinds,
+    mirrors: kinds.includes("RequestMirror"),
+    cors: kinds.includes("CORS"),
+  };
 }
 
 function compileFilter(
@@ -82,6 +90,7 @@ export function joinChains(a: FilterChain, b: FilterChain): FilterChain {
     error: a.error ?? b.error,
     kinds: [...a.kinds, ...b.kinds],
     mirrors: a.mirrors || b.mirrors,
+    cors: a.cors || b.cors,
   };
 }
 

@@ -54,6 +54,8 @@ export interface FilterChain {
   readonly kinds: readonly Filter["kind"][];
   /** A RequestMirror is among `kinds`: the Bun front then reads a body it would read whole first. */
   readonly mirrors: boolean;
+  /** A CORS filter is among `kinds` (the raw front answers its preflights and passes it the request). */
+  readonly cors: boolean;
 }
 
 /** What a single filter compiles to; either phase may be absent. */

@@ -23,7 +23,6 @@ import {
   type FixedAnswer,
   type FixedRequest,
   fixedAnswer,
-  hasCORS,
   preflightAnswer,
   requestOf,
   withRequest,
@@ -118,7 +117,7 @@ export function dispatch(conn: ClientSide, head: RequestHead): Exchange | undefi
     const picked = a.balancer === undefined ? a.pick() : lease?.choice;
     // A CORS filter answers its preflights here, and its response fields read the request's Origin.
     const choice =
-      picked === undefined || !hasCORS(picked.filters)
+      picked === undefined || !picked.filters.cors
         ? picked
         : corsChoice(conn, head, target, host, lookup, info, picked, lease);
     if (choice === null) return undefined;

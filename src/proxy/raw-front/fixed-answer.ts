@@ -8,7 +8,7 @@
  * it into a gRPC status).
  */
 import { limitedLog } from "../../observability/log-limit.ts";
-import type { FilterChain, RequestContext, ResponseFilter } from "../filters/filter-types.ts";
+import type { RequestContext, ResponseFilter } from "../filters/filter-types.ts";
 import type { HeaderLookup } from "../match/routes.ts";
 import { isGrpcContentType } from "../request/grpc/status.ts";
 import { needsGuards } from "../request/guards.ts";
@@ -76,7 +76,7 @@ export function fixedAnswer(route: CompiledRoute, r: FixedRequest, close: boolea
     h.set("server", r.serverHeader);
     body = Buffer.from(a.body, "utf8");
   } else return undefined;
-  const cors = hasCORS(route.filters);
+  const cors = route.filters.cors;
   const req = route.filters.response.length === 0 ? NO_REQUEST : requestOf(cors ? r : undefined);
   for (const f of route.filters.response) f(req, h);
   return serialised(status, h, body, r.head, close);
@@ -116,11 +116,6 @@ export function preflightAnswer(
   for (const f of choice.filters.response) f(req, h);
   if (lease?.responseField !== undefined) h.append(...lease.responseField);
   return serialised(res.status, h, undefined, r.head, close);
-}
-
-/** The chain has a CORS filter, whose response half reads the request's Origin. */
-export function hasCORS(chain: FilterChain): boolean {
-  return chain.kinds.includes("CORS");
 }
 
 /**

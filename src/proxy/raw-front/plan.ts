@@ -13,7 +13,6 @@
 import type { Filter } from "../../model/index.ts";
 import { needsGuards } from "../request/guards.ts";
 import type { CompiledRoute } from "../table.ts";
-import { hasCORS } from "./fixed-answer.ts";
 
 const FAST_FILTERS: ReadonlySet<Filter["kind"]> = new Set([
   "RequestHeaderModifier",
@@ -41,7 +40,7 @@ function decide(route: CompiledRoute): boolean {
   if (route.errorPages !== undefined) return false;
   if (needsGuards(route)) {
     // A preflight skips authentication and rate limits (guards.ts), which edge-guards.ts does not know.
-    if (route.cors || a.choices.some((c) => hasCORS(c.filters))) return false;
+    if (route.cors || a.choices.some((c) => c.filters.cors)) return false;
     // OIDC routes too: dispatch.ts sends only the login flow to the full path (AuthEnforcer.needsRequest).
   }
   return a.choices.every(
